@@ -1,0 +1,84 @@
+"""loopwright: build, run, observe and evaluate LLM agents.
+
+The public API is re-exported here; modules whose names start with ``_`` are private.
+Optional integrations (provider SDKs, llama.cpp, the CLI's UI) are imported lazily.
+"""
+
+from ._errors import (
+    ConfigurationError,
+    LoopwrightError,
+    MissingCredentialsError,
+    MissingDependencyError,
+    ModelAPIError,
+    ModelError,
+    ModelTimeoutError,
+    ProviderNotFoundError,
+    ScriptExhaustedError,
+)
+
+# --- model -------------------------------------------------------------------------
+from .model import (
+    AssistantMessage,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelAPI,
+    ModelCall,
+    ModelHook,
+    ModelOutput,
+    RetryDecision,
+    StopReason,
+    SystemMessage,
+    ToolCall,
+    ToolCallError,
+    ToolChoice,
+    ToolFunction,
+    ToolInfo,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    default_model,
+    get_model,
+    model_hook,
+    provider_names,
+    register_provider,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AssistantMessage",
+    "ChatMessage",
+    "ConfigurationError",
+    "GenerateConfig",
+    "LoopwrightError",
+    "MissingCredentialsError",
+    "MissingDependencyError",
+    "Model",
+    "ModelAPI",
+    "ModelAPIError",
+    "ModelCall",
+    "ModelError",
+    "ModelHook",
+    "ModelOutput",
+    "ModelTimeoutError",
+    "ProviderNotFoundError",
+    "RetryDecision",
+    "ScriptExhaustedError",
+    "StopReason",
+    "SystemMessage",
+    "ToolCall",
+    "ToolCallError",
+    "ToolChoice",
+    "ToolFunction",
+    "ToolInfo",
+    "ToolMessage",
+    "Usage",
+    "UserMessage",
+    "__version__",
+    "default_model",
+    "get_model",
+    "model_hook",
+    "provider_names",
+    "register_provider",
+]

@@ -1,0 +1,57 @@
+"""The model layer: messages, outputs, configs, ``Model`` and the provider registry."""
+
+from ._api import ModelAPI, RetryDecision
+from ._chat import (
+    AssistantMessage,
+    ChatMessage,
+    SystemMessage,
+    ToolCall,
+    ToolCallError,
+    ToolCallErrorType,
+    ToolInfo,
+    ToolMessage,
+    UserMessage,
+)
+from ._config import DEFAULT_MAX_TOOL_OUTPUT, GenerateConfig, ToolChoice, ToolFunction
+from ._model import DEFAULT_CONFIG, Model, ModelCall, ModelHook, model_hook
+from ._output import ModelOutput, StopReason, Usage
+from ._registry import (
+    ENTRY_POINT_GROUP,
+    ProviderFactory,
+    default_model,
+    get_model,
+    provider_names,
+    register_provider,
+)
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "DEFAULT_MAX_TOOL_OUTPUT",
+    "ENTRY_POINT_GROUP",
+    "AssistantMessage",
+    "ChatMessage",
+    "GenerateConfig",
+    "Model",
+    "ModelAPI",
+    "ModelCall",
+    "ModelHook",
+    "ModelOutput",
+    "ProviderFactory",
+    "RetryDecision",
+    "StopReason",
+    "SystemMessage",
+    "ToolCall",
+    "ToolCallError",
+    "ToolCallErrorType",
+    "ToolChoice",
+    "ToolFunction",
+    "ToolInfo",
+    "ToolMessage",
+    "Usage",
+    "UserMessage",
+    "default_model",
+    "get_model",
+    "model_hook",
+    "provider_names",
+    "register_provider",
+]

@@ -1,0 +1,84 @@
+"""The small interface each model provider implements."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._errors import ModelAPIError
+from ._chat import ChatMessage, ToolInfo
+from ._config import GenerateConfig
+from ._output import ModelOutput
+
+__all__ = ["ModelAPI", "RetryDecision"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    """Whether a failed call may be retried, and how long the provider asked us to wait."""
+
+    retry: bool
+    after: float | None = None
+
+
+class ModelAPI(abc.ABC):
+    """A provider's model: turns messages and tools into one :class:`ModelOutput`.
+
+    Implementations do one request per :meth:`generate` call and nothing else:
+    :class:`~loopwright.Model` adds retries, timeouts, concurrency limits, usage
+    accounting and event recording around it.
+
+    Attributes:
+        provider: The provider's registry name (``openai``, ``mock``...).
+        model_name: The model's name within the provider.
+        supports_tools: Whether the API has native tool calling.
+    """
+
+    provider: str = ""
+    model_name: str = ""
+    supports_tools: bool = True
+
+    @abc.abstractmethod
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Send one request and return the model's output."""
+
+    def classify_error(self, error: BaseException) -> RetryDecision:
+        """Say whether ``error`` (raised by :meth:`generate`) is worth retrying.
+
+        The default retries :class:`ModelAPIError`s marked retryable and network-level
+        failures (connection errors, timeouts); providers refine it for their SDK errors.
+        """
+        if isinstance(error, ModelAPIError):
+            return RetryDecision(error.retryable, error.retry_after)
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return RetryDecision(True)
+        try:
+            import httpx
+        except ImportError:  # pragma: no cover - httpx is a dependency
+            return RetryDecision(False)
+        if isinstance(error, httpx.TransportError):
+            return RetryDecision(True)
+        return RetryDecision(False)
+
+    def connection_key(self) -> str:
+        """Calls sharing this key share one concurrency limit (default: the provider)."""
+        return self.provider
+
+    def default_max_connections(self) -> int:
+        """Concurrent calls allowed when the config does not say (default 10)."""
+        return 10
+
+    async def aclose(self) -> None:
+        """Release clients and connections (default: nothing to release)."""
+        return None
+
+    @property
+    def name(self) -> str:
+        """``provider/model_name``."""
+        return f"{self.provider}/{self.model_name}" if self.model_name else self.provider

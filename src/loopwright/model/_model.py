@@ -1,0 +1,234 @@
+"""``Model``: what every provider shares — retries, timeouts, concurrency, usage, hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import weakref
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .._errors import ModelError, ModelTimeoutError
+from ._api import ModelAPI
+from ._chat import ChatMessage, ToolInfo
+from ._config import GenerateConfig
+from ._output import ModelOutput, Usage
+
+__all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
+
+DEFAULT_CONFIG = GenerateConfig(max_retries=5, retry_wait=1.0, max_retry_wait=60.0)
+"""The defaults under every model's and every call's config."""
+
+
+@runtime_checkable
+class HasToolInfo(Protocol):
+    """Anything that describes itself as a tool (a :class:`~loopwright.Tool`)."""
+
+    @property
+    def info(self) -> ToolInfo: ...
+
+
+@dataclass(slots=True, eq=False)
+class ModelCall:
+    """One ``Model.generate`` call, as hooks see it.
+
+    Hooks get the same object before the call (``output`` is None) and after it (with
+    ``output`` or ``error`` set).
+    """
+
+    model: Model
+    messages: Sequence[ChatMessage]
+    tools: Sequence[ToolInfo]
+    config: GenerateConfig
+    output: ModelOutput | None = None
+    error: BaseException | None = None
+    retries: int = 0
+    """How many times the call was retried."""
+    wait_time: float = 0.0
+    """Seconds spent waiting, not working: retry backoff and the concurrency queue."""
+    started: float = field(default_factory=time.time)
+    """Wall-clock start (seconds since the epoch)."""
+    duration: float = 0.0
+    """Seconds from start to end, waits included."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """Scratch space for hooks (e.g. a transcript event id)."""
+
+
+class ModelHook(Protocol):
+    """Observes (and may veto) model calls: used for limits, transcripts, accounting.
+
+    ``before_generate`` may raise (e.g. a limit is exceeded) to stop the call.
+    ``after_generate`` runs after success and after failure.
+    """
+
+    def before_generate(self, call: ModelCall) -> None: ...
+
+    def after_generate(self, call: ModelCall) -> None: ...
+
+
+_hooks: ContextVar[tuple[ModelHook, ...]] = ContextVar("loopwright_model_hooks", default=())
+
+
+@contextlib.contextmanager
+def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
+    """Install ``hook`` for every model call made in this context (and tasks it starts)."""
+    token = _hooks.set((*_hooks.get(), hook))
+    try:
+        yield hook
+    finally:
+        _hooks.reset(token)
+
+
+# One semaphore per (event loop, connection key): asyncio primitives belong to a loop.
+_slots: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
+]
+_slots = weakref.WeakKeyDictionary()
+
+
+def _slot(key: str, limit: int) -> asyncio.Semaphore:
+    per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
+    sem = per_loop.get((key, limit))
+    if sem is None:
+        sem = per_loop[(key, limit)] = asyncio.Semaphore(limit)
+    return sem
+
+
+def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return max(0.0, retry_after)
+    base = config.retry_wait if config.retry_wait is not None else 1.0
+    cap = config.max_retry_wait if config.max_retry_wait is not None else 60.0
+    wait: float = min(cap, base * (2**attempt))
+    # "equal jitter": keep half, randomise the other half, so retries spread out
+    return wait / 2 + random.uniform(0, wait / 2)
+
+
+class Model:
+    """A model to generate with: a provider's :class:`ModelAPI` plus what all share.
+
+    ``Model`` adds to every call: config merging (call > model > defaults), retries with
+    exponential backoff and jitter for errors the provider marks retryable (honouring
+    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a per-attempt
+    timeout, usage accounting, and the :class:`ModelHook`\\ s that record events and
+    enforce limits.
+
+    Get one with :func:`~loopwright.get_model`.
+    """
+
+    def __init__(self, api: ModelAPI, config: GenerateConfig | None = None) -> None:
+        self.api = api
+        self.config = config or GenerateConfig()
+        self._base_config = DEFAULT_CONFIG.merge(self.config)
+        self.usage = Usage()
+        """Tokens used by every call of this model so far."""
+
+    @property
+    def name(self) -> str:
+        """``provider/model``."""
+        return self.api.name
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r})"
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo | HasToolInfo] = (),
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """Generate the model's next message.
+
+        Args:
+            messages: The conversation so far.
+            tools: The tools the model may call (``ToolInfo``\\ s or ``Tool``\\ s).
+            config: Settings for this call, overriding the model's.
+
+        Raises:
+            ModelError: The call failed and could not (or could no longer) be retried.
+        """
+        cfg = self._base_config.merge(config)
+        infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
+        call = ModelCall(self, messages, infos, cfg)
+        hooks = _hooks.get()
+        start = time.perf_counter()
+        try:
+            for hook in hooks:
+                hook.before_generate(call)
+            output = await self._generate_with_retries(call)
+        except BaseException as ex:
+            call.error = ex
+            call.duration = time.perf_counter() - start
+            for hook in hooks:
+                hook.after_generate(call)
+            raise
+        call.output = output
+        call.duration = time.perf_counter() - start
+        if output.usage is not None:
+            self.usage = self.usage + output.usage
+        for hook in hooks:
+            hook.after_generate(call)
+        return output
+
+    async def _generate_with_retries(self, call: ModelCall) -> ModelOutput:
+        cfg = call.config
+        api = self.api
+        max_retries = cfg.max_retries if cfg.max_retries is not None else 5
+        limit = cfg.max_connections or api.default_max_connections()
+        slot = _slot(api.connection_key(), limit)
+        attempt = 0
+        while True:
+            queued = time.perf_counter()
+            try:
+                async with slot:
+                    began = time.perf_counter()
+                    call.wait_time += began - queued
+                    output = await self._attempt(call)
+                    output.time = time.perf_counter() - began
+                    if not output.model:
+                        output.model = api.name
+                    if output.message.model is None:
+                        output.message.model = output.model
+                    return output
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as ex:
+                decision = api.classify_error(ex)
+                if not decision.retry or attempt >= max_retries:
+                    if attempt:
+                        ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
+                    raise
+                wait = _backoff(attempt, cfg, decision.after)
+                attempt += 1
+                call.retries = attempt
+                call.wait_time += wait
+                await asyncio.sleep(wait)
+
+    async def _attempt(self, call: ModelCall) -> ModelOutput:
+        timeout = call.config.timeout
+        if timeout is None:
+            return await self.api.generate(call.messages, call.tools, call.config)
+        try:
+            async with asyncio.timeout(timeout):
+                return await self.api.generate(call.messages, call.tools, call.config)
+        except TimeoutError as ex:
+            if isinstance(ex, ModelError):
+                raise
+            raise ModelTimeoutError(
+                f"{self.name} did not answer within {timeout:g}s; raise "
+                "GenerateConfig.timeout or check the provider"
+            ) from ex
+
+    async def aclose(self) -> None:
+        """Release the provider's clients and connections."""
+        await self.api.aclose()
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

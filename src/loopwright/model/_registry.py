@@ -1,0 +1,164 @@
+"""``get_model()``: model names to :class:`Model`\\ s, through a registry of providers."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any, TypeAlias
+
+from .._errors import ConfigurationError, ProviderNotFoundError
+from ._api import ModelAPI
+from ._config import GenerateConfig
+from ._model import Model
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "default_model",
+    "get_model",
+    "provider_names",
+    "register_provider",
+]
+
+ENTRY_POINT_GROUP = "loopwright.providers"
+"""Third-party packages register providers under this entry point group: the entry
+point's name is the provider name, its object a :data:`ProviderFactory`."""
+
+ProviderFactory: TypeAlias = Callable[..., ModelAPI]
+"""``factory(model_name: str, **kwargs) -> ModelAPI``."""
+
+# Built-in providers, as import paths so that no provider SDK is imported until used.
+_BUILTIN: dict[str, str] = {
+    "mock": "loopwright.model.providers.mock:MockModelAPI",
+}
+_registry: dict[str, ProviderFactory | str] = dict(_BUILTIN)
+_entry_points_loaded = False
+
+_default: ContextVar[Model | str | None] = ContextVar("loopwright_default_model", default=None)
+
+DEFAULT_MODEL_ENV = "LOOPWRIGHT_MODEL"
+FALLBACK_MODEL = "local"
+
+
+def register_provider(
+    name: str, factory: ProviderFactory | str | None = None
+) -> Any:  # returns the factory, or a decorator
+    """Register a provider under ``name``.
+
+    ``factory(model_name, **kwargs)`` returns a :class:`ModelAPI`; it may be given as an
+    ``"module:attribute"`` string to import lazily. Usable as a decorator::
+
+        @lw.register_provider("echo")
+        class EchoAPI(lw.ModelAPI): ...
+    """
+    if not name or any(c in name for c in "/:"):
+        raise ConfigurationError(f"provider name {name!r} must be non-empty without '/' or ':'")
+
+    def add(f: ProviderFactory | str) -> ProviderFactory | str:
+        _registry[name] = f
+        return f
+
+    return add if factory is None else add(factory)
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        _registry.setdefault(ep.name, f"{ep.module}:{ep.attr}" if ep.attr else ep.value)
+
+
+def provider_names() -> list[str]:
+    """The names of every registered provider, entry points included."""
+    _load_entry_points()
+    return sorted(_registry)
+
+
+def _resolve(provider: str) -> ProviderFactory:
+    entry = _registry.get(provider)
+    if entry is None:
+        _load_entry_points()
+        entry = _registry.get(provider)
+    if entry is None:
+        raise ProviderNotFoundError(
+            f"unknown model provider {provider!r}; known providers: "
+            f"{', '.join(provider_names())}. Name a model as 'provider/model' "
+            f"(e.g. 'openai/gpt-4o-mini'), or register one with lw.register_provider()"
+        )
+    if isinstance(entry, str):
+        module, _, attr = entry.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        _registry[provider] = entry = obj
+    assert not isinstance(entry, str)
+    return entry
+
+
+def split_model_name(name: str) -> tuple[str, str]:
+    """``"openai/gpt-4o"`` -> ``("openai", "gpt-4o")``; ``"local:/m.gguf"`` -> local."""
+    cut = [i for i in (name.find("/"), name.find(":")) if i >= 0]
+    if not cut:
+        return name, ""
+    i = min(cut)
+    return name[:i], name[i + 1 :]
+
+
+def get_model(
+    name: str | Model | None = None,
+    *,
+    config: GenerateConfig | None = None,
+    **kwargs: Any,
+) -> Model:
+    """Get a model by name.
+
+    Args:
+        name: ``"provider/model"`` (e.g. ``"openai/gpt-4o-mini"``, ``"mock"``,
+            ``"local"``, ``"local:/path/model.gguf"``), or a :class:`Model` (returned as
+            is). ``None`` gives the current default: the run's model if one is set
+            (:func:`default_model`), else ``$LOOPWRIGHT_MODEL``, else ``"local"``.
+        config: Settings for every call of this model.
+        **kwargs: Passed to the provider (e.g. ``outputs=`` for ``mock``,
+            ``base_url=`` and ``api_key=`` for ``openai``).
+
+    Raises:
+        ProviderNotFoundError: No provider of that name is registered.
+    """
+    if isinstance(name, Model):
+        if config is not None or kwargs:
+            raise ConfigurationError("config and provider arguments need a model name, not a Model")
+        return name
+    if name is None:
+        current = _default.get()
+        if isinstance(current, Model) and config is None and not kwargs:
+            return current
+        name = (
+            current.name
+            if isinstance(current, Model)
+            else current or os.environ.get(DEFAULT_MODEL_ENV) or FALLBACK_MODEL
+        )
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"model name must be a non-empty string, got {name!r}")
+    provider, model_name = split_model_name(name.strip())
+    factory = _resolve(provider)
+    api = factory(model_name, **kwargs)
+    if not isinstance(api, ModelAPI):
+        raise ConfigurationError(f"provider {provider!r} returned {api!r}, not a ModelAPI")
+    return Model(api, config)
+
+
+@contextlib.contextmanager
+def default_model(model: Model | str | None) -> Iterator[None]:
+    """Make ``model`` what ``get_model()`` with no name returns, within this context."""
+    token = _default.set(model)
+    try:
+        yield
+    finally:
+        _default.reset(token)

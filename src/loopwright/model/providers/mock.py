@@ -1,0 +1,165 @@
+"""The scripted model: replays outputs you give it, for tests and demos.
+
+    model = get_model("mock", outputs=[
+        ModelOutput.for_tool_call("multiply", {"a": 2, "b": 3}),
+        "The answer is 6.",
+    ])
+
+Outputs may be :class:`ModelOutput`\\ s, strings (plain text answers) or exceptions
+(raised when reached, to script provider failures). Or pass a callable
+``(messages, tools, config) -> ModelOutput | str`` (sync or async) to compute each reply.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
+
+from ..._errors import ConfigurationError, ScriptExhaustedError
+from .._api import ModelAPI
+from .._chat import ChatMessage, ToolInfo
+from .._config import GenerateConfig
+from .._output import ModelOutput, Usage
+
+__all__ = ["MockModelAPI", "MockOutputs"]
+
+ScriptItem: TypeAlias = ModelOutput | str | BaseException
+Responder: TypeAlias = Callable[
+    [Sequence[ChatMessage], Sequence[ToolInfo], GenerateConfig],
+    ModelOutput | str | Awaitable[ModelOutput | str],
+]
+MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
+
+DEFAULT_TEXT = "Default output from the mock model."
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def _message_tokens(message: ChatMessage) -> int:
+    tokens = 4 + _estimate_tokens(message.content)
+    if message.role == "assistant":
+        for call in message.tool_calls:
+            tokens += 4 + _estimate_tokens(call.function)
+            tokens += _estimate_tokens(json.dumps(call.arguments, default=str))
+    return tokens
+
+
+def _as_output(item: ModelOutput | str, where: str) -> ModelOutput:
+    if isinstance(item, ModelOutput):
+        # the same scripted object may be replayed: hand out copies, never the original
+        return item.model_copy(deep=True)
+    if isinstance(item, str):
+        return ModelOutput.from_text(item)
+    raise ConfigurationError(
+        f"mock model: {where} is a {type(item).__name__}; expected a ModelOutput or a str"
+    )
+
+
+class MockModelAPI(ModelAPI):
+    """A scripted model. See the module documentation."""
+
+    provider = "mock"
+    supports_tools = True
+
+    def __init__(
+        self,
+        model_name: str = "",
+        outputs: MockOutputs | None = None,
+        *,
+        repeat: bool = False,
+    ) -> None:
+        """
+        Args:
+            model_name: Any name (``mock/anything``); it only labels outputs.
+            outputs: The script, or a responder callable. ``None`` answers
+                ``DEFAULT_TEXT`` forever.
+            repeat: Start the script again from the top when it runs out, instead of
+                raising :class:`ScriptExhaustedError`.
+        """
+        self.model_name = model_name
+        self._responder: Responder | None = None
+        self._script: list[ScriptItem] = []
+        self._repeat = repeat
+        self._next = 0
+        # (first message id, count, id of last counted message, tokens): input tokens are
+        # counted for new messages only, so usage costs O(new) per call, not O(history).
+        self._prefix: tuple[str, int, str, int] | None = None
+        if outputs is None:
+            self._script, self._repeat = [DEFAULT_TEXT], True
+        elif callable(outputs):
+            self._responder = outputs
+        elif isinstance(outputs, (str, bytes)) or not isinstance(outputs, Sequence):
+            raise ConfigurationError(
+                "mock model: outputs must be a list of ModelOutput/str/exception items or a "
+                f"callable, got {type(outputs).__name__}"
+            )
+        else:
+            if not outputs:
+                raise ConfigurationError(
+                    "mock model: outputs is empty; give at least one output (or omit it "
+                    "for a default reply)"
+                )
+            for i, item in enumerate(outputs):
+                if not isinstance(item, (ModelOutput, str, BaseException)):
+                    raise ConfigurationError(
+                        f"mock model: outputs[{i}] is a {type(item).__name__}; expected a "
+                        "ModelOutput, a str, or an exception to raise"
+                    )
+            self._script = list(outputs)
+
+    @property
+    def remaining(self) -> int | None:
+        """Scripted outputs not yet used (``None`` for a responder or a repeating script)."""
+        if self._responder is not None or self._repeat:
+            return None
+        return len(self._script) - self._next
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        if self._responder is not None:
+            result = self._responder(messages, tools, config)
+            if inspect.isawaitable(result):
+                result = await result
+            output = _as_output(result, "the responder's return value")
+        else:
+            if self._next >= len(self._script):
+                if not self._repeat:
+                    raise ScriptExhaustedError(
+                        f"mock model: the script ran out after {len(self._script)} outputs; "
+                        "the agent asked for one more. Add outputs to the script (or pass "
+                        "repeat=True)"
+                    )
+                self._next = 0
+            item = self._script[self._next]
+            self._next += 1
+            if isinstance(item, BaseException):
+                raise item
+            output = _as_output(item, f"outputs[{self._next - 1}]")
+        if output.tool_calls and output.stop_reason == "stop":
+            output.stop_reason = "tool_calls"
+        if output.usage is None:
+            output.usage = self._usage(messages, output)
+        return output
+
+    def _usage(self, messages: Sequence[ChatMessage], output: ModelOutput) -> Usage:
+        n = len(messages)
+        start, tokens = 0, 0
+        p = self._prefix
+        if p and n >= p[1] and p[1] and messages[0].id == p[0] and messages[p[1] - 1].id == p[2]:
+            start, tokens = p[1], p[3]
+        for m in messages[start:]:
+            tokens += _message_tokens(m)
+        if n:
+            self._prefix = (messages[0].id, n, messages[n - 1].id, tokens)
+        out_tokens = _message_tokens(output.message)
+        return Usage(
+            input_tokens=tokens, output_tokens=out_tokens, total_tokens=tokens + out_tokens
+        )

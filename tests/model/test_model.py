@@ -1,0 +1,211 @@
+import asyncio
+import time
+from collections.abc import Sequence
+
+import pytest
+
+import loopwright as lw
+
+HI: list[lw.ChatMessage] = [lw.UserMessage(content="hi")]
+FAST = lw.GenerateConfig(retry_wait=0.001, max_retry_wait=0.01)
+
+
+async def test_retryable_error_is_retried_then_succeeds() -> None:
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelAPIError("overloaded", retryable=True, status_code=529),
+            ConnectionResetError("dropped"),
+            "finally",
+        ],
+        config=FAST,
+    )
+    calls: list[lw.ModelCall] = []
+
+    class Record:
+        def before_generate(self, call: lw.ModelCall) -> None:
+            pass
+
+        def after_generate(self, call: lw.ModelCall) -> None:
+            calls.append(call)
+
+    with lw.model_hook(Record()):
+        out = await model.generate(HI)
+    assert out.text == "finally"
+    assert calls[0].retries == 2
+    assert calls[0].wait_time > 0
+
+
+async def test_non_retryable_error_is_raised_at_once() -> None:
+    model = lw.get_model(
+        "mock", outputs=[lw.ModelAPIError("bad request", status_code=400), "never"], config=FAST
+    )
+    with pytest.raises(lw.ModelAPIError, match="bad request"):
+        await model.generate(HI)
+    # the second output is still there: no retry happened
+    assert (await model.generate(HI)).text == "never"
+
+
+async def test_retries_give_up_after_max_retries_with_a_note() -> None:
+    err = lw.ModelAPIError("rate limited", retryable=True, status_code=429)
+    model = lw.get_model(
+        "mock", outputs=[err], repeat=True, config=FAST.merge(lw.GenerateConfig(max_retries=2))
+    )
+    with pytest.raises(lw.ModelAPIError) as info:
+        await model.generate(HI)
+    assert "gave up after 3 attempts" in " ".join(info.value.__notes__)
+
+
+async def test_retry_after_is_honoured() -> None:
+    model = lw.get_model(
+        "mock",
+        outputs=[lw.ModelAPIError("slow down", retryable=True, retry_after=0.2), "ok"],
+        config=lw.GenerateConfig(retry_wait=10.0),  # backoff would wait far longer
+    )
+    start = time.perf_counter()
+    assert (await model.generate(HI)).text == "ok"
+    elapsed = time.perf_counter() - start
+    assert 0.2 <= elapsed < 5
+
+
+async def test_timeout_raises_model_timeout_error_after_retries() -> None:
+    attempts = 0
+
+    async def slow(*_: object) -> str:
+        nonlocal attempts
+        attempts += 1
+        await asyncio.sleep(10)
+        return "late"
+
+    model = lw.get_model(
+        "mock",
+        outputs=slow,
+        config=FAST.merge(lw.GenerateConfig(timeout=0.05, max_retries=1)),
+    )
+    with pytest.raises(lw.ModelTimeoutError, match=r"within 0\.05s"):
+        await model.generate(HI)
+    assert attempts == 2
+    assert isinstance(lw.ModelTimeoutError("x"), TimeoutError)
+
+
+async def test_timeout_then_success() -> None:
+    attempts = 0
+
+    async def sometimes_slow(*_: object) -> str:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            await asyncio.sleep(10)
+        return "fast now"
+
+    model = lw.get_model(
+        "mock", outputs=sometimes_slow, config=FAST.merge(lw.GenerateConfig(timeout=0.05))
+    )
+    assert (await model.generate(HI)).text == "fast now"
+
+
+async def test_max_connections_bounds_concurrency() -> None:
+    running = peak = 0
+
+    async def tracked(*_: object) -> str:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return "done"
+
+    lw.register_provider("conc-test", lambda name, **kw: _Named("conc-test", tracked))
+    model = lw.get_model("conc-test", config=lw.GenerateConfig(max_connections=3))
+    results = await asyncio.gather(*(model.generate(HI) for _ in range(12)))
+    assert all(r.text == "done" for r in results)
+    assert peak == 3
+
+
+class _Named(lw.ModelAPI):
+    def __init__(self, provider: str, responder: object) -> None:
+        from loopwright.model.providers.mock import MockModelAPI
+
+        self.provider = provider
+        self._inner = MockModelAPI(outputs=responder)  # type: ignore[arg-type]
+
+    async def generate(
+        self,
+        messages: Sequence[lw.ChatMessage],
+        tools: Sequence[lw.ToolInfo],
+        config: lw.GenerateConfig,
+    ) -> lw.ModelOutput:
+        return await self._inner.generate(messages, tools, config)
+
+
+async def test_config_precedence_call_over_model_over_default() -> None:
+    seen: list[lw.GenerateConfig] = []
+
+    def capture(
+        m: Sequence[lw.ChatMessage], t: Sequence[lw.ToolInfo], config: lw.GenerateConfig
+    ) -> str:
+        seen.append(config)
+        return "ok"
+
+    model = lw.get_model(
+        "mock", outputs=capture, config=lw.GenerateConfig(temperature=0.3, max_tokens=50)
+    )
+    await model.generate(HI, config=lw.GenerateConfig(max_tokens=5))
+    assert seen[0].temperature == 0.3
+    assert seen[0].max_tokens == 5
+    assert seen[0].max_retries == 5  # the default underneath
+
+
+async def test_hooks_see_success_and_failure_and_can_veto() -> None:
+    events: list[tuple[str, str | None]] = []
+
+    class Hook:
+        def before_generate(self, call: lw.ModelCall) -> None:
+            events.append(("before", None))
+            if call.messages[-1].text == "forbidden":
+                raise lw.LoopwrightError("vetoed")
+
+        def after_generate(self, call: lw.ModelCall) -> None:
+            events.append(("after", call.output.text if call.output else type(call.error).__name__))
+
+    model = lw.get_model("mock", outputs=["ok", lw.ModelAPIError("boom")])
+    with lw.model_hook(Hook()):
+        await model.generate(HI)
+        with pytest.raises(lw.ModelAPIError):
+            await model.generate(HI)
+        with pytest.raises(lw.LoopwrightError, match="vetoed"):
+            await model.generate([lw.UserMessage(content="forbidden")])
+    assert events == [
+        ("before", None),
+        ("after", "ok"),
+        ("before", None),
+        ("after", "ModelAPIError"),
+        ("before", None),
+        ("after", "LoopwrightError"),
+    ]
+
+
+async def test_usage_is_accounted_and_outputs_are_labelled() -> None:
+    model = lw.get_model("mock/labelled", outputs=["a", "b"])
+    first = await model.generate(HI)
+    second = await model.generate(HI)
+    assert first.usage and second.usage
+    assert model.usage == first.usage + second.usage
+    assert first.model == "mock/labelled"
+    assert first.message.model == "mock/labelled"
+    assert first.time is not None and first.time >= 0
+
+
+async def test_tools_may_be_tool_infos_or_objects_with_info() -> None:
+    seen: list[list[str]] = []
+
+    class HasInfo:
+        info = lw.ToolInfo(name="from_object")
+
+    def capture(m: object, tools: Sequence[lw.ToolInfo], c: object) -> str:
+        seen.append([t.name for t in tools])
+        return "ok"
+
+    model = lw.get_model("mock", outputs=capture)
+    await model.generate(HI, [lw.ToolInfo(name="plain"), HasInfo()])
+    assert seen == [["plain", "from_object"]]
