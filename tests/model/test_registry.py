@@ -97,7 +97,10 @@ def test_entry_point_providers_are_discovered(monkeypatch: pytest.MonkeyPatch) -
         group=_registry.ENTRY_POINT_GROUP,
     )
     monkeypatch.setattr(_registry, "_entry_points_loaded", False)
-    monkeypatch.setattr(_registry, "entry_points", lambda group: [ep] if group else [])
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points",
+        lambda group: [ep] if group == _registry.ENTRY_POINT_GROUP else [],
+    )
     monkeypatch.setattr(_registry, "_registry", dict(_registry._registry))
     assert "plugin-test" in lw.provider_names()
     assert lw.get_model("plugin-test/x").name == "mock/x"
