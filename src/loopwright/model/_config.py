@@ -60,6 +60,10 @@ class GenerateConfig(BaseModel):
     """Which tool the model may or must call."""
     parallel_tool_calls: bool | None = None
     """Whether the model may ask for several tool calls in one message."""
+    response_schema: dict[str, Any] | None = None
+    """A JSON schema the reply's text must follow. Backends with constrained decoding
+    (llama.cpp grammars, OpenAI ``response_format``) enforce it; others ignore it. The
+    ``json`` tool protocol sets it."""
     extra_body: dict[str, Any] | None = None
     """Provider-specific request fields, passed through as they are."""
 
