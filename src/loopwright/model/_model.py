@@ -62,7 +62,9 @@ class ModelHook(Protocol):
     """Observes (and may veto) model calls: used for limits, transcripts, accounting.
 
     ``before_generate`` may raise (e.g. a limit is exceeded) to stop the call.
-    ``after_generate`` runs after success and after failure.
+    ``after_generate`` runs after success and after failure. A hook may also define
+    ``on_wait(call, seconds)``, called before each retry backoff sleep (working-time
+    accounting uses it).
     """
 
     def before_generate(self, call: ModelCall) -> None: ...
@@ -206,6 +208,10 @@ class Model:
                 attempt += 1
                 call.retries = attempt
                 call.wait_time += wait
+                for hook in _hooks.get():
+                    on_wait = getattr(hook, "on_wait", None)
+                    if on_wait is not None:
+                        on_wait(call, wait)
                 await asyncio.sleep(wait)
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
