@@ -1,0 +1,114 @@
+"""``AgentState`` and the ``Agent`` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, overload, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import ConfigurationError
+from ..limits import LimitInfo
+from ..model import ChatMessage, ModelOutput
+
+__all__ = ["Agent", "AgentState", "Completion", "agent", "get_agent", "registered_agents"]
+
+Completion: TypeAlias = Literal[
+    "submit",
+    "answer",
+    "stop_keyword",
+    "limit",
+    "content_filter",
+    "format_errors",
+    "continue_stopped",
+    "terminated",
+    "max_tokens",
+    "model_length",
+    "handoff",
+]
+"""Why an agent stopped:
+
+- ``submit``: it called its terminal tool (``submit``) with an answer;
+- ``answer``: it answered without calling a tool (agents with ``submit=False``);
+- ``stop_keyword``: a stop keyword appeared in its text;
+- ``limit``: a limit was reached (``state.limit`` says which);
+- ``content_filter``: the provider filtered its output repeatedly;
+- ``format_errors``: too many unparseable replies in a row (text protocols);
+- ``continue_stopped``: ``on_continue`` said to stop;
+- ``terminated``: an approval policy terminated the run;
+- ``max_tokens``: it ran out of output tokens and continuing was not asked for;
+- ``model_length``: the context overflowed and could not be recovered;
+- ``handoff``: it handed the conversation to another agent, which finished.
+"""
+
+
+class AgentState(BaseModel):
+    """What an agent works on: the conversation, the output so far, the tools in play.
+
+    Agents receive a state and return it (usually the same object, with messages added).
+    """
+
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
+
+    messages: list[ChatMessage] = Field(default_factory=list)
+    """The conversation; the agent appends to it."""
+    output: ModelOutput | None = None
+    """The agent's result: the answer (``output.text``) and the last model call's details."""
+    tools: list[Any] = Field(default_factory=list, exclude=True)
+    """The :class:`~loopwright.Tool`\\ s the agent offered the model (not serialised)."""
+    completed: Completion | None = None
+    """Why the agent stopped, once it has."""
+    limit: LimitInfo | None = None
+    """The limit that ended the run, if one did."""
+    error: str | None = None
+    """The error that ended the run, set by ``run()`` when an agent raised."""
+
+    @property
+    def text(self) -> str:
+        """The answer's text ("" when there is no output yet)."""
+        return self.output.text if self.output is not None else ""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An agent: ``await agent(state) -> state``."""
+
+    async def __call__(self, state: AgentState) -> AgentState: ...
+
+
+_registry: dict[str, Callable[..., Agent]] = {}
+
+F = TypeVar("F", bound=Callable[..., Agent])
+
+
+@overload
+def agent(factory: F, /) -> F: ...
+@overload
+def agent(*, name: str | None = None) -> Callable[[F], F]: ...
+def agent(factory: F | None = None, /, *, name: str | None = None) -> F | Callable[[F], F]:
+    """Register an agent factory by name (``@agent`` or ``@agent(name="x")``).
+
+    The factory takes keyword arguments and returns an :class:`Agent`; the CLI and eval
+    files find agents by this name with :func:`get_agent`.
+    """
+
+    def register(f: F) -> F:
+        _registry[name or f.__name__] = f
+        return f
+
+    return register(factory) if factory is not None else register
+
+
+def registered_agents() -> dict[str, Callable[..., Agent]]:
+    """Every agent factory registered with :func:`agent`, by name."""
+    return dict(_registry)
+
+
+def get_agent(name: str, **kwargs: Any) -> Agent:
+    """Build the registered agent ``name`` with ``kwargs``."""
+    try:
+        factory = _registry[name]
+    except KeyError:
+        known = ", ".join(sorted(_registry)) or "none"
+        raise ConfigurationError(f"no agent named {name!r}; registered: {known}") from None
+    return factory(**kwargs)

@@ -1,0 +1,318 @@
+"""Limits: the budgets that end an agent run.
+
+Each limit is a context manager that can nest (the tightest wins) and that is enforced
+inside :meth:`Model.generate <loopwright.Model.generate>` and the agent loop::
+
+    with lw.token_limit(50_000), lw.time_limit(120):
+        state = await lw.run(agent, "...")
+
+or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time_limit(120)])``.
+
+- :func:`step_limit` — model calls (one agent step = one model call);
+- :func:`message_limit` — messages in the conversation sent to the model;
+- :func:`token_limit` — tokens used by model calls (input + output);
+- :func:`time_limit` — wall-clock seconds; cancels a model or tool call in flight;
+- :func:`working_limit` — wall-clock seconds minus time spent waiting for retries and
+  for a connection slot; also cancels work in flight when the budget is gone.
+
+Counting happens in every context under the limit, including sub-agents and tasks started
+within it. When a limit is exceeded, :class:`LimitExceededError` is raised; ``run()``
+turns it into ``state.limit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
+from ._errors import ConfigurationError, LoopwrightError
+from .model import ModelCall
+from .model._model import _hooks
+
+__all__ = [
+    "Limit",
+    "LimitExceededError",
+    "LimitInfo",
+    "LimitType",
+    "check_limits",
+    "message_limit",
+    "remaining_time",
+    "step_limit",
+    "time_limit",
+    "token_limit",
+    "working_limit",
+]
+
+LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
+
+
+class LimitInfo(BaseModel):
+    """Which limit ended a run, and where it stood."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: LimitType
+    limit: float
+    value: float
+    message: str
+
+
+class LimitExceededError(LoopwrightError):
+    """A limit was reached. ``run()`` catches it and sets ``state.limit`` (unless
+    ``raise_on_limit=True``)."""
+
+    def __init__(self, limit: Limit, value: float, message: str | None = None) -> None:
+        self.limit = limit
+        self.type: LimitType = limit.type
+        self.value = value
+        msg = message or f"{limit.type} limit of {limit.limit:g} reached ({value:g})"
+        super().__init__(msg)
+
+    @property
+    def info(self) -> LimitInfo:
+        """The limit as data, for ``state.limit`` and the transcript."""
+        return LimitInfo(
+            type=self.type, limit=self.limit.limit, value=self.value, message=str(self)
+        )
+
+
+_active: ContextVar[tuple[Limit, ...]] = ContextVar("loopwright_limits", default=())
+_run_depth: ContextVar[int] = ContextVar("loopwright_run_depth", default=0)
+
+
+class Limit:
+    """A budget. Use the factory functions (:func:`token_limit`...), not this class."""
+
+    type: LimitType
+
+    def __init__(self, limit: float) -> None:
+        if limit < 0:
+            raise ConfigurationError(f"{self.type} limit must be >= 0, got {limit}")
+        self.limit = limit
+        self.used: float = 0
+        self.depth = 0  # the run nesting depth this limit was entered at
+        self._token: object | None = None
+        self._hooks_token: object | None = None
+
+    def __repr__(self) -> str:
+        return f"{self.type}_limit({self.limit:g})"
+
+    # --- context manager ------------------------------------------------------------
+    def __enter__(self) -> Limit:
+        if self._token is not None:
+            raise ConfigurationError(f"{self!r} is already in use; create one per scope")
+        self.depth = _run_depth.get()
+        self.used = 0
+        self._token = _active.set((*_active.get(), self))
+        self._hooks_token = _hooks.set((*_hooks.get(), self))
+        self._start()
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        self._stop(exc)
+        _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
+        _active.reset(self._token)  # type: ignore[arg-type]
+        self._token = self._hooks_token = None
+
+    def _start(self) -> None:
+        pass
+
+    def _stop(self, exc: BaseException | None) -> None:
+        pass
+
+    # --- checks and accounting ---------------------------------------------------------
+    def check(self, call: ModelCall | None = None) -> None:
+        """Raise :class:`LimitExceededError` if this limit is exhausted."""
+
+    def before_generate(self, call: ModelCall) -> None:
+        self.check(call)
+
+    def after_generate(self, call: ModelCall) -> None:
+        pass
+
+    def exceeded(self, value: float) -> LimitExceededError:
+        return LimitExceededError(self, value)
+
+
+class _StepLimit(Limit):
+    type = "step"
+
+    def check(self, call: ModelCall | None = None) -> None:
+        if call is not None and self.used >= self.limit:
+            raise self.exceeded(self.used + 1)
+
+    def before_generate(self, call: ModelCall) -> None:
+        self.check(call)
+        self.used += 1
+
+
+class _MessageLimit(Limit):
+    type = "message"
+
+    def check(self, call: ModelCall | None = None) -> None:
+        if call is not None and len(call.messages) > self.limit:
+            raise self.exceeded(len(call.messages))
+
+
+class _TokenLimit(Limit):
+    type = "token"
+
+    def check(self, call: ModelCall | None = None) -> None:
+        if self.used >= self.limit:
+            raise self.exceeded(self.used)
+
+    def after_generate(self, call: ModelCall) -> None:
+        if call.output is not None and call.output.usage is not None:
+            self.used += call.output.usage.total_tokens
+
+
+class _TimeLimit(Limit):
+    """Wall-clock budget; a timer cancels the task that entered it, like
+    ``asyncio.timeout``, and the cancellation is turned into LimitExceededError."""
+
+    type = "time"
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(limit)
+        self._began = 0.0
+        self._task: asyncio.Task[object] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._fired = False
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._began
+
+    def remaining(self) -> float:
+        return max(0.0, self.limit - self.elapsed())
+
+    def _start(self) -> None:
+        self._began = time.monotonic()
+        self._fired = False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # entered outside a loop: checks only
+            return
+        self._task = asyncio.current_task()
+        if self._task is not None:
+            self._timer = loop.call_at(loop.time() + self._budget(), self._fire)
+
+    def _budget(self) -> float:
+        return self.limit
+
+    def _fire(self) -> None:
+        self._fired = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel(msg=f"loopwright {self!r}")
+
+    def _stop(self, exc: BaseException | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task, self._task = self._task, None
+        cancelled_by_us = self._fired and isinstance(exc, asyncio.CancelledError)
+        # like asyncio.timeout: only our own cancellation becomes a limit error
+        if cancelled_by_us and task is not None and task.uncancel() == 0:
+            raise self.exceeded(self.elapsed()) from exc
+
+    def check(self, call: ModelCall | None = None) -> None:
+        if self.elapsed() >= self.limit:
+            raise self.exceeded(self.elapsed())
+
+
+class _WorkingLimit(_TimeLimit):
+    """Like the time limit, but time spent waiting (retry backoff, queueing for a
+    connection slot) is not counted; the timer is pushed back as waits are reported."""
+
+    type = "working"
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(limit)
+        self.waiting = 0.0
+
+    def _start(self) -> None:
+        self.waiting = 0.0
+        super()._start()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._began - self.waiting
+
+    def _add_wait(self, seconds: float) -> None:
+        self.waiting += seconds
+        if self._timer is not None and self._task is not None:
+            self._timer.cancel()
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_at(loop.time() + self.remaining(), self._fire)
+
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        key = f"waited:{id(self)}"
+        call.data[key] = call.data.get(key, 0.0) + seconds
+        self._add_wait(seconds)
+
+    def after_generate(self, call: ModelCall) -> None:
+        # queue waits were not reported live; backoff waits were (on_wait)
+        unreported = call.wait_time - call.data.pop(f"waited:{id(self)}", 0.0)
+        if unreported > 0:
+            self._add_wait(unreported)
+
+
+def step_limit(steps: int) -> Limit:
+    """At most ``steps`` model calls in this scope."""
+    return _StepLimit(steps)
+
+
+def message_limit(messages: int) -> Limit:
+    """At most ``messages`` messages in a conversation sent to the model."""
+    return _MessageLimit(messages)
+
+
+def token_limit(tokens: int) -> Limit:
+    """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
+    return _TokenLimit(tokens)
+
+
+def time_limit(seconds: float) -> Limit:
+    """At most ``seconds`` of wall-clock time; work in flight is cancelled at the limit."""
+    return _TimeLimit(seconds)
+
+
+def working_limit(seconds: float) -> Limit:
+    """At most ``seconds`` of working time: wall-clock time minus retry and queue waits."""
+    return _WorkingLimit(seconds)
+
+
+def active_limits() -> tuple[Limit, ...]:
+    """The limits in force in this context, outermost first."""
+    return _active.get()
+
+
+def check_limits() -> None:
+    """Raise :class:`LimitExceededError` if any limit in force is exhausted.
+
+    The agent loop calls it between steps; custom loops may too. Model calls check on
+    their own.
+    """
+    for limit in _active.get():
+        limit.check()
+
+
+def remaining_time() -> float | None:
+    """Seconds left before the tightest time or working limit, or ``None`` if none."""
+    left = [limit.remaining() for limit in _active.get() if isinstance(limit, _TimeLimit)]
+    return min(left) if left else None
+
+
+@contextlib.contextmanager
+def run_scope() -> Iterator[int]:
+    """Mark a nested run (``run()`` uses it); yields the new depth."""
+    depth = _run_depth.get() + 1
+    token = _run_depth.set(depth)
+    try:
+        yield depth
+    finally:
+        _run_depth.reset(token)
