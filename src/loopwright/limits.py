@@ -176,7 +176,7 @@ class _TimeLimit(Limit):
     """Wall-clock budget; a timer cancels the task that entered it, like
     ``asyncio.timeout``, and the cancellation is turned into LimitExceededError."""
 
-    type = "time"
+    type: LimitType = "time"
 
     def __init__(self, limit: float) -> None:
         super().__init__(limit)
@@ -229,7 +229,7 @@ class _WorkingLimit(_TimeLimit):
     """Like the time limit, but time spent waiting (retry backoff, queueing for a
     connection slot) is not counted; the timer is pushed back as waits are reported."""
 
-    type = "working"
+    type: LimitType = "working"
 
     def __init__(self, limit: float) -> None:
         super().__init__(limit)
