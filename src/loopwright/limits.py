@@ -109,15 +109,18 @@ class Limit:
             raise ConfigurationError(f"{self!r} is already in use; create one per scope")
         self.depth = _run_depth.get()
         self.used = 0
-        self._token = _active.set((*_active.get(), self))
-        self._hooks_token = _hooks.set((*_hooks.get(), self))
+        active = _active.get()
+        if not active:  # the outermost limit installs the one hook that serves them all
+            self._hooks_token = _hooks.set((*_hooks.get(), _LIMITS_HOOK))
+        self._token = _active.set((*active, self))
         self._start()
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         self._stop(exc)
-        _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
         _active.reset(self._token)  # type: ignore[arg-type]
+        if self._hooks_token is not None:
+            _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
         self._token = self._hooks_token = None
 
     def _start(self) -> None:
@@ -130,11 +133,14 @@ class Limit:
     def check(self, call: ModelCall | None = None) -> None:
         """Raise :class:`LimitExceededError` if this limit is exhausted."""
 
-    def before_generate(self, call: ModelCall) -> None:
-        self.check(call)
+    def count(self, call: ModelCall) -> None:
+        """Account for a model call about to be made (after every limit checked it)."""
 
     def after_generate(self, call: ModelCall) -> None:
-        pass
+        """Account for a finished model call."""
+
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        """Account for time a model call spends waiting before a retry."""
 
     def exceeded(self, value: float) -> LimitExceededError:
         return LimitExceededError(self, value)
@@ -147,8 +153,7 @@ class _StepLimit(Limit):
         if call is not None and self.used >= self.limit:
             raise self.exceeded(self.used + 1)
 
-    def before_generate(self, call: ModelCall) -> None:
-        self.check(call)
+    def count(self, call: ModelCall) -> None:
         self.used += 1
 
 
@@ -259,6 +264,29 @@ class _WorkingLimit(_TimeLimit):
         unreported = call.wait_time - call.data.pop(f"waited:{id(self)}", 0.0)
         if unreported > 0:
             self._add_wait(unreported)
+
+
+class _LimitsHook:
+    """The model hook through which every active limit checks and counts model calls:
+    all limits check first, then all count, so a veto leaves no limit half-counted."""
+
+    def before_generate(self, call: ModelCall) -> None:
+        active = _active.get()
+        for limit in active:
+            limit.check(call)
+        for limit in active:
+            limit.count(call)
+
+    def after_generate(self, call: ModelCall) -> None:
+        for limit in _active.get():
+            limit.after_generate(call)
+
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        for limit in _active.get():
+            limit.on_wait(call, seconds)
+
+
+_LIMITS_HOOK = _LimitsHook()
 
 
 def step_limit(steps: int) -> Limit:

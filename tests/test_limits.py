@@ -1,0 +1,148 @@
+import asyncio
+import time
+
+import pytest
+
+import loopwright as lw
+from loopwright.limits import (
+    LimitExceededError,
+    check_limits,
+    message_limit,
+    remaining_time,
+    step_limit,
+    time_limit,
+    token_limit,
+    working_limit,
+)
+
+HI: list[lw.ChatMessage] = [lw.UserMessage(content="hi")]
+
+
+def scripted(n: int = 50) -> lw.Model:
+    return lw.get_model("mock", outputs=["a reply of some length"] * n)
+
+
+async def test_step_limit_allows_n_calls_then_raises() -> None:
+    model = scripted()
+    with step_limit(3):
+        for _ in range(3):
+            await model.generate(HI)
+        with pytest.raises(LimitExceededError) as info:
+            await model.generate(HI)
+    assert info.value.type == "step"
+    assert info.value.info.limit == 3
+    await model.generate(HI)  # outside the scope: no limit
+
+
+async def test_token_limit_counts_usage_and_stops_the_next_call() -> None:
+    model = scripted()
+    with token_limit(30) as limit:
+        await model.generate(HI)
+        first = limit.used
+        assert first > 0
+        with pytest.raises(LimitExceededError) as info:
+            for _ in range(10):
+                await model.generate(HI)
+    assert info.value.type == "token"
+    assert info.value.value >= 30
+
+
+async def test_message_limit_checks_the_conversation_size() -> None:
+    model = scripted()
+    with message_limit(2):
+        await model.generate([*HI, lw.AssistantMessage(content="x")])
+        with pytest.raises(LimitExceededError, match="message limit of 2"):
+            await model.generate([*HI, lw.AssistantMessage(content="x"), *HI])
+
+
+async def test_nested_limits_take_the_tightest_and_outer_counts_inner_work() -> None:
+    model = scripted()
+    with step_limit(5) as outer:
+        with step_limit(2):
+            await model.generate(HI)
+            await model.generate(HI)
+            with pytest.raises(LimitExceededError) as info:
+                await model.generate(HI)
+            assert info.value.limit.limit == 2
+        assert outer.used == 2
+        await model.generate(HI)
+        await model.generate(HI)
+        await model.generate(HI)
+        with pytest.raises(LimitExceededError) as info:
+            await model.generate(HI)
+        assert info.value.limit is outer
+
+
+async def test_time_limit_cancels_a_model_call_in_flight() -> None:
+    async def slow(*_: object) -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    model = lw.get_model("mock", outputs=slow)
+    start = time.monotonic()
+    with pytest.raises(LimitExceededError) as info:
+        with time_limit(0.2):
+            await model.generate(HI)
+    assert info.value.type == "time"
+    assert time.monotonic() - start < 10
+
+
+async def test_time_limit_does_not_swallow_foreign_cancellation() -> None:
+    async def body() -> None:
+        with time_limit(30):
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(body())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_working_limit_does_not_count_retry_waits() -> None:
+    def failing_then_ok() -> lw.Model:
+        return lw.get_model(
+            "mock",
+            outputs=[
+                lw.ModelAPIError("busy", retryable=True, retry_after=0.3),
+                lw.ModelAPIError("busy", retryable=True, retry_after=0.3),
+                "ok",
+            ],
+        )
+
+    with working_limit(0.4):
+        out = await failing_then_ok().generate(HI)
+    assert out.text == "ok"
+    with pytest.raises(LimitExceededError) as info:
+        with time_limit(0.4):
+            await failing_then_ok().generate(HI)
+    assert info.value.type == "time"
+
+
+async def test_working_limit_is_checked_between_calls() -> None:
+    model = scripted()
+    with working_limit(0.1):
+        await model.generate(HI)
+        time.sleep(0.15)  # working (blocking) time, deliberately
+        with pytest.raises(LimitExceededError) as info:
+            check_limits()
+    assert info.value.type == "working"
+
+
+async def test_remaining_time_reports_the_tightest() -> None:
+    assert remaining_time() is None
+    with time_limit(100), working_limit(10):
+        left = remaining_time()
+        assert left is not None
+        assert 9 < left <= 10
+
+
+def test_a_limit_cannot_be_entered_twice() -> None:
+    limit = step_limit(1)
+    with limit, pytest.raises(lw.ConfigurationError), limit:
+        pass
+
+
+def test_negative_limits_are_rejected() -> None:
+    with pytest.raises(lw.ConfigurationError):
+        token_limit(-1)
