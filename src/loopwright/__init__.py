@@ -45,6 +45,25 @@ from .model import (
 )
 
 # --- tool (issue 3) ------------------------------------------------------------------
+from .tool import (
+    OutputLimitExceededError,
+    StrictSchemaError,
+    Tool,
+    ToolArgumentsError,
+    ToolDefinitionError,
+    ToolError,
+    ToolExecution,
+    ToolHook,
+    ToolTerminated,
+    execute_tools,
+    strict_schema,
+    tool,
+    tool_hook,
+    tool_with,
+    truncate_output,
+)
+from .tool.builtin import finish, submit, submit_tool, think
+
 # --- protocols (issue 5) -------------------------------------------------------------
 # --- limits, history, agent (issue 4) ------------------------------------------------
 # --- store, transcript, log (issue 7) ------------------------------------------------
@@ -69,23 +88,42 @@ __all__ = [
     "ModelHook",
     "ModelOutput",
     "ModelTimeoutError",
+    "OutputLimitExceededError",
     "ProviderNotFoundError",
     "RetryDecision",
     "ScriptExhaustedError",
     "StopReason",
+    "StrictSchemaError",
     "SystemMessage",
+    "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallError",
     "ToolChoice",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolExecution",
     "ToolFunction",
+    "ToolHook",
     "ToolInfo",
     "ToolMessage",
+    "ToolTerminated",
     "Usage",
     "UserMessage",
     "__version__",
     "default_model",
+    "execute_tools",
+    "finish",
     "get_model",
     "model_hook",
     "provider_names",
     "register_provider",
+    "strict_schema",
+    "submit",
+    "submit_tool",
+    "think",
+    "tool",
+    "tool_hook",
+    "tool_with",
+    "truncate_output",
 ]

@@ -1,0 +1,309 @@
+"""``execute_tools``: run the tool calls of an assistant message, safely and in order."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import ConfigurationError
+from ..model import (
+    DEFAULT_MAX_TOOL_OUTPUT,
+    AssistantMessage,
+    ChatMessage,
+    ToolCall,
+    ToolCallError,
+    ToolCallErrorType,
+    ToolMessage,
+)
+from ._approval import current_approver
+from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
+from ._hooks import ToolExecution, ToolHook, current_tool_hooks
+from ._output import result_text, truncate_output
+from ._tool import Tool
+
+__all__ = ["DEFAULT_MAX_PARALLEL", "execute_tools"]
+
+DEFAULT_MAX_PARALLEL = 8
+"""How many parallel tool calls run at once, by default."""
+
+
+class _Run:
+    """What every call of one ``execute_tools`` shares."""
+
+    __slots__ = ("max_output", "messages", "slots", "tools")
+
+    def __init__(
+        self,
+        tools: dict[str, Tool[..., Any]],
+        max_output: int,
+        messages: Sequence[ChatMessage],
+        slots: asyncio.Semaphore,
+    ) -> None:
+        self.tools = tools
+        self.max_output = max_output
+        self.messages = messages
+        self.slots = slots
+
+
+async def execute_tools(
+    message: AssistantMessage,
+    tools: Sequence[Tool[..., Any]],
+    *,
+    max_output: int | None = None,
+    max_parallel: int = DEFAULT_MAX_PARALLEL,
+    messages: Sequence[ChatMessage] = (),
+) -> list[ToolMessage]:
+    """Run the tool calls of ``message`` and return their results, in the calls' order.
+
+    - Consecutive calls of tools marked ``parallel`` run concurrently (at most
+      ``max_parallel`` at once); any other call runs alone, after the calls before it
+      finished and before the calls after it start.
+    - Sync tools run in worker threads; every call runs in its own asyncio task.
+    - Before a call runs, the approval policy in force (``loopwright.approver``) is
+      asked: ``approve`` runs it, ``modify`` runs the modified call, ``reject`` and an
+      unanswered ``escalate`` tell the model why (an ``approval`` error), ``terminate``
+      raises :class:`ToolTerminated` once the other calls finished or were cancelled.
+    - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
+      tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
+      ``PermissionError``, ``FileNotFoundError``, an output limit.
+    - Any other exception is a bug: the other calls are cancelled and it propagates,
+      with a note naming the tool and the call id.
+    - Output longer than ``max_output`` bytes is cut in the middle (see
+      :func:`truncate_output`).
+
+    Args:
+        message: The assistant message whose ``tool_calls`` to run.
+        tools: The tools available (names must be unique).
+        max_output: The most bytes of output a call may return (default 16 KiB; ``0``
+            for no limit).
+        max_parallel: The most parallel calls running at once.
+        messages: The conversation so far, shown to the approval policy.
+
+    Raises:
+        ToolTerminated: An approval policy ended the run.
+        ConfigurationError: Two tools share a name, or a limit is invalid.
+    """
+    calls = message.tool_calls
+    if not calls:
+        return []
+    by_name: dict[str, Tool[..., Any]] = {}
+    for t in tools:
+        other = by_name.setdefault(t.name, t)
+        if other is not t:
+            raise ConfigurationError(
+                f"Two tools are named {t.name!r}; rename one with tool_with(tool, name=...)."
+            )
+    if max_output is None:
+        max_output = DEFAULT_MAX_TOOL_OUTPUT
+    if max_output < 0:
+        raise ConfigurationError(f"max_output must be >= 0 (0: no limit), got {max_output}.")
+    if max_parallel < 1:
+        raise ConfigurationError(f"max_parallel must be >= 1, got {max_parallel}.")
+    run = _Run(by_name, max_output, messages, asyncio.Semaphore(max_parallel))
+    results: list[ToolMessage] = []
+    for batch in _batches(calls, by_name):
+        try:
+            results.extend(await _run_batch(batch, run))
+        except ToolTerminated as ex:
+            ex.messages = results + ex.messages
+            raise
+    return results
+
+
+def _batches(calls: Sequence[ToolCall], tools: dict[str, Tool[..., Any]]) -> list[list[ToolCall]]:
+    """Group consecutive calls that may run together; every other call is alone."""
+    batches: list[list[ToolCall]] = []
+    open_batch = False
+    for call in calls:
+        t = tools.get(call.function)
+        # a call that cannot run (unknown tool, unparsed arguments) only reports an error
+        together = t is None or t.parallel or call.parse_error is not None
+        if together and open_batch:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+        open_batch = together
+    return batches
+
+
+async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
+    tasks = [
+        asyncio.create_task(_execute_call(call, run), name=f"tool {call.function} {call.id}")
+        for call in batch
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except asyncio.CancelledError:
+        for t in tasks:
+            t.cancel()
+        await asyncio.wait(tasks)  # let every call clean up (its after_tool hooks run)
+        raise
+    failed = [t for t in tasks if t.done() and (t.cancelled() or t.exception() is not None)]
+    if not failed:
+        return [t.result() for t in tasks]
+    pending = [t for t in tasks if not t.done()]
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending)
+    errors = [t.exception() for t in failed if not t.cancelled()]
+    if not errors:
+        raise asyncio.CancelledError()  # a tool cancelled itself: pass it on
+    first = errors[0]
+    assert first is not None
+    for other in errors[1:]:
+        first.add_note(f"(another call of the same message also failed: {other!r})")
+    if isinstance(first, ToolTerminated):
+        first.messages = [
+            t.result() for t in tasks if t.done() and not t.cancelled() and t.exception() is None
+        ]
+    raise first
+
+
+async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
+    async with run.slots:
+        ex = ToolExecution(call=call, tool=run.tools.get(call.function))
+        hooks = current_tool_hooks()
+        entered = 0
+        start = time.perf_counter()
+        try:
+            for hook in hooks:
+                hook.before_tool(ex)
+                entered += 1
+            ex.message = await _produce(ex, run)
+            return ex.message
+        except BaseException as err:
+            ex.error = err
+            raise
+        finally:
+            ex.duration = time.perf_counter() - start
+            _after(hooks[:entered], ex)
+
+
+def _after(hooks: Sequence[ToolHook], ex: ToolExecution) -> None:
+    """Run every ``after_tool``; a failing hook does not stop the others."""
+    failure: BaseException | None = None
+    for hook in hooks:
+        try:
+            hook.after_tool(ex)
+        except Exception as err:
+            failure = failure or err
+    if failure is None:
+        return
+    if ex.error is not None:
+        ex.error.add_note(f"(an after_tool hook also failed: {failure!r})")
+        return
+    raise failure
+
+
+def _error(ex: ToolExecution, kind: ToolCallErrorType, text: str, run: _Run) -> ToolMessage:
+    if run.max_output:
+        text, truncated = truncate_output(text, run.max_output)
+        ex.truncated = ex.truncated or truncated
+    call = ex.call
+    return ToolMessage(
+        tool_call_id=call.id,
+        function=call.function,
+        content=text,
+        error=ToolCallError(type=kind, message=text),
+    )
+
+
+def _unknown_tool(name: str, run: _Run) -> str:
+    names = sorted(run.tools)
+    if not names:
+        return f"Unknown tool {name!r}: no tools are available."
+    import difflib
+
+    hint = ""
+    close = difflib.get_close_matches(name, names, n=1)
+    if close:
+        hint = f" Did you mean {close[0]!r}?"
+    return f"Unknown tool {name!r}.{hint} Available tools: {', '.join(names)}."
+
+
+async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
+    call = ex.call
+    if call.parse_error is not None:
+        return _error(ex, "parsing", _parse_message(call), run)
+    tool = ex.tool
+    if tool is None:
+        return _error(ex, "unknown_tool", _unknown_tool(call.function, run), run)
+    try:
+        args, kwargs = tool._bind(call.arguments)
+    except ToolArgumentsError as err:
+        return _error(ex, "validation", err.message, run)
+
+    approver = current_approver()
+    if approver is not None:
+        waited = time.perf_counter()
+        approval = await approver(call, run.messages)
+        ex.wait_time += time.perf_counter() - waited
+        ex.approval = approval
+        by = f" by {approval.approver}" if approval.approver else ""
+        why = f": {approval.explanation}" if approval.explanation else "."
+        if approval.decision == "terminate":
+            raise ToolTerminated(approval.explanation, call=call, approval=approval)
+        if approval.decision == "reject":
+            return _error(ex, "approval", f"The call was rejected{by}{why}", run)
+        if approval.decision == "escalate":
+            text = f"The call was not approved: no approval policy accepted it{why}"
+            return _error(ex, "approval", text, run)
+        if approval.decision == "modify":
+            modified = approval.modified
+            if modified is None:
+                raise ConfigurationError(
+                    f"The approval policy{by} answered 'modify' without a modified call."
+                )
+            if modified.parse_error is not None:
+                return _error(ex, "parsing", _parse_message(modified), run)
+            tool = run.tools.get(modified.function)
+            ex.tool = tool
+            if tool is None:
+                return _error(ex, "unknown_tool", _unknown_tool(modified.function, run), run)
+            try:
+                args, kwargs = tool._bind(modified.arguments)
+            except ToolArgumentsError as err:
+                return _error(ex, "validation", err.message, run)
+
+    timeout = tool.timeout
+    try:
+        async with asyncio.timeout(timeout) as scope:
+            result = await tool._invoke(args, kwargs)
+    except TimeoutError as err:
+        if scope.expired():
+            text = (
+                f"Tool {tool.name!r} did not finish within {timeout:g} seconds; "
+                "the call was cancelled."
+            )
+        else:
+            text = f"Tool {tool.name!r} timed out: {str(err) or 'no details'}"
+        return _error(ex, "timeout", text, run)
+    except OutputLimitExceededError as err:
+        text = err.message
+        if err.truncated_output:
+            text += f"\n\nThe output that fits:\n{err.truncated_output}"
+        return _error(ex, "output_limit", text, run)
+    except ToolError as err:
+        return _error(ex, err.error_type, err.message, run)
+    except PermissionError as err:
+        return _error(ex, "permission", str(err) or "Permission denied.", run)
+    except FileNotFoundError as err:
+        return _error(ex, "file_not_found", str(err) or "File not found.", run)
+    except Exception as err:
+        err.add_note(f"(raised by tool {tool.name!r}, call id {call.id})")
+        raise
+
+    text = result_text(result)
+    if run.max_output:
+        text, ex.truncated = truncate_output(text, run.max_output)
+    return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
+
+
+def _parse_message(call: ToolCall) -> str:
+    return (
+        f"Could not parse the arguments of the call to {call.function!r}: {call.parse_error}. "
+        "Send the arguments as a JSON object matching the tool's parameters."
+    )
