@@ -1,0 +1,138 @@
+"""The run store's SQLite file: where it is, how to open it, its tables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._errors import LoopwrightError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["DB_ENV", "DEFAULT_DB", "RunStoreError", "connect", "default_db_path", "resolve_db"]
+
+DB_ENV = "LOOPWRIGHT_DB"
+"""Environment variable naming the run store file (default ``./loopwright-runs.db``)."""
+DEFAULT_DB = "loopwright-runs.db"
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    name TEXT,
+    model TEXT,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    finished REAL,
+    input TEXT,
+    output TEXT,
+    messages TEXT,
+    error TEXT,
+    "limit" TEXT,
+    store_id TEXT,
+    metadata TEXT,
+    host TEXT,
+    pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    id TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    finished REAL,
+    input TEXT,
+    target TEXT,
+    output TEXT,
+    messages TEXT,
+    scores TEXT,
+    error TEXT,
+    "limit" TEXT,
+    store_id TEXT,
+    metadata TEXT,
+    PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS messages (
+    run_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    sample TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    sample TEXT NOT NULL,
+    span_id TEXT,
+    type TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (run_id, id);
+CREATE INDEX IF NOT EXISTS events_sample ON events (run_id, sample, seq);
+"""
+
+
+class RunStoreError(LoopwrightError):
+    """The run store could not be written or read."""
+
+
+def default_db_path() -> Path:
+    """``$LOOPWRIGHT_DB``, else ``./loopwright-runs.db``."""
+    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
+
+
+def resolve_db(db: str | os.PathLike[str] | None) -> Path:
+    """The run store file for a ``db=`` argument (``None``: the default)."""
+    return Path(db) if db is not None else default_db_path()
+
+
+def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
+    """Open the run store at ``path`` (WAL mode), creating its tables if needed.
+
+    Raises:
+        RunStoreError: The file does not exist (with ``create=False``), or is not a
+            loopwright run store, or cannot be opened.
+    """
+    import sqlite3
+
+    p = Path(path)
+    if not create and str(p) != ":memory:" and not p.exists():
+        raise RunStoreError(
+            f"no run store at {str(p)!r}; runs are recorded to $LOOPWRIGHT_DB or "
+            f"./{DEFAULT_DB} by default — pass db= with the right path"
+        )
+    try:
+        if str(p) != ":memory:" and create:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if str(p) != ":memory:":
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise RunStoreError(f"could not put {str(p)!r} in WAL mode (got {mode})")
+        # WAL + NORMAL: a committed transaction survives the process being killed
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.executescript(_SCHEMA)
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+    except sqlite3.DatabaseError as ex:
+        raise RunStoreError(
+            f"cannot open the run store {str(p)!r}: {ex}. Is it a loopwright run store "
+            "(a SQLite file), and is its directory writable?"
+        ) from ex
+    except OSError as ex:
+        raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    return conn

@@ -1,0 +1,230 @@
+"""Export a run to one JSON file, and import it back (into any run store)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._db import RunStoreError, connect, resolve_db
+from ._reader import _find_run
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["EXPORT_FORMAT", "export_run", "import_run"]
+
+EXPORT_FORMAT = "loopwright-run"
+EXPORT_VERSION = 1
+
+_RUN = (
+    "id",
+    "name",
+    "model",
+    "status",
+    "created",
+    "finished",
+    "input",
+    "output",
+    "messages",
+    "error",
+    "limit",
+    "store_id",
+    "metadata",
+    "host",
+    "pid",
+)
+_SAMPLE = (
+    "key",
+    "id",
+    "epoch",
+    "status",
+    "created",
+    "finished",
+    "input",
+    "target",
+    "output",
+    "messages",
+    "scores",
+    "error",
+    "limit",
+    "store_id",
+    "metadata",
+)
+_JSON_COLUMNS = {"input", "output", "messages", "limit", "metadata", "target", "scores"}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _cols(names: tuple[str, ...]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def _row(names: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        n: (json.loads(v) if n in _JSON_COLUMNS and v is not None else v)
+        for n, v in zip(names, row, strict=True)
+    }
+
+
+def _unrow(names: tuple[str, ...], data: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(
+        json.dumps(data.get(n), separators=(",", ":"))
+        if n in _JSON_COLUMNS and data.get(n) is not None
+        else data.get(n)
+        for n in names
+    )
+
+
+def export_run(
+    run: str | None,
+    path: str | os.PathLike[str],
+    *,
+    db: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write a run — its row, samples, messages and events — to one JSON file.
+
+    Args:
+        run: The run id (or a unique prefix); ``None`` for the latest run.
+        path: The file to write.
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
+
+    Returns:
+        The path written.
+    """
+    where = resolve_db(db)
+    conn = connect(where, create=False)
+    try:
+        run_id = _find_run(conn, run, where)
+        row = conn.execute(f"SELECT {_cols(_RUN)} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        out = Path(path)
+        tmp = out.with_name(out.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            head = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "run": _row(_RUN, row)}
+            samples = conn.execute(
+                f"SELECT {_cols(_SAMPLE)} FROM samples WHERE run_id = ? ORDER BY created, rowid",
+                (run_id,),
+            )
+            head["samples"] = [_row(_SAMPLE, r) for r in samples]
+            f.write(_dumps(head)[:-1])
+            # messages and events are streamed: a long run need not fit in memory twice
+            f.write(',"messages":[')
+            cursor = conn.execute(
+                "SELECT id, sample, seq, role, data FROM messages WHERE run_id = ? "
+                "ORDER BY sample, seq",
+                (run_id,),
+            )
+            for i, (mid, sample, seq, role, data) in enumerate(cursor):
+                item = {"id": mid, "sample": sample, "seq": seq, "role": role}
+                item["data"] = json.loads(data)
+                f.write(("," if i else "") + _dumps(item))
+            f.write('],"events":[')
+            cursor = conn.execute(
+                "SELECT seq, id, sample, span_id, type, timestamp, data FROM events "
+                "WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            )
+            for i, (seq, eid, sample, span_id, kind, ts, data) in enumerate(cursor):
+                item = {"seq": seq, "id": eid, "sample": sample, "span_id": span_id}
+                item |= {"type": kind, "timestamp": ts, "data": json.loads(data)}
+                f.write(("," if i else "") + _dumps(item))
+            f.write("]}\n")
+        tmp.replace(out)
+    finally:
+        conn.close()
+    return out
+
+
+def import_run(
+    path: str | os.PathLike[str],
+    *,
+    db: str | os.PathLike[str] | sqlite3.Connection | None = None,
+    replace: bool = False,
+) -> str:
+    """Add a run exported with :func:`export_run` to a run store; return its id.
+
+    Args:
+        path: The JSON file.
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
+        replace: Replace a run with the same id already in the store (else that is an
+            error).
+
+    Raises:
+        RunStoreError: The file is not a loopwright run export, or the run exists.
+    """
+    try:
+        with Path(path).open(encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as ex:
+        raise RunStoreError(f"cannot read the run export {str(path)!r}: {ex}") from ex
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise RunStoreError(f"{str(path)!r} is not a loopwright run export")
+    if data.get("version") != EXPORT_VERSION:
+        raise RunStoreError(
+            f"{str(path)!r} is a version {data.get('version')} export; this loopwright reads "
+            f"version {EXPORT_VERSION}"
+        )
+    import sqlite3
+
+    run = data["run"]
+    run_id = str(run["id"])
+    own = not isinstance(db, sqlite3.Connection)
+    conn = db if isinstance(db, sqlite3.Connection) else connect(resolve_db(db))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            exists = conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if exists and not replace:
+                raise RunStoreError(
+                    f"run {run_id!r} is already in the store; pass replace=True to overwrite it"
+                )
+            for table in ("runs", "samples", "messages", "events"):
+                column = "id" if table == "runs" else "run_id"
+                conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (run_id,))
+            conn.execute(
+                f"INSERT INTO runs ({_cols(_RUN)}) VALUES ({', '.join('?' * len(_RUN))})",
+                _unrow(_RUN, run),
+            )
+            conn.executemany(
+                f"INSERT INTO samples (run_id, {_cols(_SAMPLE)}) "
+                f"VALUES (?, {', '.join('?' * len(_SAMPLE))})",
+                [(run_id, *_unrow(_SAMPLE, s)) for s in data.get("samples", [])],
+            )
+            conn.executemany(
+                "INSERT INTO messages (run_id, id, sample, seq, role, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, m["id"], m["sample"], m["seq"], m["role"], json.dumps(m["data"]))
+                    for m in data.get("messages", [])
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        e["seq"],
+                        e["id"],
+                        e["sample"],
+                        e["span_id"],
+                        e["type"],
+                        e["timestamp"],
+                        json.dumps(e["data"], separators=(",", ":")),
+                    )
+                    for e in data.get("events", [])
+                ],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except (KeyError, TypeError) as ex:
+        raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
+    finally:
+        if own:
+            conn.close()
+    return run_id

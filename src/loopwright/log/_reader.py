@@ -1,0 +1,477 @@
+"""Reading the run store: list runs, load one, iterate its events, rebuild its state.
+
+Reading works while a run is still being written (SQLite WAL: readers see every
+committed batch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ..model import ChatMessage, ModelOutput
+from ..store import apply_store_patch
+from ..transcript import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
+from ._db import RunStoreError, connect, resolve_db
+from ._serialize import load_event, load_message
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["RunInfo", "RunLog", "SampleInfo", "list_runs", "load_run"]
+
+_RUN_COLUMNS = (
+    'id, name, model, status, created, finished, input, output, messages, error, "limit", '
+    "store_id, metadata, host, pid"
+)
+_SAMPLE_COLUMNS = (
+    "key, id, epoch, status, created, finished, input, target, output, messages, scores, "
+    'error, "limit", store_id, metadata'
+)
+
+
+def _loads(text: str | None) -> Any:
+    return json.loads(text) if text is not None else None
+
+
+def _time(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, UTC) if value is not None else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunInfo(BaseModel):
+    """A run, as listed: what it was, how it ended.
+
+    ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, or
+    ``interrupted`` for a run whose process on this host died while it was running.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    name: str | None = None
+    model: str | None = None
+    status: str
+    created: datetime
+    finished: datetime | None = None
+    input: JsonValue = None
+    output: JsonValue = None
+    error: str | None = None
+    limit: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    store_id: str | None = None
+    message_ids: list[str] | None = None
+    """Ids of the final conversation's messages, when the run said them."""
+    host: str | None = None
+    pid: int | None = None
+    samples: int = 0
+
+    @classmethod
+    def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
+        (id, name, model, status, created, finished, input, output, messages, error, limit,
+         store_id, metadata, host, pid) = row  # fmt: skip
+        if status == "running" and host == socket.gethostname() and pid and not _alive(pid):
+            status = "interrupted"
+        return cls(
+            id=id,
+            name=name,
+            model=model,
+            status=status,
+            created=_time(created),
+            finished=_time(finished),
+            input=_loads(input),
+            output=_loads(output),
+            error=error,
+            limit=_loads(limit),
+            metadata=_loads(metadata) or {},
+            store_id=store_id,
+            message_ids=_loads(messages),
+            host=host,
+            pid=pid,
+            samples=samples,
+        )
+
+
+class SampleInfo(BaseModel):
+    """A sample of a run (one dataset item in one epoch)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    key: str
+    """The sample's stream key: pass it (or the sample's id) to ``RunLog`` methods."""
+    id: str
+    epoch: int
+    status: str
+    created: datetime
+    finished: datetime | None = None
+    input: JsonValue = None
+    target: JsonValue = None
+    output: JsonValue = None
+    scores: dict[str, Any] | None = None
+    error: str | None = None
+    limit: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    store_id: str | None = None
+    message_ids: list[str] | None = None
+
+    @classmethod
+    def _from_row(cls, row: tuple[Any, ...]) -> SampleInfo:
+        (key, id, epoch, status, created, finished, input, target, output, messages, scores,
+         error, limit, store_id, metadata) = row  # fmt: skip
+        return cls(
+            key=key,
+            id=id,
+            epoch=epoch,
+            status=status,
+            created=_time(created),
+            finished=_time(finished),
+            input=_loads(input),
+            target=_loads(target),
+            output=_loads(output),
+            scores=_loads(scores),
+            error=error,
+            limit=_loads(limit),
+            metadata=_loads(metadata) or {},
+            store_id=store_id,
+            message_ids=_loads(messages),
+        )
+
+
+def list_runs(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    limit: int | None = None,
+    name: str | None = None,
+    status: str | None = None,
+) -> list[RunInfo]:
+    """The runs in the run store, newest first.
+
+    Args:
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
+        limit: At most this many.
+        name: Only runs with this name.
+        status: Only runs with this status (``interrupted`` runs are stored as
+            ``running``).
+    """
+    conn = connect(resolve_db(db), create=False)
+    try:
+        where, params = [], []
+        if name is not None:
+            where.append("name = ?")
+            params.append(name)
+        if status is not None:
+            where.append("status = ?")
+            params.append("running" if status == "interrupted" else status)
+        count = "(SELECT COUNT(*) FROM samples s WHERE s.run_id = runs.id)"
+        sql = f"SELECT {_RUN_COLUMNS}, {count} FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created DESC, rowid DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        runs = [RunInfo._from_row(row[:-1], row[-1]) for row in conn.execute(sql, params)]
+    finally:
+        conn.close()
+    if status is not None:
+        runs = [r for r in runs if r.status == status]
+    return runs
+
+
+def load_run(
+    run: str | os.PathLike[str] | None = None, db: str | os.PathLike[str] | None = None
+) -> RunLog:
+    """Open a recorded run for reading.
+
+    Args:
+        run: A run id (or a unique prefix of one), the path of a JSON export
+            (:func:`export_run`), or ``None`` for the latest run.
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
+
+    Raises:
+        RunStoreError: No such run (or store).
+    """
+    if run is not None and (
+        isinstance(run, os.PathLike) or str(run).endswith(".json") or os.sep in str(run)
+    ):
+        from ._export import import_run
+
+        conn = connect(":memory:")
+        run_id = import_run(run, db=conn)
+        return RunLog(conn, run_id)
+    conn = connect(resolve_db(db), create=False)
+    try:
+        run_id = _find_run(conn, None if run is None else str(run), resolve_db(db))
+    except BaseException:
+        conn.close()
+        raise
+    return RunLog(conn, run_id)
+
+
+def _find_run(conn: sqlite3.Connection, run: str | None, where: Path) -> str:
+    if run is None:
+        row = conn.execute(
+            "SELECT id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            raise RunStoreError(f"the run store {str(where)!r} has no runs yet")
+        return str(row[0])
+    rows = conn.execute(
+        "SELECT id FROM runs WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 3", (run, len(run), run)
+    ).fetchall()
+    ids = sorted({r[0] for r in rows})
+    if run in ids:
+        return run
+    if len(ids) == 1:
+        return str(ids[0])
+    if not ids:
+        raise RunStoreError(
+            f"no run {run!r} in {str(where)!r}; list the runs with lw.list_runs() "
+            "(or `loopwright view`)"
+        )
+    raise RunStoreError(f"{run!r} matches several runs ({', '.join(ids)}); give more of the id")
+
+
+class RunLog:
+    """A recorded run, read from the run store. Close it (or use ``with``) when done.
+
+    Methods taking ``sample`` read that sample's stream (a sample key or id, or a
+    :class:`SampleInfo`); with ``sample=None`` they read the run's own events (outside
+    samples).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, run_id: str) -> None:
+        self._conn = conn
+        self.run_id = run_id
+        self._messages: dict[str, ChatMessage] = {}
+        self._model_events: OrderedDict[str, ModelEvent] = OrderedDict()
+        self._inputs: OrderedDict[str, list[str]] = OrderedDict()
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection to the store."""
+        self._conn.close()
+
+    @property
+    def info(self) -> RunInfo:
+        """The run's row (read afresh: a run still going changes)."""
+        row = self._conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (self.run_id,)
+        ).fetchone()
+        if row is None:
+            raise RunStoreError(f"run {self.run_id!r} is gone from the store")
+        count = self._conn.execute(
+            "SELECT COUNT(*) FROM samples WHERE run_id = ?", (self.run_id,)
+        ).fetchone()[0]
+        return RunInfo._from_row(row, count)
+
+    @property
+    def samples(self) -> list[SampleInfo]:
+        """The run's samples, in the order they started."""
+        rows = self._conn.execute(
+            f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY created, rowid",
+            (self.run_id,),
+        )
+        return [SampleInfo._from_row(r) for r in rows]
+
+    def _sample(self, sample: str | SampleInfo | None) -> str:
+        if sample is None:
+            return ""
+        if isinstance(sample, SampleInfo):
+            return sample.key
+        rows = self._conn.execute(
+            "SELECT key FROM samples WHERE run_id = ? AND (key = ? OR id = ?) "
+            "ORDER BY key = ? DESC, epoch LIMIT 2",
+            (self.run_id, sample, sample, sample),
+        ).fetchall()
+        if not rows:
+            raise RunStoreError(f"run {self.run_id!r} has no sample {sample!r}")
+        return str(rows[0][0])
+
+    # --- messages -------------------------------------------------------------------
+    def message(self, id: str) -> ChatMessage:
+        """The message with this id.
+
+        Raises:
+            RunStoreError: The run has no such message.
+        """
+        msg = self._messages.get(id)
+        if msg is None:
+            row = self._conn.execute(
+                "SELECT data FROM messages WHERE run_id = ? AND id = ?", (self.run_id, id)
+            ).fetchone()
+            if row is None:
+                raise RunStoreError(f"run {self.run_id!r} has no message {id!r}")
+            msg = self._messages[id] = load_message(row[0])
+        return msg
+
+    def messages(self, sample: str | SampleInfo | None = None) -> list[ChatMessage]:
+        """The final conversation: the messages the run (or sample) finished with, or,
+        for a run that did not say (still going, or killed), the last top-level model
+        call's input and output followed by the tool results after it."""
+        key = self._sample(sample)
+        if key:
+            row = self._conn.execute(
+                "SELECT messages FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
+            ).fetchone()
+        else:
+            row = self._conn.execute(
+                "SELECT messages FROM runs WHERE id = ?", (self.run_id,)
+            ).fetchone()
+        if row is not None and row[0] is not None:
+            return [self.message(i) for i in json.loads(row[0])]
+        last: ModelEvent | None = None
+        tools: list[ChatMessage] = []
+        for ev in self._top_level(key):
+            if isinstance(ev, ModelEvent) and ev.output is not None:
+                last, tools = ev, []
+            elif isinstance(ev, ToolEvent) and ev.result is not None and last is not None:
+                tools.append(ev.result)
+        if last is None or last.output is None:
+            return []
+        return [*self.model_input(last), last.output.message, *tools]
+
+    def _top_level(self, key: str) -> Iterator[Event]:
+        spans: set[str | None] = {None}
+        for ev in self.events(key):
+            if ev.span_id in spans:
+                if isinstance(ev, SpanBegin):
+                    spans.add(ev.id)
+                yield ev
+
+    # --- events ---------------------------------------------------------------------
+    def events(self, sample: str | SampleInfo | None = None) -> Iterator[Event]:
+        """Every event of the run (or sample), lazily, in the order they began —
+        including those within tool calls and subtasks (``span_id`` says where). Events
+        still pending when read show ``pending=True``."""
+        key = self._sample(sample)
+        cursor = self._conn.execute(
+            "SELECT data FROM events WHERE run_id = ? AND sample = ? ORDER BY seq",
+            (self.run_id, key),
+        )
+        try:
+            while rows := cursor.fetchmany(256):
+                for (data,) in rows:
+                    ev = load_event(data, self.message)
+                    if isinstance(ev, ModelEvent):
+                        self._remember(ev)
+                    yield ev
+        finally:
+            cursor.close()
+
+    def tree(self, sample: str | SampleInfo | None = None) -> list[Event]:
+        """The top-level events, with each tool call's and subtask's events nested in
+        its ``events`` (as in a live :class:`~loopwright.Transcript`)."""
+        root: list[Event] = []
+        lists: dict[str, list[Event]] = {}
+        for ev in self.events(sample):
+            target = lists.get(ev.span_id, root) if ev.span_id is not None else root
+            target.append(ev)
+            if isinstance(ev, (ToolEvent, SubtaskEvent)):
+                ev.events = []
+                lists[ev.id] = ev.events
+            elif isinstance(ev, SpanBegin):
+                lists[ev.id] = target
+        return root
+
+    def _remember(self, ev: ModelEvent) -> None:
+        self._model_events[ev.id] = ev
+        if len(self._model_events) > 512:
+            self._model_events.popitem(last=False)
+
+    def _model_event(self, id: str) -> ModelEvent:
+        ev = self._model_events.get(id)
+        if ev is None:
+            row = self._conn.execute(
+                "SELECT data FROM events WHERE run_id = ? AND id = ?", (self.run_id, id)
+            ).fetchone()
+            if row is None:
+                raise RunStoreError(f"run {self.run_id!r} has no event {id!r}")
+            loaded = load_event(row[0], self.message)
+            if not isinstance(loaded, ModelEvent):
+                raise RunStoreError(f"event {id!r} is a {loaded.event} event, not a model event")
+            ev = loaded
+            self._remember(ev)
+        return ev
+
+    def model_input_ids(self, event: ModelEvent) -> list[str]:
+        """The ids of every input message of a model event."""
+        chain: list[ModelEvent] = [event]
+        ids: list[str] | None = None
+        while ids is None and chain[-1].input_base is not None:
+            base = chain[-1].input_base
+            cached = self._inputs.get(base)
+            if cached is not None:
+                ids = list(cached)
+            else:
+                chain.append(self._model_event(base))
+        if ids is None:
+            ids = list(chain.pop().input)
+        for ev in reversed(chain):
+            del ids[ev.input_base_count :]
+            ids.extend(ev.input)
+        self._inputs[event.id] = ids
+        if len(self._inputs) > 32:
+            self._inputs.popitem(last=False)
+        return list(ids)
+
+    def model_input(self, event: ModelEvent) -> list[ChatMessage]:
+        """Every input message of a model event (its ``input`` lists only the new ones)."""
+        return [self.message(i) for i in self.model_input_ids(event)]
+
+    def model_outputs(self, sample: str | SampleInfo | None = None) -> list[ModelOutput]:
+        """The outputs of the run's successful model calls, in the order they began
+        (what the ``replay`` provider replays)."""
+        return [
+            ev.output
+            for ev in self.events(sample)
+            if isinstance(ev, ModelEvent) and ev.output is not None and ev.error is None
+        ]
+
+    # --- the store ------------------------------------------------------------------
+    def store(self, sample: str | SampleInfo | None = None) -> dict[str, Any]:
+        """The run's (or sample's) store as it was last recorded, rebuilt from its
+        ``StoreEvent``\\ s."""
+        key = self._sample(sample)
+        if key:
+            row = self._conn.execute(
+                "SELECT store_id FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
+            ).fetchone()
+        else:
+            row = self._conn.execute(
+                "SELECT store_id FROM runs WHERE id = ?", (self.run_id,)
+            ).fetchone()
+        store_id = row[0] if row is not None else None
+        data: dict[str, Any] = {}
+        cursor = self._conn.execute(
+            "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'store' "
+            "ORDER BY seq",
+            (self.run_id, key),
+        )
+        for (text,) in cursor:
+            ev = load_event(text, self.message)
+            assert isinstance(ev, StoreEvent)
+            if ev.store == store_id:
+                apply_store_patch(data, ev.changes)
+        return data

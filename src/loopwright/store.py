@@ -1,0 +1,411 @@
+"""``Store``: per-run key/value state, and ``StoreModel``: a typed view of it.
+
+Every run has a store (``store()`` returns the current one); tools, agents and subtasks
+share state through it::
+
+    lw.store().set("plan", ["search", "summarise"])
+    lw.store().get("links", []).append(url)     # a mutable default is stored, then mutated
+
+    class Progress(lw.StoreModel):
+        done: int = 0
+        notes: list[str] = []
+
+    progress = lw.store_as(Progress, instance="researcher")
+    progress.done += 1                           # reads and writes the store
+
+Changes are recorded as JSON patches (RFC 6902) in ``StoreEvent``\\ s of the transcript,
+at each *checkpoint*: before and after every model call, tool call and span, and when a
+subtask or run ends. The cost of a checkpoint is proportional to what changed since the
+previous one — the keys set or deleted, plus the mutable values read (they may have been
+changed in place) — never to the size of the whole store.
+
+Values must be JSON-serialisable (pydantic models are dumped to JSON for the patches).
+An in-place change of a container is seen at the next checkpoint if the container was
+read (``get``, ``[]``, ``items()``, ``values()``) since the previous checkpoint; if you
+keep a reference across steps and mutate it later, ``set`` it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict
+
+from ._errors import LoopwrightError
+from ._ids import new_id
+
+__all__ = [
+    "JsonPatch",
+    "Store",
+    "StoreError",
+    "StoreModel",
+    "apply_store_patch",
+    "store",
+    "store_as",
+    "store_context",
+]
+
+JsonPatch = list[dict[str, Any]]
+"""A list of RFC 6902 operations (``{"op": "add", "path": "/key", "value": ...}``)."""
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+T = TypeVar("T")
+M = TypeVar("M", bound="StoreModel")
+
+
+class StoreError(LoopwrightError, TypeError):
+    """A value cannot be kept in the store (it is not JSON-serialisable)."""
+
+
+def _jsonable(key: str, value: Any) -> Any:
+    from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+    try:
+        return to_jsonable_python(value)
+    except (PydanticSerializationError, TypeError, ValueError) as ex:
+        raise StoreError(
+            f"store value for {key!r} is not JSON-serialisable ({type(value).__name__}): "
+            f"{ex}. Store plain data (dict, list, str, numbers, bools, None) or pydantic "
+            "models"
+        ) from ex
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def _pointer(key: str) -> str:
+    return "/" + key.replace("~", "~0").replace("/", "~1")
+
+
+def _diff(key: str, old: Any, new: Any, new_text: str) -> JsonPatch:
+    """The operations turning ``old`` into ``new`` under ``/key``: a fine-grained diff for
+    containers (one append is one ``add``), a ``replace`` otherwise."""
+    path = _pointer(key)
+    if isinstance(old, (dict, list)) and type(old) is type(new):
+        import jsonpatch
+
+        ops: JsonPatch = jsonpatch.make_patch(old, new).patch
+        try:
+            # make_patch compares with ==, so 1 == 1.0 == True: check it round-trips
+            ok = bool(ops) and _dumps(jsonpatch.apply_patch(old, ops, in_place=True)) == new_text
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
+            ok = False
+        if ok:
+            out: JsonPatch = []
+            for op in ops:
+                op = dict(op)
+                op["path"] = path + op["path"]
+                if "from" in op:
+                    op["from"] = path + op["from"]
+                out.append(op)
+            return out
+    return [{"op": "replace", "path": path, "value": new}]
+
+
+class Store:
+    """A run's key/value state, with change tracking whose cost follows the change.
+
+    Keys are strings; values are JSON-serialisable data (or pydantic models). Use it like
+    a mapping (``store["k"]``, ``"k" in store``, ``len(store)``) or through
+    :meth:`get`/:meth:`set`/:meth:`delete`. It is safe to use from worker threads.
+
+    Attributes:
+        id: Identifies this store in ``StoreEvent``\\ s (a run's store and each subtask's
+            store are distinct).
+    """
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        """
+        Args:
+            data: Initial content; it is recorded as additions at the first checkpoint.
+        """
+        self.id = new_id()
+        self._data: dict[str, Any] = {}
+        # key -> canonical JSON text of its value at the last checkpoint
+        self._committed: dict[str, str] = {}
+        # keys that may differ from _committed (an ordered set)
+        self._dirty: dict[str, None] = {}
+        self._lock = threading.RLock()
+        for key, value in (data or {}).items():
+            self.set(key, value)
+
+    def __repr__(self) -> str:
+        return f"Store({len(self._data)} keys)"
+
+    # --- reading --------------------------------------------------------------------
+    @overload
+    def get(self, key: str) -> Any: ...
+    @overload
+    def get(self, key: str, default: T) -> T: ...
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``; if it is missing, ``default`` (which, when not ``None``,
+        is stored under ``key`` first, so a mutable default can be filled in place)."""
+        with self._lock:
+            if key in self._data:
+                return self._read(key)
+            if default is None:
+                return None
+            self.set(key, default)
+            return default
+
+    def _read(self, key: str) -> Any:
+        value = self._data[key]
+        if not isinstance(value, _IMMUTABLE):
+            self._dirty[key] = None  # may be changed in place: look at it next checkpoint
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        with self._lock:
+            if key not in self._data:
+                raise KeyError(key)
+            return self._read(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def keys(self) -> list[str]:
+        """The keys, in insertion order."""
+        with self._lock:
+            return list(self._data)
+
+    def values(self) -> list[Any]:
+        """The values, in key insertion order."""
+        with self._lock:
+            return [self._read(k) for k in list(self._data)]
+
+    def items(self) -> list[tuple[str, Any]]:
+        """``(key, value)`` pairs, in insertion order."""
+        with self._lock:
+            return [(k, self._read(k)) for k in list(self._data)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able deep copy of the content (costs the size of the store)."""
+        with self._lock:
+            return {k: json.loads(_dumps(_jsonable(k, v))) for k, v in self._data.items()}
+
+    # --- writing --------------------------------------------------------------------
+    def set(self, key: str, value: Any) -> None:
+        """Set ``key`` to ``value``.
+
+        Raises:
+            StoreError: ``value`` is not JSON-serialisable, or ``key`` is not a string.
+        """
+        if not isinstance(key, str):
+            raise StoreError(f"store keys must be strings, got {type(key).__name__} {key!r}")
+        _jsonable(key, value)
+        with self._lock:
+            self._data[key] = value
+            self._dirty[key] = None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (nothing happens if it is missing)."""
+        with self._lock:
+            if key in self._data:
+                del self._data[key]
+                self._dirty[key] = None
+
+    def __delitem__(self, key: str) -> None:
+        with self._lock:
+            if key not in self._data:
+                raise KeyError(key)
+            self.delete(key)
+
+    def clear(self) -> None:
+        """Remove every key."""
+        with self._lock:
+            for key in list(self._data):
+                self.delete(key)
+
+    # --- change tracking ------------------------------------------------------------
+    @property
+    def dirty(self) -> bool:
+        """Whether something may have changed since the last :meth:`checkpoint`."""
+        return bool(self._dirty)
+
+    def checkpoint(self) -> JsonPatch:
+        """The changes since the previous checkpoint as a JSON patch, and start anew.
+
+        Costs time proportional to the keys changed or read since then (and their
+        values' size), not to the store's size.
+        """
+        with self._lock:
+            if not self._dirty:
+                return []
+            ops: JsonPatch = []
+            for key in self._dirty:
+                old = self._committed.get(key)
+                if key in self._data:
+                    new = _jsonable(key, self._data[key])
+                    text = _dumps(new)
+                    if old is None:
+                        ops.append({"op": "add", "path": _pointer(key), "value": new})
+                    elif text != old:
+                        ops.extend(_diff(key, json.loads(old), new, text))
+                    self._committed[key] = text
+                elif old is not None:
+                    ops.append({"op": "remove", "path": _pointer(key)})
+                    del self._committed[key]
+            self._dirty.clear()
+            # the values in ops are fresh JSON data (to_jsonable_python builds new
+            # containers), so later changes to the store's values do not reach them
+            return ops
+
+
+def apply_store_patch(data: dict[str, Any], patch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Apply a store patch (from a ``StoreEvent``) to ``data`` in place and return it.
+
+    Raises:
+        StoreError: The patch does not apply (it is invalid, or does not follow from
+            ``data``).
+    """
+    import jsonpatch
+
+    try:
+        result: dict[str, Any] = jsonpatch.apply_patch(data, list(patch), in_place=True)
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as ex:
+        raise StoreError(
+            f"store patch does not apply: {ex}; apply a run's StoreEvents in order, "
+            "starting from an empty store"
+        ) from ex
+    return result
+
+
+# --- the current store ------------------------------------------------------------------
+_current: ContextVar[Store | None] = ContextVar("loopwright_store", default=None)
+
+
+def store() -> Store:
+    """The current run's store.
+
+    Outside a run (or a :func:`store_context`) a new empty store is created for the
+    current context and returned from then on.
+    """
+    current = _current.get()
+    if current is None:
+        current = Store()
+        _current.set(current)
+    return current
+
+
+def current_store() -> Store | None:
+    """The store installed in this context, or ``None`` (never creates one)."""
+    return _current.get()
+
+
+_current_or_new = store
+
+
+@contextlib.contextmanager
+def store_context(s: Store) -> Iterator[Store]:
+    """Make ``s`` the current store (what :func:`store` returns) within this context."""
+    token = _current.set(s)
+    try:
+        yield s
+    finally:
+        _current.reset(token)
+
+
+# --- typed views ------------------------------------------------------------------------
+class StoreModel(BaseModel):
+    """A pydantic model whose fields live in a :class:`Store`.
+
+    Each field ``f`` of ``class MyState(StoreModel)`` is kept under the key
+    ``"MyState:f"`` (``"MyState:<instance>:f"`` with an ``instance`` name). Creating the
+    model loads fields already in the store and writes the others (their defaults or
+    given values); reading a field reads the store, assigning a field validates the value
+    and writes the store. Two views of one store and instance see each other's changes.
+
+    Get one with :func:`store_as` (or ``MyState(store=..., instance=...)``).
+    """
+
+    model_config = ConfigDict(validate_assignment=True, defer_build=True)
+
+    def __init__(
+        self, *, store: Store | None = None, instance: str | None = None, **data: Any
+    ) -> None:
+        s = store if store is not None else _current_or_new()
+        prefix = f"{type(self).__name__}:" + (f"{instance}:" if instance else "")
+        fields = type(self).model_fields
+        for name in fields:
+            key = prefix + name
+            if name not in data and key in s:
+                data[name] = s.get(key)
+        super().__init__(**data)
+        object.__setattr__(self, "_lw_store", s)
+        object.__setattr__(self, "_lw_prefix", prefix)
+        values = self.__dict__
+        for name in fields:
+            key = prefix + name
+            if key not in s or s._data[key] is not values[name]:
+                s.set(key, values[name])
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_" and name in type(self).model_fields:
+            d = object.__getattribute__(self, "__dict__")
+            s: Store | None = d.get("_lw_store")
+            if s is not None:
+                key = d["_lw_prefix"] + name
+                with s._lock:
+                    if key in s._data:
+                        value = s._read(key)
+                        d[name] = value
+                        return value
+        return super().__getattribute__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        d = self.__dict__
+        s: Store | None = d.get("_lw_store")
+        if s is not None and name in type(self).model_fields:
+            s.set(d["_lw_prefix"] + name, d[name])
+
+    def _lw_sync(self) -> None:
+        for name in type(self).model_fields:
+            getattr(self, name)
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """Like ``BaseModel.model_dump``, with the fields' current values in the store."""
+        self._lw_sync()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        """Like ``BaseModel.model_dump_json``, with the current values in the store."""
+        self._lw_sync()
+        return super().model_dump_json(**kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        self._lw_sync()
+        if isinstance(other, StoreModel):
+            other._lw_sync()
+        return super().__eq__(other)
+
+    def __repr_args__(self) -> Any:
+        self._lw_sync()
+        return super().__repr_args__()
+
+
+def store_as(model: type[M], instance: str | None = None, *, store: Store | None = None) -> M:
+    """A :class:`StoreModel` view of the current store (or ``store``).
+
+    Args:
+        model: The ``StoreModel`` subclass.
+        instance: A name that keeps this view's keys apart from other instances of the
+            same model (e.g. one per agent).
+        store: The store to view; default: the current one.
+    """
+    return model(store=store, instance=instance)

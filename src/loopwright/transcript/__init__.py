@@ -1,0 +1,66 @@
+"""Transcripts: the typed record of everything a run does.
+
+``transcript()`` is the current run's transcript; model calls, tool calls, store changes,
+spans, subtasks and log records land in it on their own, and ``transcript().info(x)``
+adds your own entries. See :class:`Transcript` and the event types.
+"""
+
+from ._events import (
+    ApprovalEvent,
+    BaseEvent,
+    ErrorEvent,
+    Event,
+    InfoEvent,
+    LimitEvent,
+    LoggerEvent,
+    ModelEvent,
+    SandboxEvent,
+    SpanBegin,
+    SpanEnd,
+    StoreEvent,
+    SubtaskEvent,
+    ToolEvent,
+    event_adapter,
+)
+from ._span import span
+from ._subtask import fork, run_subtask, subtask
+from ._transcript import (
+    EventSubscriber,
+    MessageSubscriber,
+    Transcript,
+    checkpoint_store,
+    current_transcript,
+    observe_transcripts,
+    transcript,
+    transcript_context,
+)
+
+__all__ = [
+    "ApprovalEvent",
+    "BaseEvent",
+    "ErrorEvent",
+    "Event",
+    "EventSubscriber",
+    "InfoEvent",
+    "LimitEvent",
+    "LoggerEvent",
+    "MessageSubscriber",
+    "ModelEvent",
+    "SandboxEvent",
+    "SpanBegin",
+    "SpanEnd",
+    "StoreEvent",
+    "SubtaskEvent",
+    "ToolEvent",
+    "Transcript",
+    "checkpoint_store",
+    "current_transcript",
+    "event_adapter",
+    "fork",
+    "observe_transcripts",
+    "run_subtask",
+    "span",
+    "subtask",
+    "transcript",
+    "transcript_context",
+]

@@ -1,0 +1,191 @@
+"""How model calls, tool calls and log records reach the current transcript."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from ..model import ModelCall, model_hook
+from ._events import LoggerEvent, ModelEvent, ToolEvent
+from ._transcript import Transcript, _pop, _push, _scope, checkpoint_store, current_transcript
+
+if TYPE_CHECKING:
+    from ..tool import ToolExecution
+
+__all__ = ["install_hooks", "install_log_handler"]
+
+_EVENT = "loopwright.transcript.event"
+_TRANSCRIPT = "loopwright.transcript"
+_TOKEN = "loopwright.transcript.token"
+_WAITED = "loopwright.transcript.waited"
+
+
+def _error_text(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class _ModelHook:
+    """Records each model call as a :class:`ModelEvent` in the current transcript."""
+
+    def before_generate(self, call: ModelCall) -> None:
+        t = current_transcript()
+        if t is None:
+            return
+        checkpoint_store(t)
+        ev = ModelEvent(
+            model=call.model.name, tools=list(call.tools), config=call.config, pending=True
+        )
+        t._model_input_refs(ev, call.messages)
+        t.record(ev)
+        call.data[_EVENT] = ev
+        call.data[_TRANSCRIPT] = t
+
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        t: Transcript | None = call.data.get(_TRANSCRIPT)
+        if t is not None:
+            t.add_wait(seconds)
+            call.data[_WAITED] = call.data.get(_WAITED, 0.0) + seconds
+
+    def after_generate(self, call: ModelCall) -> None:
+        ev: ModelEvent | None = call.data.pop(_EVENT, None)
+        t: Transcript | None = call.data.pop(_TRANSCRIPT, None)
+        if ev is None or t is None:
+            return
+        # waits not reported through on_wait (queueing for a connection slot)
+        t.add_wait(call.wait_time - call.data.pop(_WAITED, 0.0))
+        out = call.output
+        ev.output = out
+        ev.usage = out.usage if out is not None else None
+        ev.error = _error_text(call.error) if call.error is not None else None
+        ev.retries = call.retries
+        ev.duration = call.duration
+        ev.wait_time = call.wait_time
+        ev.working_time = max(0.0, call.duration - call.wait_time)
+        ev.pending = None
+        if out is not None:
+            t.add_messages([out.message])
+        t.update(ev)
+        checkpoint_store(t)
+
+
+class _ToolHook:
+    """Records each tool call as a :class:`ToolEvent`; events during the call (a
+    sub-agent's model calls, store changes, info) are recorded within it."""
+
+    def before_tool(self, ex: ToolExecution) -> None:
+        t = current_transcript()
+        if t is None:
+            return
+        checkpoint_store(t)
+        ev = t.record(ToolEvent(call=ex.call, pending=True))
+        ex.data[_EVENT] = ev
+        ex.data[_TRANSCRIPT] = t
+        ex.data[_TOKEN] = _push(t, ev.events, ev.id)
+
+    def after_tool(self, ex: ToolExecution) -> None:
+        ev: ToolEvent | None = ex.data.pop(_EVENT, None)
+        t: Transcript | None = ex.data.pop(_TRANSCRIPT, None)
+        if ev is None or t is None:
+            return
+        try:
+            checkpoint_store(t)  # changes made by the tool, within its event
+        finally:
+            _pop(ex.data.pop(_TOKEN))
+        t.add_wait(ex.wait_time)
+        approval = ex.approval
+        if approval is not None and approval.decision == "modify" and approval.modified:
+            ev.call = approval.modified
+        ev.approval = approval
+        msg = ex.message
+        ev.result = msg
+        ev.error = msg.error if msg is not None else None
+        ev.failure = _error_text(ex.error) if ex.error is not None else None
+        ev.truncated = ex.truncated
+        ev.duration = ex.duration
+        ev.working_time = max(0.0, ex.duration - ex.wait_time)
+        ev.pending = None
+        if msg is not None:
+            t.add_messages([msg])
+        t.update(ev)
+
+
+_MODEL_HOOK = _ModelHook()
+_TOOL_HOOK = _ToolHook()
+
+
+def install_hooks(stack: contextlib.ExitStack) -> None:
+    """Install the transcript's model and tool hooks for the rest of ``stack``'s life."""
+    from ..tool import tool_hook
+
+    stack.enter_context(model_hook(_MODEL_HOOK))
+    stack.enter_context(tool_hook(_TOOL_HOOK))
+
+
+# --- logging -----------------------------------------------------------------------------
+class _LogHandler(logging.Handler):
+    """Turns log records into ``LoggerEvent``\\ s of the current transcript."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self._busy = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        scope = _scope.get()
+        if scope is None:
+            self._last_resort(record)
+            return
+        t = scope.transcript
+        if record.levelno < t.log_level or getattr(self._busy, "on", False):
+            return
+        self._busy.on = True
+        try:
+            message = record.getMessage()
+            if record.exc_info:
+                message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
+            t.record(
+                LoggerEvent(
+                    level=record.levelname,
+                    logger=record.name,
+                    message=message,
+                    filename=record.pathname,
+                    lineno=record.lineno,
+                )
+            )
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy.on = False
+
+    def _last_resort(self, record: logging.LogRecord) -> None:
+        """Outside runs, behave as if this handler were not there: Python prints
+        warnings of unconfigured programs through ``logging.lastResort``."""
+        last = logging.lastResort
+        if last is None or record.levelno < last.level:
+            return
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        while logger is not None:
+            if any(h is not self for h in logger.handlers):
+                return
+            if not logger.propagate:
+                break
+            logger = logger.parent
+        last.handle(record)
+
+
+_handler: _LogHandler | None = None
+_handler_lock = threading.Lock()
+
+
+def install_log_handler() -> None:
+    """Install (once per process) the handler that captures log records into the
+    current transcript, on the root logger."""
+    global _handler
+    if _handler is not None:
+        return
+    with _handler_lock:
+        if _handler is None:
+            _handler = _LogHandler()
+            logging.getLogger().addHandler(_handler)

@@ -1,0 +1,197 @@
+"""``@subtask`` and ``fork()``: isolated units of work, recorded in the parent transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import copy
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+
+from pydantic import JsonValue
+
+from ..store import Store, current_store, store_context
+from ._events import SubtaskEvent
+from ._transcript import Transcript, checkpoint_store, current_transcript, transcript_context
+
+if TYPE_CHECKING:
+    from ..agent import Agent, AgentState
+
+__all__ = ["fork", "run_subtask", "subtask"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _json(value: Any) -> JsonValue:
+    from pydantic_core import to_jsonable_python
+
+    try:
+        result: JsonValue = to_jsonable_python(value)
+    except Exception:
+        return repr(value)
+    return result
+
+
+def _arguments(
+    fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> dict[str, JsonValue]:
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {"args": _json(list(args)), "kwargs": _json(dict(kwargs))}
+    return {name: _json(value) for name, value in bound.arguments.items()}
+
+
+async def run_subtask(
+    fn: Callable[..., Awaitable[R]],
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    type: str = "subtask",
+    store: Store | None = None,
+    input: Mapping[str, JsonValue] | None = None,
+    result: Callable[[R], JsonValue] | None = None,
+) -> R:
+    """Run ``await fn(*args, **kwargs)`` as a subtask: with a store and a transcript of
+    its own, recorded as a :class:`SubtaskEvent` (with its events nested) in the current
+    transcript. :func:`subtask` is the decorator form.
+
+    Args:
+        fn: The async function to run.
+        args: Its positional arguments.
+        kwargs: Its keyword arguments.
+        name: The subtask's name (default: the function's name).
+        type: The kind of subtask recorded (``"subtask"``, ``"fork"``).
+        store: The subtask's store (default: a new, empty one).
+        input: What to record as its input (default: its arguments, as JSON).
+        result: Turns its return value into what is recorded (default: the value as JSON).
+    """
+    kwargs = kwargs or {}
+    parent = current_transcript()
+    ev = SubtaskEvent(
+        name=name or getattr(fn, "__name__", None) or type,
+        type=type,
+        input=dict(input) if input is not None else _arguments(fn, args, kwargs),
+        pending=True,
+    )
+    if parent is not None:
+        checkpoint_store(parent)
+        parent.record(ev)
+        child = Transcript(_parent=parent, _container=ev)
+    else:
+        child = Transcript()
+        child.events = ev.events
+    own_store = store if store is not None else Store()
+    started = time.perf_counter()
+    working = child.working_time()
+    try:
+        with store_context(own_store), transcript_context(child):
+            try:
+                value = await fn(*args, **kwargs)
+            finally:
+                checkpoint_store(child)
+        ev.result = result(value) if result is not None else _json(value)
+        return value
+    except BaseException as ex:
+        text, kind = str(ex), builtins.type(ex).__name__
+        ev.error = f"{kind}: {text}" if text else kind
+        raise
+    finally:
+        ev.duration = time.perf_counter() - started
+        ev.working_time = max(0.0, child.working_time() - working)
+        ev.pending = None
+        if parent is not None:
+            parent.update(ev)
+
+
+@overload
+def subtask(fn: Callable[P, Awaitable[R]], /) -> Callable[P, Coroutine[Any, Any, R]]: ...
+@overload
+def subtask(
+    *, name: str | None = None
+) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]: ...
+def subtask(fn: Callable[P, Awaitable[R]] | None = None, /, *, name: str | None = None) -> Any:
+    """Make an async function a subtask (``@subtask`` or ``@subtask(name="x")``).
+
+    Each call runs with a new, empty store and a transcript of its own (``store()`` and
+    ``transcript()`` inside return those), and lands in the caller's transcript as a
+    :class:`SubtaskEvent` with the subtask's name, its arguments, its result and its
+    events. Subtasks can run in parallel with ``asyncio.gather``.
+    """
+
+    def wrap(f: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+        if not inspect.iscoroutinefunction(f):
+            raise TypeError(f"@subtask needs an async function, got {f!r}")
+
+        @functools.wraps(f)
+        async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return await run_subtask(f, args, kwargs, name=name or f.__name__)
+
+        return run
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def _agent_name(agent: Any, index: int) -> str:
+    for attr in ("name", "__name__"):
+        value = getattr(agent, attr, None)
+        if isinstance(value, str) and value and value != "<lambda>":
+            return value
+    return f"fork-{index}"
+
+
+def _copy_state(state: AgentState) -> AgentState:
+    """A deep copy of ``state``, except its tools (shared: tools hold live resources)."""
+    return state.model_copy(
+        update={
+            name: copy.deepcopy(getattr(state, name))
+            for name in type(state).model_fields
+            if name != "tools"
+        }
+        | {"tools": list(state.tools)}
+    )
+
+
+def _summary(state: AgentState) -> JsonValue:
+    return {
+        "messages": len(state.messages),
+        "completed": state.completed,
+        "output": state.output.text if state.output is not None else None,
+    }
+
+
+@overload
+async def fork(state: AgentState, agents: Agent) -> AgentState: ...
+@overload
+async def fork(state: AgentState, agents: Sequence[Agent]) -> list[AgentState]: ...
+async def fork(state: AgentState, agents: Agent | Sequence[Agent]) -> AgentState | list[AgentState]:
+    """Run each agent on its own deep copy of ``state``, in parallel, each as a subtask
+    (with a copy of the current store), and return their final states in the agents'
+    order. ``state`` itself is not changed. Use it to explore several trajectories and
+    pick the best.
+
+    Given a single agent (not a list), returns its state alone.
+    """
+    single = not isinstance(agents, Sequence)
+    group: list[Agent] = [agents] if single else list(agents)  # type: ignore[arg-type,list-item]
+    parent_store = current_store()
+
+    async def branch(index: int, agent: Agent) -> AgentState:
+        branch_store = Store(parent_store.to_dict()) if parent_store is not None else Store()
+        return await run_subtask(
+            agent,
+            (_copy_state(state),),
+            name=_agent_name(agent, index),
+            type="fork",
+            store=branch_store,
+            input={"branch": index, "messages": len(state.messages)},
+            result=_summary,
+        )
+
+    states = await asyncio.gather(*(branch(i, a) for i, a in enumerate(group)))
+    return states[0] if single else list(states)
