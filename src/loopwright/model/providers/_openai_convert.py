@@ -1,0 +1,174 @@
+"""Messages, tools and replies to and from the OpenAI chat-completions wire format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
+from .._config import GenerateConfig, ToolChoice
+from .._output import ModelOutput, StopReason, Usage
+from ._tool_args import make_tool_call, tool_result_text
+
+__all__ = [
+    "FINISH_REASONS",
+    "messages_to_openai",
+    "output_from_openai",
+    "request_options",
+    "tools_to_openai",
+]
+
+FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "max_tokens",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+"""OpenAI ``finish_reason`` -> :data:`StopReason`; anything else is ``unknown``."""
+
+
+def _assistant(message: AssistantMessage, null_content: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.function, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+        if not message.content and null_content:
+            out["content"] = None
+    return out
+
+
+def messages_to_openai(
+    messages: Sequence[ChatMessage], *, null_content: bool = True
+) -> list[dict[str, Any]]:
+    """The ``messages`` of a chat-completions request.
+
+    ``null_content``: an assistant message with tool calls and no text is sent with
+    ``content: null`` (what OpenAI documents); when False, with ``""`` (for servers that
+    reject null, such as llama-cpp-python's). Reasoning is not sent back.
+    """
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant":
+            out.append(_assistant(m, null_content))
+        elif m.role == "tool":
+            content = tool_result_text(m)
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": content})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def tools_to_openai(tools: Sequence[ToolInfo]) -> list[dict[str, Any]]:
+    """The ``tools`` of a chat-completions request."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+    if isinstance(choice, str):
+        return "required" if choice == "any" else choice
+    return {"type": "function", "function": {"name": choice.name}}
+
+
+def request_options(
+    config: GenerateConfig, tools: Sequence[ToolInfo], *, max_tokens_param: str
+) -> dict[str, Any]:
+    """The request fields ``config`` sets (model and messages aside)."""
+    opts: dict[str, Any] = {}
+    if tools:
+        opts["tools"] = tools_to_openai(tools)
+        if config.tool_choice is not None:
+            opts["tool_choice"] = _tool_choice(config.tool_choice)
+        if config.parallel_tool_calls is not None:
+            opts["parallel_tool_calls"] = config.parallel_tool_calls
+    if config.temperature is not None:
+        opts["temperature"] = config.temperature
+    if config.top_p is not None:
+        opts["top_p"] = config.top_p
+    if config.max_tokens is not None:
+        opts[max_tokens_param] = config.max_tokens
+    if config.stop_seqs:
+        opts["stop"] = list(config.stop_seqs)
+    if config.seed is not None:
+        opts["seed"] = config.seed
+    if config.response_schema is not None:
+        opts["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "response", "schema": config.response_schema},
+        }
+    if config.extra_body:
+        opts["extra_body"] = dict(config.extra_body)
+    return opts
+
+
+def _usage(usage: Any) -> Usage | None:
+    if usage is None:
+        return None
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    total = int(getattr(usage, "total_tokens", 0) or 0) or prompt + completion
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    cached = getattr(prompt_details, "cached_tokens", None)
+    reasoning = getattr(completion_details, "reasoning_tokens", None)
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        total_tokens=total,
+        cache_read_tokens=int(cached) if cached is not None else None,
+        reasoning_tokens=int(reasoning) if reasoning is not None else None,
+    )
+
+
+def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> ModelOutput | None:
+    """The :class:`ModelOutput` of a chat completion; None when it has no choice."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        return None
+    choice = choices[0]
+    message = choice.message
+    calls: list[ToolCall] = []
+    for tc in getattr(message, "tool_calls", None) or []:
+        function = getattr(tc, "function", None)
+        if function is None:  # a non-function (custom) tool call: not ours to run
+            continue
+        calls.append(make_tool_call(tc.id, function.name, function.arguments, tools))
+    legacy = getattr(message, "function_call", None)
+    if legacy is not None and not calls:
+        calls.append(make_tool_call(None, legacy.name, legacy.arguments, tools))
+    text = message.content or ""
+    refusal = getattr(message, "refusal", None)
+    if refusal and not text:
+        text = refusal
+    # servers that expose their thinking (vLLM, DeepSeek...) put it in an extra field
+    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+    finish = getattr(choice, "finish_reason", None)
+    stop: StopReason = FINISH_REASONS.get(finish or "", "unknown")
+    if refusal and stop == "stop":
+        stop = "content_filter"
+    if calls and stop == "stop":
+        stop = "tool_calls"  # some compatible servers say "stop" after tool calls
+    return ModelOutput(
+        message=AssistantMessage(
+            content=text,
+            tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            model=model,
+        ),
+        stop_reason=stop,
+        usage=_usage(getattr(response, "usage", None)),
+        model=model,
+    )

@@ -1,0 +1,189 @@
+"""Anthropic's models through the official ``anthropic`` SDK.
+
+``anthropic/<model>`` (``pip install 'loopwright[anthropic]'``)::
+
+    lw.get_model("anthropic/claude-sonnet-4-5")       # $ANTHROPIC_API_KEY
+
+``api_key`` and ``base_url`` arguments override ``$ANTHROPIC_API_KEY`` and
+``$ANTHROPIC_BASE_URL``.
+
+What the provider does for you: leading system messages become the ``system`` prompt;
+tool calls and results travel as ``tool_use`` / ``tool_result`` blocks (a failed call's
+result with ``is_error``), the results of parallel calls in one user turn; tool choice
+and ``parallel_tool_calls=False`` (``disable_parallel_tool_use``) are passed on. The API
+requires ``max_tokens``: when the config does not set it, :data:`DEFAULT_MAX_TOKENS` is
+sent. ``stop_reason`` maps to :data:`~loopwright.StopReason` (``end_turn`` and
+``stop_sequence``: ``stop``; ``tool_use``: ``tool_calls``; ``refusal``:
+``content_filter``; ``model_context_window_exceeded``: ``model_length``; ``pause_turn``:
+``unknown``). Thinking blocks become the message's ``reasoning``. Usage counts cached
+input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_tokens``).
+``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
+classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
+529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
+``stop_reason="model_length"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from ..._errors import (
+    ConfigurationError,
+    MissingCredentialsError,
+    MissingDependencyError,
+)
+from .._api import ModelAPI, RetryDecision
+from .._chat import ChatMessage, ToolInfo
+from .._config import GenerateConfig
+from .._output import ModelOutput
+from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
+from ._http_errors import classify_status, sdk_failure
+
+if TYPE_CHECKING:
+    import anthropic as anthropic_sdk
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicAPI"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` sent when the config sets none (the API requires one)."""
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds per request when the config sets no timeout. Always passing one also stops
+the SDK from refusing non-streaming requests with a large ``max_tokens``."""
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+def _import_sdk() -> Any:
+    try:
+        import anthropic
+    except ImportError as ex:
+        raise MissingDependencyError(
+            "the anthropic provider needs the anthropic SDK: pip install 'loopwright[anthropic]'"
+        ) from ex
+    return anthropic
+
+
+class AnthropicAPI(ModelAPI):
+    """A model behind Anthropic's Messages API. See the module documentation."""
+
+    provider = "anthropic"
+    supports_tools = True
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        **client_args: Any,
+    ) -> None:
+        """
+        Args:
+            model_name: The model (``claude-sonnet-4-5``...).
+            base_url: The API's base URL (default ``$ANTHROPIC_BASE_URL``, else
+                Anthropic's).
+            api_key: The key (default ``$ANTHROPIC_API_KEY``).
+            default_headers: Extra HTTP headers for every request (e.g. beta flags).
+            **client_args: Passed to ``anthropic.AsyncAnthropic``.
+
+        Raises:
+            MissingDependencyError: The ``anthropic`` SDK is not installed.
+            MissingCredentialsError: No API key.
+        """
+        if not model_name:
+            raise ConfigurationError(
+                "name the model: 'anthropic/<model>' (e.g. 'anthropic/claude-sonnet-4-5')"
+            )
+        self._sdk = _import_sdk()
+        self.model_name = model_name
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise MissingCredentialsError(
+                f"anthropic/{model_name} needs an API key: set $ANTHROPIC_API_KEY (or pass "
+                "api_key=...)"
+            )
+        self._api_key = key
+        url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        self.base_url = url.rstrip("/")
+        self._headers = dict(default_headers) if default_headers else None
+        self._client_args = client_args
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, anthropic_sdk.AsyncAnthropic
+        ] = weakref.WeakKeyDictionary()
+
+    def _client(self) -> anthropic_sdk.AsyncAnthropic:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._sdk.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=0,  # Model retries, with its own policy and accounting
+                default_headers=self._headers,
+                **self._client_args,
+            )
+            self._clients[loop] = client
+        return client
+
+    def connection_key(self) -> str:
+        return f"{self.provider}:{self.base_url}"
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        system, wire = messages_to_anthropic(messages)
+        opts = request_options(config, tools)
+        if system is not None:
+            opts["system"] = system
+        try:
+            response = await self._client().messages.create(
+                model=self.model_name,
+                max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+                messages=cast(Any, wire),
+                timeout=config.timeout or DEFAULT_TIMEOUT,
+                **opts,
+            )
+        except Exception as ex:
+            failure = sdk_failure(
+                self._sdk,
+                ex,
+                model=self.name,
+                base_url=self.base_url,
+                key_env="ANTHROPIC_API_KEY",
+                timeout=config.timeout,
+            )
+            if failure is None:
+                raise
+            if isinstance(failure, ModelOutput):
+                return failure
+            raise failure from ex
+        return output_from_anthropic(response, tools, self.name)
+
+    def classify_error(self, error: BaseException) -> RetryDecision:
+        if isinstance(error, self._sdk.APIStatusError):
+            status = classify_status(error)
+            if status is not None:
+                return RetryDecision(*status)
+        if isinstance(error, self._sdk.APIConnectionError):
+            return RetryDecision(True)
+        return super().classify_error(error)
+
+    async def aclose(self) -> None:
+        clients = list(self._clients.items())
+        self._clients.clear()
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for loop, client in clients:
+            if loop is current:
+                await client.close()

