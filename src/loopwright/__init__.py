@@ -4,6 +4,7 @@ The public API is re-exported here; modules whose names start with ``_`` are pri
 Optional integrations (provider SDKs, llama.cpp, the CLI's UI) are imported lazily.
 """
 
+# ruff: noqa: I001  (imports are grouped by part, one section per part)
 from ._errors import (
     ConfigurationError,
     LoopwrightError,
@@ -65,7 +66,50 @@ from .tool import (
 from .tool.builtin import finish, submit, submit_tool, think
 
 # --- protocols (issue 5) -------------------------------------------------------------
+
 # --- limits, history, agent (issue 4) ------------------------------------------------
+from .agent import (
+    Agent,
+    AgentState,
+    Completion,
+    ContinueHandler,
+    Handoff,
+    IterativeAgent,
+    ReactAgent,
+    agent,
+    as_tool,
+    get_agent,
+    handoff,
+    iterative,
+    react,
+    registered_agents,
+    run,
+    run_sync,
+)
+from .history import (
+    HistoryPolicy,
+    compact,
+    compact_when,
+    compose,
+    fix_tool_pairs,
+    prune,
+    prune_when,
+    truncate_messages,
+    truncate_when,
+)
+from .limits import (
+    Limit,
+    LimitExceededError,
+    LimitInfo,
+    check_limits,
+    message_limit,
+    remaining_time,
+    step_limit,
+    time_limit,
+    token_limit,
+    working_limit,
+)
+
 # --- store, transcript, log (issue 7) ------------------------------------------------
 # --- sandbox, approval (issue 8) -----------------------------------------------------
 # --- eval (issue 9) ------------------------------------------------------------------
@@ -73,10 +117,20 @@ from .tool.builtin import finish, submit, submit_tool, think
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
+    "AgentState",
     "AssistantMessage",
     "ChatMessage",
+    "Completion",
     "ConfigurationError",
+    "ContinueHandler",
     "GenerateConfig",
+    "Handoff",
+    "HistoryPolicy",
+    "IterativeAgent",
+    "Limit",
+    "LimitExceededError",
+    "LimitInfo",
     "LoopwrightError",
     "MissingCredentialsError",
     "MissingDependencyError",
@@ -90,6 +144,7 @@ __all__ = [
     "ModelTimeoutError",
     "OutputLimitExceededError",
     "ProviderNotFoundError",
+    "ReactAgent",
     "RetryDecision",
     "ScriptExhaustedError",
     "StopReason",
@@ -111,19 +166,43 @@ __all__ = [
     "Usage",
     "UserMessage",
     "__version__",
+    "agent",
+    "as_tool",
+    "check_limits",
+    "compact",
+    "compact_when",
+    "compose",
     "default_model",
     "execute_tools",
     "finish",
+    "fix_tool_pairs",
+    "get_agent",
     "get_model",
+    "handoff",
+    "iterative",
+    "message_limit",
     "model_hook",
     "provider_names",
+    "prune",
+    "prune_when",
+    "react",
     "register_provider",
+    "registered_agents",
+    "remaining_time",
+    "run",
+    "run_sync",
+    "step_limit",
     "strict_schema",
     "submit",
     "submit_tool",
     "think",
+    "time_limit",
+    "token_limit",
     "tool",
     "tool_hook",
     "tool_with",
+    "truncate_messages",
     "truncate_output",
+    "truncate_when",
+    "working_limit",
 ]

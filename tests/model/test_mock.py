@@ -56,9 +56,18 @@ async def test_replayed_outputs_are_copies() -> None:
     model = lw.get_model("mock", outputs=[scripted], repeat=True)
     a = await model.generate(HI)
     b = await model.generate(HI)
-    assert a.message.id == b.message.id == scripted.message.id
+    assert a.message.id == scripted.message.id  # first use keeps the scripted ids
+    assert b.message.id != a.message.id  # a replay gets fresh ones: ids stay unique
     a.message.content = "changed"
     assert b.text == "same" and scripted.text == "same"
+
+
+async def test_replayed_tool_calls_get_fresh_ids() -> None:
+    step = lw.ModelOutput.for_tool_call("f", tool_call_id="c1")
+    model = lw.get_model("mock", outputs=[step, step])
+    first, second = await model.generate(HI), await model.generate(HI)
+    assert first.tool_calls[0].id == "c1"
+    assert second.tool_calls[0].id != "c1"
 
 
 async def test_sync_and_async_responders() -> None:

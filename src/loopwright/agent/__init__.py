@@ -1,5 +1,26 @@
 """Agents: the state they work on, the standard loops, running them, composing them."""
 
+from ._handoff import Handoff, as_tool, handoff
+from ._iterative import IterativeAgent, iterative
+from ._react import ContinueHandler, ReactAgent, react
+from ._run import run, run_sync
 from ._state import Agent, AgentState, Completion, agent, get_agent, registered_agents
 
-__all__ = ["Agent", "AgentState", "Completion", "agent", "get_agent", "registered_agents"]
+__all__ = [
+    "Agent",
+    "AgentState",
+    "Completion",
+    "ContinueHandler",
+    "Handoff",
+    "IterativeAgent",
+    "ReactAgent",
+    "agent",
+    "as_tool",
+    "get_agent",
+    "handoff",
+    "iterative",
+    "react",
+    "registered_agents",
+    "run",
+    "run_sync",
+]

@@ -10,8 +10,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._errors import ConfigurationError
 from ..limits import LimitInfo
 from ..model import ChatMessage, ModelOutput
+from ..tool import Tool
 
-__all__ = ["Agent", "AgentState", "Completion", "agent", "get_agent", "registered_agents"]
+AnyTool: TypeAlias = Tool[..., Any]
+"""Any :class:`~loopwright.Tool`, whatever its signature."""
+
+__all__ = [
+    "Agent",
+    "AgentState",
+    "AnyTool",
+    "Completion",
+    "agent",
+    "get_agent",
+    "registered_agents",
+]
 
 Completion: TypeAlias = Literal[
     "submit",

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
 from ..._errors import ConfigurationError, ScriptExhaustedError
+from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
@@ -48,10 +49,16 @@ def _message_tokens(message: ChatMessage) -> int:
     return tokens
 
 
-def _as_output(item: ModelOutput | str, where: str) -> ModelOutput:
+def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> ModelOutput:
     if isinstance(item, ModelOutput):
-        # the same scripted object may be replayed: hand out copies, never the original
-        return item.model_copy(deep=True)
+        # the same scripted object may be replayed: hand out copies, never the original;
+        # a replayed copy gets fresh message and tool-call ids (ids must stay unique)
+        output = item.model_copy(deep=True)
+        if reused:
+            output.message.id = new_id()
+            for call in output.message.tool_calls:
+                call.id = new_id()
+        return output
     if isinstance(item, str):
         return ModelOutput.from_text(item)
     raise ConfigurationError(
@@ -85,6 +92,7 @@ class MockModelAPI(ModelAPI):
         self._script: list[ScriptItem] = []
         self._repeat = repeat
         self._next = 0
+        self._served: set[int] = set()
         # (first message id, count, id of last counted message, tokens): input tokens are
         # counted for new messages only, so usage costs O(new) per call, not O(history).
         self._prefix: tuple[str, int, str, int] | None = None
@@ -142,7 +150,9 @@ class MockModelAPI(ModelAPI):
             self._next += 1
             if isinstance(item, BaseException):
                 raise item
-            output = _as_output(item, f"outputs[{self._next - 1}]")
+            reused = id(item) in self._served
+            self._served.add(id(item))
+            output = _as_output(item, f"outputs[{self._next - 1}]", reused=reused)
         if output.tool_calls and output.stop_reason == "stop":
             output.stop_reason = "tool_calls"
         if output.usage is None:

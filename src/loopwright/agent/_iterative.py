@@ -1,0 +1,250 @@
+"""``iterative()``: a budgeted agent for long, open-ended work in small steps."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..limits import LimitInfo, check_limits, remaining_time
+from ..model import (
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelCall,
+    SystemMessage,
+    UserMessage,
+    get_model,
+    model_hook,
+)
+from ..tool import ToolTerminated, execute_tools
+from ._state import AgentState, AnyTool
+
+__all__ = ["DEFAULT_NUDGE", "IterativeAgent", "iterative"]
+
+logger = logging.getLogger("loopwright.agent")
+
+DEFAULT_NUDGE = (
+    "Continue with the next small step toward the goal. Use a tool; keep each step short. "
+    "Time remaining: {remaining}."
+)
+
+TimeoutFactory = Callable[[float | None], contextlib.AbstractAsyncContextManager[Any]]
+
+
+def _fmt_remaining(seconds: float | None) -> str:
+    if seconds is None:
+        return "unlimited"
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+class _WaitMeter:
+    """Sums the time model calls spent waiting (retry backoff, connection queue)."""
+
+    def __init__(self) -> None:
+        self.waited = 0.0
+
+    def before_generate(self, call: ModelCall) -> None:
+        pass
+
+    def after_generate(self, call: ModelCall) -> None:
+        self.waited += call.wait_time
+
+
+def _report_progress(step: int, elapsed: float, state: AgentState) -> None:
+    message = (
+        f"iterative agent: step {step}, {elapsed:.1f}s elapsed, {len(state.messages)} messages"
+    )
+    try:
+        from ..transcript import transcript
+
+        transcript().info(message)
+    except Exception:  # no transcript in this context: fall back to logging
+        logger.info(message)
+
+
+class IterativeAgent:
+    """Built by :func:`iterative`."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        prompt: str | None,
+        tools: Sequence[AnyTool],
+        model: str | Model | None,
+        time_limit: float | None,
+        productive_time: bool,
+        max_steps: int | None,
+        nudge: str,
+        progress_every: int | None,
+        stop_keywords: Sequence[str] | None,
+        history: HistoryPolicy | None,
+        config: GenerateConfig | None,
+        clock: Callable[[], float],
+        timeout_factory: TimeoutFactory,
+    ) -> None:
+        self.name, self.description, self.prompt = name, description, prompt
+        self.tools, self.model, self.config = list(tools), model, config
+        self.time_limit, self.productive_time = time_limit, productive_time
+        self.max_steps, self.nudge, self.progress_every = max_steps, nudge, progress_every
+        self.stop_keywords = [k.lower() for k in stop_keywords or () if k]
+        self.history, self.clock, self.timeout_factory = history, clock, timeout_factory
+
+    async def __call__(self, state: AgentState) -> AgentState:
+        model = get_model(self.model)
+        state.tools = list(self.tools)
+        if self.prompt is not None and not (
+            state.messages and isinstance(state.messages[0], SystemMessage)
+        ):
+            state.messages.insert(0, SystemMessage(content=self.prompt))
+        meter = _WaitMeter()
+        start = self.clock()
+        with model_hook(meter):
+            step = 0
+            while True:
+                step += 1
+                elapsed = self.clock() - start - (meter.waited if self.productive_time else 0.0)
+                if self.time_limit is not None and elapsed >= self.time_limit:
+                    state.limit = LimitInfo(
+                        type="working" if self.productive_time else "time",
+                        limit=self.time_limit,
+                        value=elapsed,
+                        message=f"iterative agent: time budget of {self.time_limit:g}s used",
+                    )
+                    state.completed = "limit"
+                    return state
+                if self.max_steps is not None and step > self.max_steps:
+                    state.limit = LimitInfo(
+                        type="step",
+                        limit=self.max_steps,
+                        value=step,
+                        message=f"iterative agent: {self.max_steps} steps done",
+                    )
+                    state.completed = "limit"
+                    return state
+                if self.progress_every and step % self.progress_every == 0:
+                    _report_progress(step, elapsed, state)
+                check_limits()
+                budget = self._remaining(elapsed)
+                if await self._step(state, model, budget):
+                    return state
+
+    def _remaining(self, elapsed: float) -> float | None:
+        own = None if self.time_limit is None else max(self.time_limit - elapsed, 0.001)
+        outer = remaining_time()
+        candidates = [x for x in (own, outer) if x is not None]
+        return min(candidates) if candidates else None
+
+    async def _step(self, state: AgentState, model: Model, budget: float | None) -> bool:
+        """One step: True when the agent is done."""
+        if self.history is not None:
+            usage = state.output.usage if state.output is not None else None
+            state.messages = await self.history.apply(state.messages, usage)
+        nudge = UserMessage(content=self.nudge.format(remaining=_fmt_remaining(budget)))
+        messages: list[ChatMessage] = state.messages
+        messages.append(nudge)  # ephemeral: sent with this request, never kept
+        try:
+            async with self.timeout_factory(budget):
+                output = await model.generate(messages, self.tools, self.config)
+        except TimeoutError:
+            return False  # the budget check at the top of the loop ends the run
+        finally:
+            if messages and messages[-1] is nudge:
+                messages.pop()
+        if output.stop_reason == "model_length" and not output.tool_calls:
+            state.messages = await (self.history or DEFAULT_OVERFLOW_POLICY).reduce(state.messages)
+            return False
+        state.output = output
+        state.messages.append(output.message)
+        text = output.text.lower()
+        if self.stop_keywords and any(k in text for k in self.stop_keywords):
+            state.completed = "stop_keyword"
+            return True
+        if not output.tool_calls:
+            return False
+        try:
+            async with self.timeout_factory(budget):
+                results = await execute_tools(output.message, self.tools, messages=state.messages)
+        except ToolTerminated:
+            state.completed = "terminated"
+            return True
+        except TimeoutError:
+            return False
+        state.messages.extend(results)
+        by_name = {t.name: t for t in self.tools}
+        for result in results:
+            tool = by_name.get(result.function)
+            if tool is not None and tool.terminal and result.error is None:
+                state.completed = "submit"
+                state.output = output.model_copy(
+                    update={
+                        "message": output.message.model_copy(
+                            update={"content": result.content, "tool_calls": []}
+                        )
+                    }
+                )
+                return True
+        return False
+
+
+def iterative(
+    *,
+    name: str = "iterative",
+    description: str = "An agent for long, open-ended work in small budgeted steps.",
+    prompt: str | None = None,
+    tools: Sequence[AnyTool] = (),
+    model: str | Model | None = None,
+    time_limit: float | None = None,
+    productive_time: bool = False,
+    max_steps: int | None = None,
+    nudge: str = DEFAULT_NUDGE,
+    progress_every: int | None = 10,
+    stop_keywords: Sequence[str] | None = None,
+    history: HistoryPolicy | None = None,
+    config: GenerateConfig | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    timeout_factory: TimeoutFactory = asyncio.timeout,
+) -> IterativeAgent:
+    """An agent for long open-ended work: small steps within a real-time budget.
+
+    Each step sends the conversation plus an ephemeral nudge (with the time remaining)
+    that is never kept in the history, runs the tools asked for, and repeats until the
+    budget or ``max_steps`` runs out (``state.limit`` says which), a stop keyword
+    appears, or a terminal tool (e.g. ``submit``, if given in ``tools``) is called.
+    Model calls and tool execution each get a timeout equal to the remaining budget.
+
+    Args:
+        time_limit: The real-time budget in seconds.
+        productive_time: Count only productive time: time model calls spent waiting for
+            retries or a connection slot is not charged to the budget.
+        max_steps: At most this many steps.
+        nudge: The ephemeral message; ``{remaining}`` is replaced by the time left.
+        progress_every: Record a progress info line every N steps (``None``: never).
+        history: History policy applied each step (and on context overflow).
+        clock: Seconds, monotonic (inject a fake clock in tests).
+        timeout_factory: ``factory(seconds | None)`` -> async context manager that
+            raises ``TimeoutError`` after that long (default ``asyncio.timeout``).
+    """
+    return IterativeAgent(
+        name=name,
+        description=description,
+        prompt=prompt,
+        tools=tools,
+        model=model,
+        time_limit=time_limit,
+        productive_time=productive_time,
+        max_steps=max_steps,
+        nudge=nudge,
+        progress_every=progress_every,
+        stop_keywords=stop_keywords,
+        history=history,
+        config=config,
+        clock=clock,
+        timeout_factory=timeout_factory,
+    )

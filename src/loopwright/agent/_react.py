@@ -1,0 +1,351 @@
+"""``react()``: the standard agent loop — generate, run the tools asked for, repeat."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
+
+from .._errors import ConfigurationError
+from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..limits import LimitExceededError, check_limits, step_limit
+from ..model import (
+    AssistantMessage,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+    get_model,
+)
+from ..tool import Tool, ToolTerminated, execute_tools
+from ._handoff import Handoff, run_handoff
+from ._state import AgentState, AnyTool
+
+__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
+
+DEFAULT_CONTINUE = (
+    "Please continue with the task. When you have the final answer, call the {submit} tool with it."
+)
+OVERFLOW_HINT = (
+    "[Earlier messages were removed or shortened because the conversation no longer fit "
+    "the model's context window.]"
+)
+MAX_TOKENS_CONTINUE = (
+    "Your reply was cut off by the output token limit. Continue exactly where you stopped."
+)
+CONTENT_FILTER_RETRY = (
+    "Your last reply was blocked by the provider's content filter. Rephrase it, or take a "
+    "different approach."
+)
+
+ContinueResult: TypeAlias = bool | str | None
+ContinueHandler: TypeAlias = (
+    str | Callable[[AgentState], ContinueResult | Awaitable[ContinueResult]]
+)
+"""What to do when a model answers without calling a tool (with ``submit`` on):
+
+- a string: send it as the nudge to continue;
+- a callable ``(state) -> result`` (sync or async): ``True``/``None`` sends the default
+  nudge, a string sends that string, ``False`` stops the agent (``continue_stopped``).
+"""
+
+ToolLike: TypeAlias = "AnyTool | Handoff"
+
+
+def _default_submit() -> AnyTool:
+    from ..tool.builtin import submit
+
+    return submit
+
+
+class ReactAgent:
+    """The standard loop, built by :func:`react`. Call it with an :class:`AgentState`."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        prompt: str | None,
+        tools: Sequence[ToolLike],
+        model: str | Model | None,
+        submit: bool | AnyTool,
+        on_continue: ContinueHandler | None,
+        max_steps: int | None,
+        stop_keywords: Sequence[str] | None,
+        history: HistoryPolicy | None,
+        config: GenerateConfig | None,
+        max_format_errors: int,
+        max_content_filter: int,
+        max_tokens_continues: int,
+        max_overflow_recoveries: int,
+    ) -> None:
+        self.name, self.description, self.prompt = name, description, prompt
+        self.model, self.config, self.history = model, config, history
+        self.on_continue, self.max_steps = on_continue, max_steps
+        self.stop_keywords = [k.lower() for k in stop_keywords or () if k]
+        self.max_format_errors = max_format_errors
+        self.max_content_filter = max_content_filter
+        self.max_tokens_continues = max_tokens_continues
+        self.max_overflow_recoveries = max_overflow_recoveries
+        self.handoffs = {h.name: h for h in tools if isinstance(h, Handoff)}
+        self.tools: list[AnyTool] = [t for t in tools if not isinstance(t, Handoff)]
+        self.submit_tool: AnyTool | None = None
+        if submit is True:
+            self.submit_tool = _default_submit()
+        elif isinstance(submit, Tool):
+            self.submit_tool = submit
+        elif submit is not False:
+            raise ConfigurationError("submit must be True, False or a Tool")
+        if self.submit_tool is not None:
+            self.tools.append(self.submit_tool)
+        names = [t.name for t in self.tools] + list(self.handoffs)
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ConfigurationError(f"react: tool names must be unique; repeated: {dupes}")
+
+    def __repr__(self) -> str:
+        return f"react(name={self.name!r}, tools={[t.name for t in self.tools]})"
+
+    async def __call__(self, state: AgentState) -> AgentState:
+        model = get_model(self.model)
+        tools = list(self.tools)
+        known = {t.name for t in tools}
+        tools += [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
+        state.tools = tools
+        offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
+        if self.prompt is not None:
+            self._install_prompt(state.messages)
+        limit = step_limit(self.max_steps) if self.max_steps is not None else None
+        try:
+            if limit is not None:
+                with limit:
+                    await self._loop(state, model, tools, offered)
+            else:
+                await self._loop(state, model, tools, offered)
+        except LimitExceededError as ex:
+            if limit is None or ex.limit is not limit:
+                raise
+            state.limit, state.completed = ex.info, "limit"
+        return state
+
+    def _install_prompt(self, messages: list[ChatMessage]) -> None:
+        assert self.prompt is not None
+        system = SystemMessage(content=self.prompt)
+        if messages and isinstance(messages[0], SystemMessage):
+            if messages[0].content != self.prompt:
+                messages[0] = system  # e.g. after a handoff: this agent's instructions rule
+        else:
+            messages.insert(0, system)
+
+    async def _loop(
+        self, state: AgentState, model: Model, tools: list[AnyTool], offered: list[Any]
+    ) -> None:
+        format_errors = content_filtered = continues = overflows = 0
+        by_name = {t.name: t for t in tools}
+        while True:
+            check_limits()
+            if self.history is not None:
+                usage = state.output.usage if state.output is not None else None
+                state.messages = await self.history.apply(state.messages, usage)
+            output = await model.generate(state.messages, offered, self.config)
+
+            if output.stop_reason == "model_length" and not output.tool_calls:
+                overflows += 1
+                if overflows > self.max_overflow_recoveries:
+                    state.output, state.completed = output, "model_length"
+                    return
+                await self._recover_overflow(state)
+                continue
+            overflows = 0
+            state.output = output
+            state.messages.append(output.message)
+
+            if output.stop_reason == "content_filter":
+                content_filtered += 1
+                if content_filtered >= self.max_content_filter:
+                    state.completed = "content_filter"
+                    return
+                state.messages.append(UserMessage(content=CONTENT_FILTER_RETRY))
+                continue
+            content_filtered = 0
+
+            if self._has_stop_keyword(output.text):
+                state.completed = "stop_keyword"
+                return
+
+            if output.tool_calls:
+                if await self._run_tools(state, output, tools, by_name):
+                    return
+                # every call unparseable: a format error (text protocols, bad JSON)
+                if all(c.parse_error for c in output.tool_calls):
+                    format_errors += 1
+                    if format_errors > self.max_format_errors:
+                        state.completed = "format_errors"
+                        return
+                else:
+                    format_errors = 0
+                continue
+
+            if output.stop_reason == "max_tokens":
+                continues += 1
+                if continues > self.max_tokens_continues:
+                    state.completed = "max_tokens"
+                    return
+                state.messages.append(UserMessage(content=MAX_TOKENS_CONTINUE))
+                continue
+
+            if self.submit_tool is None:
+                state.completed = "answer"
+                return
+            nudge = await self._continue_message(state)
+            if nudge is None:
+                state.completed = "continue_stopped"
+                return
+            state.messages.append(UserMessage(content=nudge))
+
+    async def _run_tools(
+        self,
+        state: AgentState,
+        output: ModelOutput,
+        tools: list[AnyTool],
+        by_name: dict[str, AnyTool],
+    ) -> bool:
+        """Run the output's tool calls; True when the agent is done."""
+        message = output.message
+        handoff_calls = [c for c in message.tool_calls if c.function in self.handoffs]
+        if handoff_calls:
+            others = [c for c in message.tool_calls if c.function not in self.handoffs]
+            message = message.model_copy(update={"tool_calls": others})
+        max_output = self.config.max_tool_output if self.config else None
+        try:
+            results = await execute_tools(
+                message, tools, max_output=max_output, messages=state.messages
+            )
+        except ToolTerminated:
+            state.completed = "terminated"
+            return True
+        state.messages.extend(results)
+        for result in results:
+            tool = by_name.get(result.function)
+            if tool is not None and tool.terminal and result.error is None:
+                state.output = _answer(output, result)
+                state.completed = "submit"
+                return True
+        if handoff_calls:
+            first, *extra = handoff_calls
+            for call in extra:
+                state.messages.append(
+                    ToolMessage(
+                        tool_call_id=call.id,
+                        function=call.function,
+                        content="Only one handoff per turn; this one was ignored.",
+                    )
+                )
+            await run_handoff(self.handoffs[first.function], first, state)
+            return True
+        return False
+
+    async def _recover_overflow(self, state: AgentState) -> None:
+        policy = self.history or DEFAULT_OVERFLOW_POLICY
+        reduced = await policy.reduce(state.messages)
+        if reduced and not (
+            isinstance(reduced[-1], UserMessage) and reduced[-1].content == OVERFLOW_HINT
+        ):
+            reduced.append(UserMessage(content=OVERFLOW_HINT))
+        state.messages = reduced
+
+    def _has_stop_keyword(self, text: str) -> bool:
+        if not self.stop_keywords or not text:
+            return False
+        lowered = text.lower()
+        return any(k in lowered for k in self.stop_keywords)
+
+    async def _continue_message(self, state: AgentState) -> str | None:
+        default = DEFAULT_CONTINUE.format(submit=self.submit_tool.name if self.submit_tool else "")
+        handler = self.on_continue
+        if handler is None:
+            return default
+        if isinstance(handler, str):
+            return handler
+        result = handler(state)
+        if inspect.isawaitable(result):
+            result = await result
+        if result is False:
+            return None
+        if isinstance(result, str):
+            return result
+        return default
+
+
+def _answer(output: ModelOutput, result: ToolMessage) -> ModelOutput:
+    message = AssistantMessage(content=result.content, model=output.message.model)
+    return output.model_copy(update={"message": message, "stop_reason": "stop"})
+
+
+def react(
+    *,
+    name: str = "react",
+    description: str = "A general agent that reasons and calls tools to complete a task.",
+    prompt: str | None = None,
+    tools: Sequence[ToolLike] = (),
+    model: str | Model | None = None,
+    submit: bool | AnyTool = True,
+    on_continue: ContinueHandler | None = None,
+    max_steps: int | None = None,
+    stop_keywords: Sequence[str] | None = None,
+    history: HistoryPolicy | None = None,
+    config: GenerateConfig | None = None,
+    max_format_errors: int = 3,
+    max_content_filter: int = 2,
+    max_tokens_continues: int = 3,
+    max_overflow_recoveries: int = 3,
+) -> ReactAgent:
+    """The standard agent: generate, run the tool calls with ``execute_tools``, repeat.
+
+    It ends when the model calls ``submit`` successfully (its answer becomes
+    ``state.output``), when it answers without a tool call and ``submit=False``, when
+    ``on_continue`` says stop, when a stop keyword appears in its text, or when a limit
+    is reached (``state.limit``). ``state.completed`` says which.
+
+    Args:
+        name: The agent's name (used by ``as_tool`` and transcripts).
+        description: What the agent does (used by ``as_tool``).
+        prompt: A system prompt, placed first in the conversation.
+        tools: The tools it may call; :func:`handoff` entries pass the conversation on.
+        model: The model (default: the run's model).
+        submit: ``True`` adds the built-in ``submit`` tool; a :class:`Tool` (terminal)
+            uses that one; ``False`` ends the agent at the first answer without tools.
+        on_continue: What to do when the model answers without a tool call while
+            ``submit`` is on (see :data:`ContinueHandler`); default: a nudge.
+        max_steps: At most this many model calls (a step limit for this agent).
+        stop_keywords: End when any of these appears in the model's text (any case).
+        history: How to keep the history bounded (see :mod:`loopwright.history`); also
+            used for overflow recovery (default: truncate then prune).
+        config: Generation settings for every call.
+        max_format_errors: Consecutive replies whose tool calls all failed to parse
+            before the agent gives up (``format_errors``).
+        max_content_filter: Consecutive content-filtered replies before giving up.
+        max_tokens_continues: How many times a reply cut by ``max_tokens`` is continued.
+        max_overflow_recoveries: Consecutive context overflows recovered before giving up.
+    """
+    return ReactAgent(
+        name=name,
+        description=description,
+        prompt=prompt,
+        tools=tools,
+        model=model,
+        submit=submit,
+        on_continue=on_continue,
+        max_steps=max_steps,
+        stop_keywords=stop_keywords,
+        history=history,
+        config=config,
+        max_format_errors=max_format_errors,
+        max_content_filter=max_content_filter,
+        max_tokens_continues=max_tokens_continues,
+        max_overflow_recoveries=max_overflow_recoveries,
+    )

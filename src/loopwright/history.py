@@ -1,0 +1,285 @@
+"""History management: pruning, truncation, compaction and context-overflow recovery.
+
+Every function here returns a new list and never mutates the messages it is given, and
+never leaves a broken pair behind: a tool result whose call is gone is dropped, and so is
+a tool call whose result is gone (providers reject both).
+
+Policies are objects the agent loop consults each step::
+
+    agent = lw.react(tools=[...], history=lw.prune_when(max_messages=200, keep_last=60))
+
+A policy has ``apply(messages, usage)`` — called every step, cheap when nothing needs doing —
+and ``reduce(messages)`` — called when the model's context overflowed, must make the
+history smaller. Combine several with :func:`compose`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from ._errors import ConfigurationError
+from .model import (
+    AssistantMessage,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    SystemMessage,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    get_model,
+)
+from .tool import truncate_output
+
+__all__ = [
+    "HistoryPolicy",
+    "compact",
+    "compact_when",
+    "compose",
+    "fix_tool_pairs",
+    "prune",
+    "prune_when",
+    "truncate_messages",
+    "truncate_when",
+]
+
+
+def fix_tool_pairs(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """Drop tool results whose call is missing and tool calls whose result is missing.
+
+    An assistant message that loses all its tool calls and has no text is dropped too.
+    A tool call counts as answered only by a tool result that comes after it.
+    """
+    answered: set[str] = set()
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            answered.add(m.tool_call_id)
+    called: set[str] = set()
+    out: list[ChatMessage] = []
+    for m in messages:
+        if isinstance(m, AssistantMessage) and m.tool_calls:
+            keep = [c for c in m.tool_calls if c.id in answered]
+            if len(keep) != len(m.tool_calls):
+                if not keep and not m.content.strip():
+                    continue
+                m = m.model_copy(update={"tool_calls": keep})
+            called.update(c.id for c in keep)
+        elif isinstance(m, ToolMessage) and m.tool_call_id not in called:
+            continue
+        out.append(m)
+    return out
+
+
+def _anchors(messages: Sequence[ChatMessage]) -> list[int]:
+    """Indexes of the first system message and the first user message."""
+    keep: list[int] = []
+    for kind in (SystemMessage, UserMessage):
+        for i, m in enumerate(messages):
+            if isinstance(m, kind):
+                keep.append(i)
+                break
+    return sorted(keep)
+
+
+def prune(messages: Sequence[ChatMessage], keep_last: int) -> list[ChatMessage]:
+    """Keep the first system and first user message, then the newest ``keep_last``.
+
+    Tool results and tool calls left without their partner are dropped, so the result
+    may hold fewer than ``keep_last`` recent messages.
+    """
+    if keep_last < 0:
+        raise ConfigurationError(f"keep_last must be >= 0, got {keep_last}")
+    anchors = _anchors(messages)
+    tail_start = max(len(messages) - keep_last, 0)
+    head = [messages[i] for i in anchors if i < tail_start]
+    tail = list(messages[tail_start:]) if keep_last else []
+    return fix_tool_pairs(head + tail)
+
+
+def truncate_messages(
+    messages: Sequence[ChatMessage], max_bytes: int, *, roles: Sequence[str] = ("tool", "user")
+) -> list[ChatMessage]:
+    """Cut the text of any message (of the given roles) longer than ``max_bytes`` in the
+    middle, keeping head and tail with a marker. Other messages are passed through."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m.role in roles and len(m.content) > max_bytes // 4:
+            text, cut = truncate_output(m.content, max_bytes)
+            if cut:
+                m = m.model_copy(update={"content": text})
+        out.append(m)
+    return out
+
+
+COMPACT_PROMPT = (
+    "Summarise the conversation above for your own future reference: the task, what has "
+    "been done, what was found (keep exact names, numbers, paths and results), and what "
+    "remains to do. Be concise; this summary replaces the older messages."
+)
+
+
+async def compact(
+    messages: Sequence[ChatMessage],
+    *,
+    keep_last: int = 10,
+    model: str | Model | None = None,
+    prompt: str = COMPACT_PROMPT,
+    config: GenerateConfig | None = None,
+) -> list[ChatMessage]:
+    """Replace all but the anchors and the newest ``keep_last`` messages by a summary
+    written by ``model`` (default: the current model)."""
+    kept = prune(messages, keep_last)
+    kept_ids = {m.id for m in kept}
+    older = [m for m in messages if m.id not in kept_ids]
+    older = fix_tool_pairs(older)
+    if not older:
+        return kept
+    summariser = get_model(model)
+    system = [m for m in kept if isinstance(m, SystemMessage)][:1]
+    request: list[ChatMessage] = [*system, *older, UserMessage(content=prompt)]
+    output = await summariser.generate(request, config=config)
+    summary = UserMessage(
+        content=f"[Summary of {len(older)} earlier messages]\n{output.text.strip()}"
+    )
+    anchors = [m for m in kept if isinstance(m, (SystemMessage, UserMessage))][:2]
+    anchor_ids = {m.id for m in anchors}
+    rest = [m for m in kept if m.id not in anchor_ids]
+    return fix_tool_pairs([*anchors, summary, *rest])
+
+
+class HistoryPolicy(abc.ABC):
+    """How the agent loop keeps its history within bounds."""
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        """Called before every model call with the conversation and the last call's usage
+        (its ``input_tokens + output_tokens`` is the conversation's size in tokens as
+        the provider counted it). Return ``messages`` itself when nothing needs doing."""
+        return messages
+
+    @abc.abstractmethod
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """Make the history smaller: the model's context overflowed."""
+
+
+def _context_tokens(usage: Usage | None) -> int:
+    return 0 if usage is None else usage.input_tokens + usage.output_tokens
+
+
+class _Prune(HistoryPolicy):
+    def __init__(self, max_messages: int | None, max_tokens: int | None, keep_last: int):
+        self.max_messages, self.max_tokens, self.keep_last = max_messages, max_tokens, keep_last
+
+    def _over(self, messages: list[ChatMessage], usage: Usage | None) -> bool:
+        if self.max_messages is not None and len(messages) > self.max_messages:
+            return True
+        return self.max_tokens is not None and _context_tokens(usage) > self.max_tokens
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        return prune(messages, self.keep_last) if self._over(messages, usage) else messages
+
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        keep = min(self.keep_last, max(len(messages) // 2, 1))
+        return prune(messages, keep)
+
+
+def prune_when(
+    *, max_messages: int | None = None, max_tokens: int | None = None, keep_last: int = 20
+) -> HistoryPolicy:
+    """Prune to the newest ``keep_last`` messages (plus anchors) whenever the history has
+    more than ``max_messages`` messages or the last call used more than ``max_tokens``
+    tokens. On overflow, prune to half the history (at most ``keep_last``)."""
+    if max_messages is not None and max_messages <= keep_last:
+        raise ConfigurationError("max_messages must be larger than keep_last")
+    return _Prune(max_messages, max_tokens, keep_last)
+
+
+class _Truncate(HistoryPolicy):
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._checked: set[str] = set()
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        # only messages not seen before are examined: O(new) per step
+        changed = False
+        for i in range(len(messages) - 1, -1, -1):
+            m = messages[i]
+            if m.id in self._checked:
+                break
+            self._checked.add(m.id)
+            if m.role in ("tool", "user") and len(m.content.encode()) > self.max_bytes:
+                text, _ = truncate_output(m.content, self.max_bytes)
+                if not changed:
+                    messages, changed = list(messages), True
+                messages[i] = m.model_copy(update={"content": text})
+        return messages
+
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        return truncate_messages(messages, max(self.max_bytes // 2, 256))
+
+
+def truncate_when(max_bytes: int) -> HistoryPolicy:
+    """Cut any tool result or user message longer than ``max_bytes`` (head and tail kept).
+    On overflow, cut everything to half that."""
+    return _Truncate(max_bytes)
+
+
+class _Compact(HistoryPolicy):
+    def __init__(
+        self,
+        max_messages: int | None,
+        max_tokens: int | None,
+        keep_last: int,
+        model: str | Model | None,
+    ) -> None:
+        self._trigger = _Prune(max_messages, max_tokens, keep_last)
+        self.keep_last, self.model = keep_last, model
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        if not self._trigger._over(messages, usage):
+            return messages
+        return await compact(messages, keep_last=self.keep_last, model=self.model)
+
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        keep = min(self.keep_last, max(len(messages) // 2, 1))
+        return await compact(messages, keep_last=keep, model=self.model)
+
+
+def compact_when(
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    keep_last: int = 10,
+    model: str | Model | None = None,
+) -> HistoryPolicy:
+    """Summarise older turns with a model call when over ``max_messages`` messages or
+    ``max_tokens`` tokens, keeping the newest ``keep_last``."""
+    return _Compact(max_messages, max_tokens, keep_last, model)
+
+
+class _Composed(HistoryPolicy):
+    def __init__(self, policies: Sequence[HistoryPolicy]) -> None:
+        self.policies = list(policies)
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        for p in self.policies:
+            messages = await p.apply(messages, usage)
+        return messages
+
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        for p in self.policies:
+            smaller = await p.reduce(messages)
+            if len(smaller) < len(messages) or sum(len(m.content) for m in smaller) < sum(
+                len(m.content) for m in messages
+            ):
+                return smaller
+        return messages
+
+
+def compose(*policies: HistoryPolicy) -> HistoryPolicy:
+    """Apply policies in order each step; on overflow, use the first that shrinks."""
+    return _Composed(policies)
+
+
+DEFAULT_OVERFLOW_POLICY: HistoryPolicy = compose(truncate_when(8 * 1024), prune_when(keep_last=20))
+"""What the loop uses to recover from a context overflow when no policy is given."""

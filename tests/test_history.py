@@ -1,0 +1,183 @@
+from collections.abc import Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import loopwright as lw
+from loopwright.history import (
+    compact,
+    compact_when,
+    compose,
+    fix_tool_pairs,
+    prune,
+    prune_when,
+    truncate_messages,
+    truncate_when,
+)
+
+
+def assert_well_formed(messages: Sequence[lw.ChatMessage]) -> None:
+    """Every tool result follows its call; every tool call has its result."""
+    called: set[str] = set()
+    results: set[str] = set()
+    for m in messages:
+        if isinstance(m, lw.AssistantMessage):
+            called.update(c.id for c in m.tool_calls)
+        if isinstance(m, lw.ToolMessage):
+            assert m.tool_call_id in called, "orphaned tool result"
+            results.add(m.tool_call_id)
+    assert called == results, "tool call without result"
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[lw.ChatMessage]:
+    messages: list[lw.ChatMessage] = []
+    if draw(st.booleans()):
+        messages.append(lw.SystemMessage(content="system"))
+    messages.append(lw.UserMessage(content="task"))
+    for turn in range(draw(st.integers(0, 12))):
+        n_calls = draw(st.integers(0, 3))
+        calls = [lw.ToolCall(id=f"c{turn}-{i}", function="f") for i in range(n_calls)]
+        messages.append(
+            lw.AssistantMessage(content=draw(st.sampled_from(["", "thinking"])), tool_calls=calls)
+        )
+        for call in calls:
+            messages.append(lw.ToolMessage(tool_call_id=call.id, function="f", content="r"))
+        if draw(st.booleans()):
+            messages.append(lw.UserMessage(content="continue"))
+    return messages
+
+
+@settings(max_examples=300, deadline=None)
+@given(histories(), st.integers(0, 20))
+def test_prune_never_orphans_pairs(messages: list[lw.ChatMessage], keep_last: int) -> None:
+    before = list(messages)
+    pruned = prune(messages, keep_last)
+    assert_well_formed(pruned)
+    assert messages == before  # input untouched
+    # anchors survive
+    first_user = next(m for m in messages if isinstance(m, lw.UserMessage))
+    assert first_user.id in {m.id for m in pruned}
+    system = [m for m in messages if isinstance(m, lw.SystemMessage)]
+    if system:
+        assert pruned[0].id == system[0].id
+    # nothing new, order kept
+    ids = [m.id for m in messages]
+    positions = [ids.index(m.id) for m in pruned]
+    assert positions == sorted(positions)
+    assert len(pruned) <= keep_last + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(histories(), st.data())
+def test_fix_tool_pairs_repairs_any_cut(
+    messages: list[lw.ChatMessage], data: st.DataObject
+) -> None:
+    # cut an arbitrary slice out of the middle, then repair
+    i = data.draw(st.integers(0, len(messages)))
+    j = data.draw(st.integers(i, len(messages)))
+    fixed = fix_tool_pairs(messages[:i] + messages[j:])
+    assert_well_formed(fixed)
+
+
+def test_prune_drops_the_call_when_its_result_is_gone() -> None:
+    call = lw.ToolCall(id="c1", function="f")
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="task"),
+        lw.AssistantMessage(content="", tool_calls=[call]),
+        lw.ToolMessage(tool_call_id="c1", function="f", content="r"),
+        lw.AssistantMessage(content="done"),
+    ]
+    assert [m.role for m in prune(messages, 2)] == ["user", "assistant"]
+    assert prune(messages, 2)[-1].text == "done"
+    # keeping the result but not the call drops the result too
+    assert [m.role for m in prune(messages, 1)] == ["user", "assistant"]
+
+
+def test_partially_answered_calls_are_trimmed_not_dropped() -> None:
+    a, b = lw.ToolCall(id="a", function="f"), lw.ToolCall(id="b", function="f")
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="task"),
+        lw.AssistantMessage(content="two calls", tool_calls=[a, b]),
+        lw.ToolMessage(tool_call_id="a", function="f", content="ra"),
+    ]
+    fixed = fix_tool_pairs(messages)
+    assert [c.id for c in fixed[1].tool_calls] == ["a"]  # type: ignore[union-attr]
+    assert [c.id for c in messages[1].tool_calls] == ["a", "b"]  # type: ignore[union-attr]
+
+
+def test_truncate_messages_keeps_head_and_tail() -> None:
+    big = "HEAD" + "x" * 10_000 + "TAIL"
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="task"),
+        lw.ToolMessage(tool_call_id="c", function="f", content=big),
+        lw.AssistantMessage(content=big),
+    ]
+    out = truncate_messages(messages, 1000)
+    tool_text = out[1].text
+    assert tool_text.startswith("HEAD")
+    assert tool_text.endswith("TAIL")
+    assert len(tool_text.encode()) < 1500
+    assert out[2].text == big  # assistant messages untouched by default
+    assert out[1].id == messages[1].id
+    assert messages[1].text == big
+
+
+async def test_prune_when_thresholds() -> None:
+    policy = prune_when(max_messages=6, keep_last=3)
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content=str(i)) for i in range(6)]
+    assert await policy.apply(messages, None) is messages  # not over: untouched
+    messages.append(lw.UserMessage(content="6"))
+    pruned = await policy.apply(messages, None)
+    assert [m.text for m in pruned] == ["0", "4", "5", "6"]
+    by_tokens = prune_when(max_tokens=100, keep_last=2)
+    usage = lw.Usage(input_tokens=150, output_tokens=10, total_tokens=160)
+    assert len(await by_tokens.apply(messages, usage)) == 3
+    assert await by_tokens.apply(messages, lw.Usage()) is messages
+
+
+async def test_truncate_when_only_examines_new_messages() -> None:
+    policy = truncate_when(500)
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content="task")]
+    messages.append(lw.ToolMessage(tool_call_id="c", function="f", content="y" * 5000))
+    out = await policy.apply(messages, None)
+    assert len(out[1].text) < 1000
+    assert messages[1].text == "y" * 5000  # the caller's list is not mutated
+    again = await policy.apply(out, None)
+    assert again is out
+
+
+async def test_compact_summarises_older_turns() -> None:
+    seen: list[int] = []
+
+    def summariser(msgs: Sequence[lw.ChatMessage], tools: object, config: object) -> str:
+        seen.append(len(msgs))
+        return "SUMMARY: did steps 1-8"
+
+    model = lw.get_model("mock", outputs=summariser)
+    messages: list[lw.ChatMessage] = [
+        lw.SystemMessage(content="sys"),
+        lw.UserMessage(content="task"),
+    ]
+    for i in range(10):
+        call = lw.ToolCall(id=f"c{i}", function="f")
+        messages += [
+            lw.AssistantMessage(content="", tool_calls=[call]),
+            lw.ToolMessage(tool_call_id=call.id, function="f", content=f"r{i}"),
+        ]
+    out = await compact(messages, keep_last=4, model=model)
+    assert_well_formed(out)
+    assert out[0].text == "sys"
+    assert out[1].text == "task"
+    assert "SUMMARY" in out[2].text
+    assert len(out) == 3 + 4
+    assert seen  # the model was asked
+    policy = compact_when(max_messages=30, keep_last=4, model=model)
+    assert await policy.apply(messages, None) is messages
+
+
+async def test_compose_reduce_uses_the_first_policy_that_shrinks() -> None:
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content=str(i)) for i in range(10)]
+    policy = compose(truncate_when(10_000), prune_when(keep_last=4))
+    reduced = await policy.reduce(messages)
+    assert len(reduced) < len(messages)
