@@ -246,7 +246,10 @@ def function_spec(fn: Callable[..., Any], tool_name: str, doc: Docstring) -> Fun
     from pydantic import ConfigDict, Field, create_model
     from pydantic.fields import FieldInfo
 
-    where = f"tool {tool_name!r} ({getattr(fn, '__qualname__', fn)!r})"
+    qualname = getattr(fn, "__qualname__", None)
+    where = f"tool {tool_name!r}" + (
+        f" (function {qualname})" if qualname and qualname != tool_name else ""
+    )
     try:
         sig = inspect.signature(fn, eval_str=True)
     except NameError as ex:
@@ -259,6 +262,7 @@ def function_spec(fn: Callable[..., Any], tool_name: str, doc: Docstring) -> Fun
 
     fields: dict[str, Any] = {}
     params: list[_Param] = []
+    annotations: dict[str, Any] = {}
     plist = list(sig.parameters.values())
     for i, p in enumerate(plist):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -278,13 +282,14 @@ def function_spec(fn: Callable[..., Any], tool_name: str, doc: Docstring) -> Fun
         field = f"p{i}"
         fields[field] = (_with_defaults(annotation, meta), default)
         params.append(_Param(field, p.name, p.kind is p.POSITIONAL_ONLY))
+        annotations[p.name] = annotation
 
     config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=False)
     try:
         model = create_model(f"{tool_name}_arguments", __config__=config, **fields)
         schema = _json_schema(model)
     except Exception as ex:
-        raise _definition_error(where, fields, params, ex) from ex
+        raise _definition_error(where, annotations, ex) from ex
     for param in params:
         if model.model_fields[param.field].alias != param.name:
             raise ToolDefinitionError(
@@ -308,19 +313,20 @@ def _json_schema(model: Any) -> dict[str, Any]:
 
 
 def _definition_error(
-    where: str, fields: dict[str, Any], params: list[_Param], ex: Exception
+    where: str, annotations: dict[str, Any], ex: Exception
 ) -> ToolDefinitionError:
     """Name the parameter whose type pydantic could not handle."""
     from pydantic import TypeAdapter
 
-    for p in params:
-        annotation = fields[p.field][0]
+    for name, annotation in annotations.items():
         try:
-            TypeAdapter(annotation).json_schema()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                TypeAdapter(annotation).json_schema()
         except Exception as inner:
             first = str(inner).strip().splitlines()[0]
             return ToolDefinitionError(
-                f"Parameter {p.name!r} of {where} has a type that cannot be expressed as "
+                f"Parameter {name!r} of {where} has a type that cannot be expressed as "
                 f"JSON schema ({first}). Use JSON-compatible types: str, int, float, bool, "
                 "lists, dicts, Literal, Enum, dates, pydantic models, dataclasses or "
                 "TypedDicts."

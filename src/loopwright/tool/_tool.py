@@ -176,8 +176,12 @@ class Tool(Generic[P, R]):
         from ._schema import function_spec
 
         fn: Any = self.fn
-        doc_source = fn.func if isinstance(fn, functools.partial) else fn
-        doc = parse_docstring(doc_source)
+        doc = parse_docstring(fn.func if isinstance(fn, functools.partial) else fn)
+        if not (inspect.isroutine(fn) or isinstance(fn, functools.partial)):
+            # a callable object: its class's docstring, and __call__'s for the parameters
+            call_doc = parse_docstring(type(fn).__call__)
+            doc.description = doc.description or call_doc.description
+            doc.params = {**call_doc.params, **doc.params}
         spec = function_spec(fn, self.name, doc)
         try:
             sig_names = {p.lstrip("*") for p in inspect.signature(fn).parameters}

@@ -1,0 +1,497 @@
+"""``execute_tools``: order, concurrency, threads, timeouts, truncation and every error path."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import BaseModel
+
+import loopwright as lw
+from loopwright.model import ToolCallErrorType
+from loopwright.tool import OutputLimitExceededError
+
+
+def calls(*specs: tuple[str, dict[str, Any]] | str) -> lw.AssistantMessage:
+    tool_calls = []
+    for spec in specs:
+        name, args = (spec, {}) if isinstance(spec, str) else spec
+        tool_calls.append(lw.ToolCall(function=name, arguments=args))
+    return lw.AssistantMessage(tool_calls=tool_calls)
+
+
+@lw.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+# --- results and their order ----------------------------------------------------------
+
+
+async def test_no_tool_calls_gives_no_results() -> None:
+    assert await lw.execute_tools(lw.AssistantMessage(content="hi"), [add]) == []
+
+
+async def test_results_match_calls_in_order_even_when_later_calls_finish_first() -> None:
+    @lw.tool(parallel=True)
+    async def wait(seconds: float) -> str:
+        """Wait."""
+        await asyncio.sleep(seconds)
+        return f"waited {seconds}"
+
+    msg = calls(("wait", {"seconds": 0.3}), ("wait", {"seconds": 0.0}), ("add", {"a": 1, "b": 2}))
+    results = await lw.execute_tools(msg, [wait, add])
+    assert [r.content for r in results] == ["waited 0.3", "waited 0.0", "3"]
+    assert [r.tool_call_id for r in results] == [c.id for c in msg.tool_calls]
+    assert [r.function for r in results] == ["wait", "wait", "add"]
+    assert all(r.error is None for r in results)
+
+
+class Reply(BaseModel):
+    ok: bool
+    items: list[int]
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "<opaque thing>"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("plain", "plain"),
+        (42, "42"),
+        (2.5, "2.5"),
+        (True, "true"),
+        (None, ""),
+        ([1, "a", None], '[1,"a",null]'),
+        ({"k": [1, 2], "é": "ü"}, '{"k":[1,2],"é":"ü"}'),
+        (Reply(ok=True, items=[1]), '{"ok":true,"items":[1]}'),
+        (b"bytes \xff", "bytes \ufffd"),
+        (Opaque(), "<opaque thing>"),
+    ],
+)
+async def test_return_values_become_text(value: Any, text: str) -> None:
+    @lw.tool
+    def produce() -> Any:
+        """Produce."""
+        return value
+
+    [result] = await lw.execute_tools(calls("produce"), [produce])
+    assert result.content == text
+    assert result.error is None
+
+
+# --- concurrency ----------------------------------------------------------------------
+
+
+async def test_parallel_async_tools_run_concurrently() -> None:
+    @lw.tool(parallel=True)
+    async def slow(n: int) -> int:
+        """Slow."""
+        await asyncio.sleep(0.5)
+        return n
+
+    start = time.perf_counter()
+    results = await lw.execute_tools(calls(("slow", {"n": 1}), ("slow", {"n": 2})), [slow])
+    elapsed = time.perf_counter() - start
+    assert [r.content for r in results] == ["1", "2"]
+    assert elapsed < 0.9  # two 0.5 s calls took the time of one
+
+
+async def test_parallel_sync_tools_run_in_threads_concurrently() -> None:
+    threads: list[int] = []
+
+    @lw.tool(parallel=True)
+    def blocking(n: int) -> int:
+        """Block."""
+        threads.append(threading.get_ident())
+        time.sleep(0.5)
+        return n
+
+    start = time.perf_counter()
+    results = await lw.execute_tools(
+        calls(("blocking", {"n": 1}), ("blocking", {"n": 2})), [blocking]
+    )
+    assert time.perf_counter() - start < 0.9
+    assert [r.content for r in results] == ["1", "2"]
+    assert threading.get_ident() not in threads
+    assert len(set(threads)) == 2
+
+
+async def test_sync_tools_do_not_block_the_event_loop() -> None:
+    @lw.tool
+    def blocking() -> str:
+        """Block."""
+        time.sleep(0.5)
+        return "done"
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await lw.execute_tools(calls("blocking"), [blocking])
+    task.cancel()
+    assert ticks >= 5  # the loop kept running while the tool slept
+
+
+async def test_non_parallel_tools_run_one_at_a_time_in_order() -> None:
+    log: list[str] = []
+
+    @lw.tool
+    async def step(name: str) -> str:
+        """Step."""
+        log.append(f"start {name}")
+        await asyncio.sleep(0.05)
+        log.append(f"end {name}")
+        return name
+
+    await lw.execute_tools(calls(*(("step", {"name": n}) for n in "abc")), [step])
+    assert log == ["start a", "end a", "start b", "end b", "start c", "end c"]
+
+
+async def test_a_non_parallel_call_is_a_barrier_between_parallel_ones() -> None:
+    log: list[str] = []
+
+    @lw.tool(parallel=True)
+    async def par(name: str) -> str:
+        """Parallel."""
+        log.append(f"start {name}")
+        await asyncio.sleep(0.1)
+        log.append(f"end {name}")
+        return name
+
+    @lw.tool
+    async def seq(name: str) -> str:
+        """Sequential."""
+        log.append(f"start {name}")
+        await asyncio.sleep(0.01)
+        log.append(f"end {name}")
+        return name
+
+    msg = calls(
+        ("par", {"name": "p1"}),
+        ("par", {"name": "p2"}),
+        ("seq", {"name": "s"}),
+        ("par", {"name": "p3"}),
+    )
+    results = await lw.execute_tools(msg, [par, seq])
+    assert [r.content for r in results] == ["p1", "p2", "s", "p3"]
+    assert log[:2] == ["start p1", "start p2"]  # p1 and p2 overlap
+    assert set(log[2:4]) == {"end p1", "end p2"}
+    assert log[4:] == ["start s", "end s", "start p3", "end p3"]
+
+
+async def test_max_parallel_caps_concurrency() -> None:
+    running = 0
+    peak = 0
+
+    @lw.tool(parallel=True)
+    async def work() -> None:
+        """Work."""
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.05)
+        running -= 1
+
+    results = await lw.execute_tools(calls(*["work"] * 6), [work], max_parallel=2)
+    assert len(results) == 6
+    assert peak == 2
+
+
+async def test_every_call_runs_in_its_own_task() -> None:
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    @lw.tool
+    async def where() -> None:
+        """Where."""
+        tasks.append(asyncio.current_task())
+
+    outer = asyncio.current_task()
+    await lw.execute_tools(calls("where", "where"), [where])
+    assert len({id(t) for t in tasks}) == 2
+    assert outer not in tasks
+
+
+# --- timeouts ---------------------------------------------------------------------------
+
+
+async def test_slow_async_tool_times_out_as_an_error_for_the_model() -> None:
+    cancelled = asyncio.Event()
+
+    @lw.tool(timeout=0.2)
+    async def hang() -> str:
+        """Hang."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    start = time.perf_counter()
+    [result] = await lw.execute_tools(calls("hang"), [hang])
+    assert time.perf_counter() - start < 2
+    assert result.error == lw.ToolCallError(
+        type="timeout",
+        message="Tool 'hang' did not finish within 0.2 seconds; the call was cancelled.",
+    )
+    assert result.content == result.error.message
+    assert cancelled.is_set()
+
+
+async def test_slow_sync_tool_times_out_without_waiting_for_its_thread() -> None:
+    @lw.tool(timeout=0.2)
+    def hang() -> str:
+        """Hang."""
+        time.sleep(1.0)
+        return "late"
+
+    start = time.perf_counter()
+    results = await lw.execute_tools(calls("hang", ("add", {"a": 1, "b": 1})), [hang, add])
+    assert time.perf_counter() - start < 0.9  # the thread still sleeps; nobody waits for it
+    assert results[0].error == lw.ToolCallError(
+        type="timeout",
+        message="Tool 'hang' did not finish within 0.2 seconds; the call was cancelled.",
+    )
+    assert results[1].content == "2"
+
+
+async def test_timeout_error_raised_by_the_tool_is_a_timeout() -> None:
+    @lw.tool
+    async def fetch() -> str:
+        """Fetch."""
+        raise TimeoutError("the server did not answer")
+
+    [result] = await lw.execute_tools(calls("fetch"), [fetch])
+    assert result.error == lw.ToolCallError(
+        type="timeout", message="Tool 'fetch' timed out: the server did not answer"
+    )
+
+
+# --- expected errors ----------------------------------------------------------------------
+
+
+class LimitError(lw.ToolError):
+    error_type: ClassVar[ToolCallErrorType] = "limit"
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind", "text"),
+    [
+        (lw.ToolError("No such row; use 0..9."), "tool_error", "No such row; use 0..9."),
+        (LimitError("Budget used up."), "limit", "Budget used up."),
+        (
+            PermissionError(13, "Permission denied", "/etc/shadow"),
+            "permission",
+            "[Errno 13] Permission denied: '/etc/shadow'",
+        ),
+        (
+            FileNotFoundError(2, "No such file or directory", "x.txt"),
+            "file_not_found",
+            "[Errno 2] No such file or directory: 'x.txt'",
+        ),
+        (
+            OutputLimitExceededError("The file is 9 MB; read a range.", truncated_output="abc"),
+            "output_limit",
+            "The file is 9 MB; read a range.\n\nThe output that fits:\nabc",
+        ),
+        (OutputLimitExceededError("Too big."), "output_limit", "Too big."),
+    ],
+)
+async def test_expected_failures_become_errors_for_the_model(
+    exc: Exception, kind: str, text: str
+) -> None:
+    @lw.tool
+    def fail() -> str:
+        """Fail."""
+        raise exc
+
+    results = await lw.execute_tools(calls("fail", ("add", {"a": 1, "b": 2})), [fail, add])
+    assert results[0].error == lw.ToolCallError(type=kind, message=text)  # type: ignore[arg-type]
+    assert results[0].content == text
+    assert results[1].content == "3"  # the run goes on
+
+
+async def test_unknown_tool_lists_the_valid_names() -> None:
+    [result] = await lw.execute_tools(calls("ad"), [add, lw.think])
+    assert result.error == lw.ToolCallError(
+        type="unknown_tool",
+        message="Unknown tool 'ad'. Did you mean 'add'? Available tools: add, think.",
+    )
+    [result] = await lw.execute_tools(calls("zzz"), [add])
+    assert result.content == "Unknown tool 'zzz'. Available tools: add."
+    [result] = await lw.execute_tools(calls("zzz"), [])
+    assert result.content == "Unknown tool 'zzz': no tools are available."
+
+
+async def test_unparseable_arguments_are_a_parsing_error() -> None:
+    msg = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(function="add", parse_error="Expecting ',' at char 9")]
+    )
+    [result] = await lw.execute_tools(msg, [add])
+    assert result.error is not None and result.error.type == "parsing"
+    assert result.content == (
+        "Could not parse the arguments of the call to 'add': Expecting ',' at char 9. "
+        "Send the arguments as a JSON object matching the tool's parameters."
+    )
+
+
+async def test_invalid_arguments_are_a_validation_error_and_the_tool_does_not_run() -> None:
+    ran = False
+
+    @lw.tool
+    def f(n: int) -> None:
+        """F."""
+        nonlocal ran
+        ran = True
+
+    [result] = await lw.execute_tools(calls(("f", {"n": "x", "m": 1})), [f])
+    assert result.error is not None and result.error.type == "validation"
+    assert "- n: Input should be a valid integer" in result.content
+    assert "- m: unexpected argument" in result.content
+    assert not ran
+
+
+# --- bugs ---------------------------------------------------------------------------------
+
+
+async def test_a_bug_in_a_tool_propagates_with_tool_name_and_call_id() -> None:
+    @lw.tool
+    def broken() -> str:
+        """Broken."""
+        return str(1 / 0)
+
+    msg = calls("broken")
+    with pytest.raises(ZeroDivisionError) as info:
+        await lw.execute_tools(msg, [broken])
+    assert f"(raised by tool 'broken', call id {msg.tool_calls[0].id})" in info.value.__notes__
+
+
+async def test_a_bug_cancels_parallel_siblings_and_skips_later_calls() -> None:
+    cancelled = asyncio.Event()
+    later_ran = False
+
+    @lw.tool(parallel=True)
+    async def slow() -> str:
+        """Slow."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    @lw.tool(parallel=True)
+    async def broken() -> str:
+        """Broken."""
+        await asyncio.sleep(0.05)
+        raise KeyError("oops")
+
+    @lw.tool
+    def later() -> None:
+        """Later."""
+        nonlocal later_ran
+        later_ran = True
+
+    start = time.perf_counter()
+    with pytest.raises(KeyError):
+        await lw.execute_tools(calls("slow", "broken", "later"), [slow, broken, later])
+    assert time.perf_counter() - start < 2
+    assert cancelled.is_set()
+    assert not later_ran
+
+
+async def test_cancelling_execute_tools_cancels_running_calls_and_waits_for_them() -> None:
+    cleaned = asyncio.Event()
+
+    @lw.tool(parallel=True)
+    async def slow() -> str:
+        """Slow."""
+        try:
+            await asyncio.sleep(10)
+        finally:
+            cleaned.set()
+        return "never"
+
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await lw.execute_tools(calls("slow", "slow"), [slow])
+    assert cleaned.is_set()  # the call finished cleaning up before execute_tools returned
+
+
+# --- output limit -----------------------------------------------------------------------
+
+
+async def test_long_output_is_truncated_in_the_middle() -> None:
+    @lw.tool
+    def dump() -> str:
+        """Dump."""
+        return "".join(f"line {i}\n" for i in range(10_000))
+
+    [result] = await lw.execute_tools(calls("dump"), [dump], max_output=1000)
+    assert len(result.content.encode()) <= 1000
+    assert result.content.startswith("line 0\nline 1\n")
+    assert result.content.endswith("line 9999\n")
+    assert "bytes (" in result.content and "truncated from the middle" in result.content
+    assert result.error is None
+
+
+async def test_default_output_limit_is_16_kib_and_zero_means_none() -> None:
+    @lw.tool
+    def dump() -> str:
+        """Dump."""
+        return "x" * 100_000
+
+    [result] = await lw.execute_tools(calls("dump"), [dump])
+    assert len(result.content.encode()) <= 16 * 1024
+    assert "truncated" in result.content
+    [result] = await lw.execute_tools(calls("dump"), [dump], max_output=0)
+    assert result.content == "x" * 100_000
+
+
+async def test_long_error_messages_are_truncated_too() -> None:
+    @lw.tool
+    def fail() -> str:
+        """Fail."""
+        raise lw.ToolError("e" * 5000)
+
+    [result] = await lw.execute_tools(calls("fail"), [fail], max_output=500)
+    assert result.error is not None
+    assert len(result.error.message.encode()) <= 500
+    assert "truncated" in result.error.message
+
+
+# --- configuration errors ----------------------------------------------------------------
+
+
+async def test_duplicate_tool_names_are_a_configuration_error() -> None:
+    other = lw.tool_with(lw.think, name="add")
+    with pytest.raises(lw.ConfigurationError, match="Two tools are named 'add'"):
+        await lw.execute_tools(calls("add"), [add, other])
+    # the same tool twice is fine
+    results = await lw.execute_tools(calls(("add", {"a": 1, "b": 1})), [add, add])
+    assert results[0].content == "2"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_output": -1}, "max_output must be >= 0"),
+        ({"max_parallel": 0}, "max_parallel must be >= 1"),
+    ],
+)
+async def test_bad_limits_are_configuration_errors(kwargs: dict[str, int], message: str) -> None:
+    with pytest.raises(lw.ConfigurationError, match=message):
+        await lw.execute_tools(calls("add"), [add], **kwargs)  # type: ignore[arg-type]
