@@ -32,7 +32,7 @@ import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -54,7 +54,6 @@ JsonPatch = list[dict[str, Any]]
 """A list of RFC 6902 operations (``{"op": "add", "path": "/key", "value": ...}``)."""
 
 _IMMUTABLE = (str, int, float, bool, type(None))
-T = TypeVar("T")
 M = TypeVar("M", bound="StoreModel")
 
 
@@ -139,10 +138,6 @@ class Store:
         return f"Store({len(self._data)} keys)"
 
     # --- reading --------------------------------------------------------------------
-    @overload
-    def get(self, key: str) -> Any: ...
-    @overload
-    def get(self, key: str, default: T) -> T: ...
     def get(self, key: str, default: Any = None) -> Any:
         """The value of ``key``; if it is missing, ``default`` (which, when not ``None``,
         is stored under ``key`` first, so a mutable default can be filled in place)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections import OrderedDict
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -44,6 +43,12 @@ def _loads(text: str | None) -> Any:
 
 def _time(value: float | None) -> datetime | None:
     return datetime.fromtimestamp(value, UTC) if value is not None else None
+
+
+def _hostname() -> str:
+    import socket
+
+    return socket.gethostname()
 
 
 def _alive(pid: int) -> bool:
@@ -87,7 +92,7 @@ class RunInfo(BaseModel):
     def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
         (id, name, model, status, created, finished, input, output, messages, error, limit,
          store_id, metadata, host, pid) = row  # fmt: skip
-        if status == "running" and host == socket.gethostname() and pid and not _alive(pid):
+        if status == "running" and pid and host == _hostname() and not _alive(pid):
             status = "interrupted"
         return cls(
             id=id,

@@ -22,7 +22,6 @@ import itertools
 import json
 import logging
 import os
-import socket
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -75,6 +74,12 @@ def _json(value: Any) -> str | None:
     except Exception:
         data = repr(value)
     return json.dumps(data, separators=(",", ":"))
+
+
+def _hostname() -> str:
+    import socket
+
+    return socket.gethostname()
 
 
 def _error_text(error: BaseException | str) -> str:
@@ -257,7 +262,7 @@ class Recording:
                     _json(self.input),
                     _json(self.metadata),
                     s.id,
-                    socket.gethostname(),
+                    _hostname(),
                     os.getpid(),
                 ),
             )

@@ -33,7 +33,7 @@ ProviderFactory: TypeAlias = Callable[..., ModelAPI]
 # Built-in providers, as import paths so that no provider SDK is imported until used.
 _BUILTIN: dict[str, str] = {
     "mock": "loopwright.model.providers.mock:MockModelAPI",
-}
+    "replay": "loopwright.model.providers.replay:ReplayModelAPI",
     "local": "loopwright.model.providers.local:LocalModelAPI",
     "openai": "loopwright.model.providers.openai:OpenAIAPI",
     "anthropic": "loopwright.model.providers.anthropic:AnthropicAPI",
@@ -44,6 +44,7 @@ _BUILTIN: dict[str, str] = {
     "groq": "loopwright.model.providers.openai:groq",
     "openrouter": "loopwright.model.providers.openai:openrouter",
     "together": "loopwright.model.providers.openai:together",
+}
 _registry: dict[str, ProviderFactory | str] = dict(_BUILTIN)
 _entry_points_loaded = False
 

@@ -1,0 +1,242 @@
+"""A console display of running agents: steps, tool calls and results, abbreviated."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ..transcript import (
+    ApprovalEvent,
+    ErrorEvent,
+    Event,
+    InfoEvent,
+    LimitEvent,
+    LoggerEvent,
+    ModelEvent,
+    SandboxEvent,
+    SpanBegin,
+    SpanEnd,
+    StoreEvent,
+    SubtaskEvent,
+    ToolEvent,
+    Transcript,
+    observe_transcripts,
+)
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from rich.console import Console
+    from rich.text import Text
+
+__all__ = ["ConsoleDisplay", "abbreviate", "console_display"]
+
+
+def abbreviate(text: str, limit: int, *, max_lines: int = 8) -> str:
+    """``text`` cut to at most ``limit`` characters and ``max_lines`` lines, saying how
+    much was left out."""
+    text = text.strip()
+    lines = text.splitlines()
+    cut = 0
+    if len(lines) > max_lines:
+        cut = len("\n".join(lines[max_lines:]))
+        text = "\n".join(lines[:max_lines])
+    if len(text) > limit:
+        cut += len(text) - limit
+        text = text[:limit].rstrip()
+    return f"{text} … (+{cut} chars)" if cut else text
+
+
+def _args(arguments: dict[str, Any], limit: int) -> str:
+    parts = []
+    for k, v in arguments.items():
+        value = v if isinstance(v, str) else json.dumps(v, default=str)
+        if isinstance(v, str):
+            value = json.dumps(abbreviate(v, max(20, limit // 4), max_lines=1))
+        parts.append(f"{k}={value}")
+    return abbreviate(", ".join(parts), limit, max_lines=1)
+
+
+class ConsoleDisplay:
+    """Prints a run's events to a rich console as they happen.
+
+    Use it as a context manager around runs (every run transcript opened within is
+    shown), or subscribe it to one transcript with :meth:`attach`. It is also a plain
+    event subscriber: ``display(event)``.
+
+    Args:
+        console: The ``rich.console.Console`` to print to (default: a new one, stderr).
+        max_chars: Longer texts (model output, tool results) are cut to this length.
+        log_level: Captured log records at or above this level are shown.
+        show_store: Show store changes (the keys changed).
+    """
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        max_chars: int = 400,
+        log_level: int = logging.WARNING,
+        show_store: bool = False,
+    ) -> None:
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
+        self.console = console
+        self.max_chars = max_chars
+        self.log_level = log_level
+        self.show_store = show_store
+        self.steps = 0
+        self._depth: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._cm: AbstractContextManager[Any] | None = None
+
+    # --- subscription ---------------------------------------------------------------
+    def attach(self, transcript: Transcript) -> Any:
+        """Show ``transcript``'s events from now on; returns the unsubscribe function."""
+        return transcript.subscribe(self)
+
+    def __enter__(self) -> ConsoleDisplay:
+        self._cm = observe_transcripts(self)
+        self._cm.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        cm, self._cm = self._cm, None
+        if cm is not None:
+            cm.__exit__(exc_type, exc, tb)
+
+    # --- rendering ------------------------------------------------------------------
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            depth = self._depth.get(event.span_id, 0) if event.span_id else 0
+            if isinstance(event, (ToolEvent, SubtaskEvent, SpanBegin)):
+                self._depth.setdefault(event.id, depth + 1)
+            for line in self._render(event):
+                line.pad_left(2 * depth)
+                self.console.print(line, soft_wrap=True, highlight=False)
+
+    def _text(self, *parts: tuple[str, str] | str) -> Text:
+        from rich.text import Text
+
+        return Text.assemble(*parts)
+
+    def _render(self, ev: Event) -> list[Text]:
+        n = self.max_chars
+        t = self._text
+        if isinstance(ev, ModelEvent):
+            if ev.pending:
+                return []
+            self.steps += 1
+            head = [
+                ("step ", "bold cyan"),
+                (f"{self.steps}", "bold cyan"),
+                (f"  {ev.model}", "dim"),
+            ]
+            if ev.usage is not None:
+                head.append((f" · {ev.usage.total_tokens} tokens", "dim"))
+            head.append((f" · {ev.duration:.1f}s", "dim"))
+            if ev.retries:
+                head.append((f" · {ev.retries} retries", "yellow"))
+            out = [t(*head)]
+            if ev.error is not None:
+                return [*out, t(("✗ model error: ", "bold red"), abbreviate(ev.error, n))]
+            if ev.output is None:
+                return out
+            msg = ev.output.message
+            if msg.reasoning:
+                out.append(t((abbreviate(msg.reasoning, n), "dim italic")))
+            if msg.content.strip():
+                out.append(t(abbreviate(msg.content, n)))
+            for call in msg.tool_calls:
+                out.append(
+                    t(
+                        ("→ ", "magenta"),
+                        (call.function, "bold magenta"),
+                        f"({_args(call.arguments, n)})",
+                    )
+                )
+            return out
+        if isinstance(ev, ToolEvent):
+            if ev.pending:
+                return []
+            name = ev.call.function
+            if ev.failure is not None:
+                return [t(("✗ ", "bold red"), (name, "bold"), (f": {ev.failure}", "red"))]
+            if ev.error is not None:
+                return [
+                    t(("✗ ", "red"), (name, "bold"), ": ", (abbreviate(ev.error.message, n), "red"))
+                ]
+            result = ev.result.content if ev.result is not None else ""
+            extra = " (truncated)" if ev.truncated else ""
+            return [t(("← ", "green"), (name, "bold"), f"{extra}: ", abbreviate(result, n))]
+        if isinstance(ev, SubtaskEvent):
+            if ev.pending:
+                return [t(("▸ ", "blue"), (f"{ev.type} ", "dim"), (ev.name, "bold blue"))]
+            if ev.error is not None:
+                return [t(("◂ ", "blue"), (ev.name, "bold"), (f" failed: {ev.error}", "red"))]
+            result = json.dumps(ev.result, default=str) if ev.result is not None else "done"
+            return [
+                t(
+                    ("◂ ", "blue"),
+                    (ev.name, "bold"),
+                    f" → {abbreviate(result, n)}",
+                    (f" ({ev.duration:.1f}s)", "dim"),
+                )
+            ]
+        if isinstance(ev, SpanBegin):
+            return [t(("┌ ", "dim"), (ev.name, "bold dim"))]
+        if isinstance(ev, SpanEnd):
+            return [t(("└ ", "dim"), (f"failed: {ev.error}", "red"))] if ev.error else []
+        if isinstance(ev, InfoEvent):
+            data = ev.data if isinstance(ev.data, str) else json.dumps(ev.data, default=str)
+            return [t(("• ", "cyan"), abbreviate(data, n))]
+        if isinstance(ev, LoggerEvent):
+            if logging.getLevelName(ev.level) < self.log_level:
+                return []
+            style = "red" if ev.level in ("ERROR", "CRITICAL") else "yellow"
+            return [
+                t(
+                    (f"{ev.level.lower()} ", style),
+                    (f"{ev.logger}: ", "dim"),
+                    abbreviate(ev.message, n),
+                )
+            ]
+        if isinstance(ev, LimitEvent):
+            return [t(("■ limit reached: ", "bold yellow"), ev.message or ev.type)]
+        if isinstance(ev, ErrorEvent):
+            return [t(("■ error: ", "bold red"), f"{ev.error}: ", abbreviate(ev.message, n))]
+        if isinstance(ev, ApprovalEvent):
+            style = "green" if ev.decision == "approve" else "yellow"
+            why = f" ({ev.explanation})" if ev.explanation else ""
+            by = f" by {ev.approver}" if ev.approver else ""
+            return [t(("approval: ", "dim"), (ev.decision, style), f"{by}{why}")]
+        if isinstance(ev, SandboxEvent):
+            what = ev.cmd if isinstance(ev.cmd, str) else " ".join(ev.cmd or []) or ev.file or ""
+            code = f" → exit {ev.result}" if ev.result is not None else ""
+            return [t((f"sandbox {ev.action}: ", "dim"), abbreviate(what, n, max_lines=1), code)]
+        if isinstance(ev, StoreEvent) and self.show_store:
+            paths = ", ".join(sorted({c.get("path", "") for c in ev.changes}))
+            return [t(("store: ", "dim"), abbreviate(paths, n, max_lines=1))]
+        return []
+
+
+def console_display(
+    console: Console | None = None,
+    *,
+    max_chars: int = 400,
+    log_level: int = logging.WARNING,
+    show_store: bool = False,
+) -> ConsoleDisplay:
+    """A :class:`ConsoleDisplay`: ``with lw.console_display(): await lw.run(...)`` shows
+    every run started within, as it happens."""
+    return ConsoleDisplay(console, max_chars=max_chars, log_level=log_level, show_store=show_store)
