@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from typing import Any, ClassVar
@@ -122,6 +124,57 @@ async def test_parallel_sync_tools_run_in_threads_concurrently() -> None:
     assert [r.content for r in results] == ["1", "2"]
     assert threading.get_ident() not in threads
     assert len(set(threads)) == 2
+
+
+async def test_many_parallel_sync_tools_are_not_limited_by_the_default_executor() -> None:
+    # asyncio's default executor has cpu + 4 threads: 6 on a 2-core machine
+    @lw.tool(parallel=True)
+    def blocking(n: int) -> int:
+        """Block."""
+        time.sleep(0.4)
+        return n
+
+    start = time.perf_counter()
+    msg = calls(*(("blocking", {"n": i}) for i in range(16)))
+    results = await lw.execute_tools(msg, [blocking], max_parallel=16)
+    assert time.perf_counter() - start < 1.5
+    assert [r.content for r in results] == [str(i) for i in range(16)]
+
+
+def test_a_stuck_sync_tool_that_timed_out_does_not_hang_the_program() -> None:
+    code = """
+import asyncio, time
+import loopwright as lw
+
+@lw.tool(timeout=0.2)
+def stuck() -> str:
+    \"\"\"Stuck.\"\"\"
+    time.sleep(60)
+    return "never"
+
+msg = lw.AssistantMessage(tool_calls=[lw.ToolCall(function="stuck")])
+[result] = asyncio.run(lw.execute_tools(msg, [stuck]))
+assert result.error.type == "timeout", result
+print("done")
+"""
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert out.stdout.strip() == "done"
+    assert time.perf_counter() - start < 20  # not the 60 s the thread sleeps
+
+
+async def test_worker_threads_are_reused() -> None:
+    @lw.tool
+    def work() -> None:
+        """Work."""
+
+    await lw.execute_tools(calls("work"), [work])
+    before = threading.active_count()
+    for _ in range(30):
+        await lw.execute_tools(calls("work"), [work])
+    assert threading.active_count() <= before + 1  # sequential calls reuse idle threads
 
 
 async def test_sync_tools_do_not_block_the_event_loop() -> None:
@@ -483,6 +536,14 @@ async def test_duplicate_tool_names_are_a_configuration_error() -> None:
     # the same tool twice is fine
     results = await lw.execute_tools(calls(("add", {"a": 1, "b": 1})), [add, add])
     assert results[0].content == "2"
+
+
+async def test_plain_functions_are_refused_with_a_hint() -> None:
+    def plain(a: int) -> int:
+        return a
+
+    with pytest.raises(lw.ConfigurationError, match="is not a Tool; make a function into one"):
+        await lw.execute_tools(calls("plain"), [plain])  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize(

@@ -83,13 +83,18 @@ async def execute_tools(
 
     Raises:
         ToolTerminated: An approval policy ended the run.
-        ConfigurationError: Two tools share a name, or a limit is invalid.
+        ConfigurationError: Something in ``tools`` is not a ``Tool``, two tools share a
+            name, or a limit is invalid.
     """
     calls = message.tool_calls
     if not calls:
         return []
     by_name: dict[str, Tool[..., Any]] = {}
     for t in tools:
+        if not isinstance(t, Tool):
+            raise ConfigurationError(
+                f"{t!r} is not a Tool; make a function into one with @tool (or tool(fn))."
+            )
         other = by_name.setdefault(t.name, t)
         if other is not t:
             raise ConfigurationError(

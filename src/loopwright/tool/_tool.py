@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import enum
 import functools
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, ove
 
 from ..model import ToolInfo
 from ._errors import ToolArgumentsError, ToolDefinitionError
+from ._threads import run_in_thread
 
 if TYPE_CHECKING:
     from ._schema import FunctionSpec
@@ -274,7 +274,7 @@ class Tool(Generic[P, R]):
         if self._is_async:
             result = fn(*args, **kwargs)
         else:
-            result = await asyncio.to_thread(fn, *args, **kwargs)
+            result = await run_in_thread(fn, *args, **kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result
