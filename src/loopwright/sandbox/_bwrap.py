@@ -1,0 +1,289 @@
+"""The ``bwrap`` backend: each command runs in fresh Linux namespaces via bubblewrap.
+
+What a command sees: the host's ``/usr`` read-only (plus the ``/bin``, ``/lib``…
+links to it), a minimal ``/etc``, a new ``/proc`` and ``/dev``, a private writable
+``/workspace`` (a host folder kept for the sandbox's life), a size-limited ``/tmp``
+that is fresh for each command, and nothing else: no ``/root``, no home folders, no
+project files. It runs as an unprivileged user in its own user, PID, network (no
+network at all), IPC, UTS (hostname ``sandbox``) and cgroup namespaces, with an empty
+environment plus a few variables, and may not create user namespaces of its own. When
+loopwright runs as root, bubblewrap itself is started as an unprivileged host user
+(``nobody`` by default), so the sandboxed code is never host root under any mapping.
+
+Every command is a separate bubblewrap run: files in ``/workspace`` persist between
+commands, processes and ``/tmp`` do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from .._errors import ConfigurationError
+from ._environment import SandboxEnvironment, file_error
+from ._limits import prlimit_prefix
+from ._process import RawResult, kill_group, run_process
+from ._tempdir import make_root, remove_root
+from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
+
+__all__ = ["BwrapSandbox"]
+
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install -y --no-install-recommends "
+    "bubblewrap`; Fedora: `dnf install bubblewrap`; Arch: `pacman -S bubblewrap`), or "
+    "choose the unisolated backend explicitly with use_sandbox('local')"
+)
+NOBODY = 65534
+_HOST_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
+_SHM_BYTES = 64 * 1024 * 1024
+_SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class _Probe:
+    bwrap: str
+    disable_userns: bool
+
+
+_probes: dict[int, _Probe] = {}
+
+
+async def _probe(host_uid: int, host_gid: int) -> _Probe:
+    """Check once per host uid that bubblewrap is installed and can make a sandbox."""
+    if host_uid in _probes:
+        return _probes[host_uid]
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailableError(
+            f"the bwrap sandbox needs Linux (this is {sys.platform}); choose the "
+            "unisolated backend explicitly with use_sandbox('local') for trusted code"
+        )
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailableError(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
+    if prlimit_prefix(SandboxLimits()) is None:
+        raise SandboxUnavailableError(
+            "prlimit is missing (it applies the sandbox's resource limits); install "
+            "util-linux (Debian/Ubuntu: `apt-get install -y util-linux`)"
+        )
+    help_proc = await asyncio.create_subprocess_exec(
+        bwrap, "--help", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    help_text, _ = await help_proc.communicate()
+    probe = _Probe(bwrap=bwrap, disable_userns=b"--disable-userns" in help_text)
+    root = await asyncio.to_thread(_make_sandbox_root, host_uid, host_gid)
+    try:
+        sandbox = BwrapSandbox(root, SandboxLimits(), host_uid, host_gid, probe)
+        try:
+            result = await sandbox._exec(
+                ["true"], input=None, cwd=sandbox.workdir, env={}, timeout=30
+            )
+        except SandboxError as e:
+            result = ExecResult(success=False, returncode=-1, stderr=str(e))
+    finally:
+        await asyncio.to_thread(remove_root, root)
+    if not result.success:
+        raise SandboxUnavailableError(
+            f"bubblewrap is installed but cannot create a sandbox here: "
+            f"{result.stderr.strip() or f'exit {result.returncode}'}. It needs unprivileged "
+            "user namespaces (check `sysctl user.max_user_namespaces`, "
+            "`kernel.unprivileged_userns_clone` and AppArmor's "
+            "`kernel.apparmor_restrict_unprivileged_userns`); inside a container, run it "
+            "with user namespaces allowed. Or choose use_sandbox('local') (unisolated)"
+        )
+    _probes[host_uid] = probe
+    return probe
+
+
+def _make_sandbox_root(host_uid: int, host_gid: int) -> str:
+    """The host folder of one sandbox: ``workspace/`` and the generated ``etc/`` files."""
+    root = make_root()
+    workspace = os.path.join(root, "workspace")
+    etc = os.path.join(root, "etc")
+    os.mkdir(workspace, 0o755)
+    os.mkdir(etc, 0o755)
+    files = {
+        "passwd": (
+            "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+            "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        ),
+        "group": "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
+        "hostname": "sandbox\n",
+        "hosts": "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost\n",
+        "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(etc, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(os.path.join(etc, name), 0o644)
+    if host_uid != os.geteuid() or host_gid != os.getegid():
+        os.chown(root, host_uid, host_gid)
+        os.chown(workspace, host_uid, host_gid)
+    return root
+
+
+class BwrapSandbox(SandboxEnvironment):
+    """Commands isolated by bubblewrap (Linux namespaces); see the module docstring."""
+
+    name = "bwrap"
+    isolated = True
+    workdir = "/workspace"
+    python = "/usr/bin/python3"
+
+    def __init__(
+        self, root: str, limits: SandboxLimits, host_uid: int, host_gid: int, probe: _Probe
+    ) -> None:
+        self.root = root
+        """The host folder behind the sandbox (``workspace/`` is its ``/workspace``)."""
+        self.limits = limits
+        self.host_uid = host_uid
+        self.host_gid = host_gid
+        self._probe = probe
+        self._running: set[int] = set()
+        self._etc = self._etc_binds()
+
+    @classmethod
+    async def create(
+        cls,
+        *,
+        limits: SandboxLimits | None = None,
+        host_uid: int | None = None,
+        host_gid: int | None = None,
+        **options: Any,
+    ) -> Self:
+        """Start a bubblewrap sandbox.
+
+        Args:
+            limits: Limits for every command.
+            host_uid: The host user bubblewrap runs as. Default: the current user, or
+                ``nobody`` (65534) when that is root. Changing it needs root.
+            host_gid: The host group, likewise.
+
+        Raises:
+            SandboxUnavailableError: bubblewrap is missing or cannot make namespaces
+                here; the message names the fix.
+        """
+        if options:
+            raise ConfigurationError(f"unknown bwrap sandbox options: {', '.join(sorted(options))}")
+        euid = os.geteuid()
+        uid = host_uid if host_uid is not None else (NOBODY if euid == 0 else euid)
+        gid = host_gid if host_gid is not None else (NOBODY if euid == 0 else os.getegid())
+        if uid == 0:
+            raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
+        probe = await _probe(uid, gid)
+        root = await asyncio.to_thread(_make_sandbox_root, uid, gid)
+        return cls(root, limits or SandboxLimits(), uid, gid, probe)
+
+    async def _cleanup(self) -> None:
+        for pid in list(self._running):
+            kill_group(pid)
+        await asyncio.to_thread(remove_root, self.root)
+
+    def _etc_binds(self) -> list[str]:
+        args: list[str] = []
+        for name in sorted(os.listdir(os.path.join(self.root, "etc"))):
+            args += ["--ro-bind", os.path.join(self.root, "etc", name), f"/etc/{name}"]
+        for name in _HOST_ETC:
+            if os.path.exists(f"/etc/{name}"):
+                args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        return args
+
+    def _argv(self, cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> list[str]:
+        a = [self._probe.bwrap, "--unshare-all", "--unshare-user"]
+        if self._probe.disable_userns:
+            a.append("--disable-userns")
+        a += ["--uid", "1000", "--gid", "1000", "--hostname", "sandbox"]
+        a += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        a += ["--ro-bind", "/usr", "/usr"]
+        for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            path = f"/{top}"
+            if os.path.islink(path):
+                a += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):  # a system without merged /usr
+                a += ["--ro-bind", path, path]
+        a += self._etc
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        shm = min(self.limits.tmp_bytes, _SHM_BYTES)
+        a += ["--size", str(shm), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
+        a += ["--bind", os.path.join(self.root, "workspace"), self.workdir]
+        a += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
+        base = {
+            "PATH": _SANDBOX_PATH,
+            "HOME": self.workdir,
+            "USER": "sandbox",
+            "LANG": "C.UTF-8",
+            "TMPDIR": "/tmp",
+            "TERM": "dumb",
+        }
+        for key, value in {**base, **env}.items():
+            a += ["--setenv", key, value]
+        prefix = prlimit_prefix(self.limits)
+        assert prefix is not None  # checked by the probe
+        return [*a, *prefix, *cmd]
+
+    async def _run(
+        self,
+        cmd: list[str],
+        *,
+        input: bytes | None,
+        cwd: str,
+        env: dict[str, str],
+        timeout: float,
+        max_output_bytes: int,
+    ) -> RawResult:
+        spawn: dict[str, Any] = {}
+        if self.host_uid != os.geteuid() or self.host_gid != os.getegid():
+            spawn = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []}
+        return await run_process(
+            self._argv(cmd, cwd, env),
+            input=input,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+            kill_tree=kill_group,  # bwrap dies, and --die-with-parent takes the rest down
+            cwd=self.root,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            spawn_options=spawn,
+            label=" ".join(cmd),
+            running=self._running,
+        )
+
+    async def _exec(
+        self,
+        cmd: list[str],
+        *,
+        input: bytes | None,
+        cwd: str,
+        env: dict[str, str],
+        timeout: float,
+    ) -> ExecResult:
+        raw = await self._run(
+            cmd,
+            input=input,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            max_output_bytes=self.limits.max_output_bytes,
+        )
+        return raw.result()
+
+    async def _read_bytes(self, path: str) -> bytes:
+        cap = self.limits.max_file_bytes or self.limits.max_output_bytes
+        raw = await self._run(
+            ["cat", "--", path],
+            input=None,
+            cwd=self.workdir,
+            env={},
+            timeout=self.limits.timeout,
+            max_output_bytes=cap,
+        )
+        if raw.returncode != 0:
+            raise file_error(path, raw.stderr.decode("utf-8", "replace"), reading=True)
+        if raw.truncated:
+            raise SandboxError(f"{path} is larger than {cap} bytes; read it in parts with exec()")
+        return raw.stdout

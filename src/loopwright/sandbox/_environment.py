@@ -1,0 +1,315 @@
+"""``SandboxEnvironment``: the interface every sandbox backend implements."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, Self, overload
+
+from .._errors import ConfigurationError
+from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
+
+__all__ = ["SandboxEnvironment", "check_command", "file_error"]
+
+
+class SandboxEnvironment(ABC):
+    """A place to run untrusted commands and keep their files.
+
+    Use :meth:`exec`, :meth:`read_file` and :meth:`write_file`; paths that are not
+    absolute are relative to :attr:`workdir`. Each operation is recorded in the current
+    transcript as a ``SandboxEvent``.
+
+    Writing a backend (docker, podman, a remote service): subclass this, implement
+    :meth:`create`, :meth:`_exec` and :meth:`_cleanup`, and register the class under
+    the ``loopwright.sandboxes`` entry point group (or call :func:`register_sandbox`);
+    ``use_sandbox("<name>")`` then finds it. :meth:`_read_bytes` and
+    :meth:`_write_bytes` have portable defaults on top of :meth:`_exec` (``base64`` and
+    ``sh``) that a backend may replace with faster ones.
+
+    Attributes:
+        name: The backend's registered name.
+        isolated: Whether commands are isolated from the host (``False`` for ``local``).
+        workdir: The private writable folder commands start in, as commands see it.
+        python: The Python interpreter commands should use.
+        limits: The limits every command runs under.
+    """
+
+    name: ClassVar[str] = ""
+    isolated: ClassVar[bool] = True
+    workdir: str = "/workspace"
+    python: str = "python3"
+    limits: SandboxLimits
+    _closed: bool = False
+
+    # --- what a backend implements -----------------------------------------------------
+    @classmethod
+    @abstractmethod
+    async def create(cls, *, limits: SandboxLimits | None = None, **options: Any) -> Self:
+        """Start a fresh sandbox.
+
+        Args:
+            limits: Limits for every command (the defaults of :class:`SandboxLimits`
+                when ``None``).
+            **options: Backend-specific options.
+
+        Raises:
+            SandboxUnavailableError: The backend cannot run here; the message names the
+                fix.
+        """
+
+    @abstractmethod
+    async def _exec(
+        self,
+        cmd: list[str],
+        *,
+        input: bytes | None,
+        cwd: str,
+        env: dict[str, str],
+        timeout: float,
+    ) -> ExecResult:
+        """Run a command (the backend's part of :meth:`exec`).
+
+        ``cmd`` and ``env`` are checked, ``cwd`` is absolute, ``timeout`` is set. Apply
+        ``self.limits``; on timeout kill everything the command started and raise
+        :class:`ExecTimeoutError`.
+        """
+
+    @abstractmethod
+    async def _cleanup(self) -> None:
+        """Stop whatever still runs and delete the sandbox's files (called once)."""
+
+    # --- what users call ------------------------------------------------------------
+    async def cleanup(self) -> None:
+        """Stop every command still running and delete the sandbox's files.
+
+        Safe to call more than once. After it, the sandbox cannot be used.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        await self._cleanup()
+
+    async def exec(
+        self,
+        cmd: Sequence[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        """Run a command in the sandbox.
+
+        Args:
+            cmd: The program and its arguments (no shell: use ``["bash", "-c", s]``).
+            input: Standard input (``None``: none).
+            cwd: The folder to start in (relative to :attr:`workdir`).
+            env: Variables added to the sandbox's small environment.
+            timeout: Wall-clock seconds (default ``limits.timeout``).
+
+        Returns:
+            The exit status and the output, capped per stream at
+            ``limits.max_output_bytes`` (``truncated`` says when it was).
+
+        Raises:
+            ExecTimeoutError: The command ran past the timeout; it and every process it
+                started were killed. The error carries the output so far.
+            SandboxError: The command could not be started, or the sandbox was cleaned
+                up.
+        """
+        self._check_open()
+        check_command(cmd, env)
+        if timeout is not None and timeout <= 0:
+            raise ConfigurationError(f"timeout must be positive, got {timeout}")
+        data = input.encode("utf-8") if isinstance(input, str) else input
+        started = time.monotonic()
+        try:
+            result = await self._exec(
+                list(cmd),
+                input=data,
+                cwd=self.resolve(cwd or "."),
+                env=dict(env or {}),
+                timeout=timeout if timeout is not None else self.limits.timeout,
+            )
+        except ExecTimeoutError as e:
+            self._record("exec", started, cmd=list(cmd), input=data, result=e.result, note=str(e))
+            raise
+        self._record("exec", started, cmd=list(cmd), input=data, result=result)
+        return result
+
+    def resolve(self, path: str) -> str:
+        """``path`` as an absolute path inside the sandbox (relative to :attr:`workdir`)."""
+        return posixpath.normpath(posixpath.join(self.workdir, path))
+
+    @overload
+    async def read_file(self, path: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, path: str, text: Literal[False]) -> bytes: ...
+
+    async def read_file(self, path: str, text: bool = True) -> str | bytes:
+        """Read a file of the sandbox.
+
+        Args:
+            path: The file (relative to :attr:`workdir`).
+            text: Decode it as UTF-8 (``False``: return the bytes).
+
+        Raises:
+            FileNotFoundError: There is no such file.
+            IsADirectoryError: ``path`` is a folder.
+            PermissionError: The sandbox may not read it.
+            UnicodeDecodeError: With ``text=True``, the file is not UTF-8.
+            SandboxError: It could not be read for another reason (e.g. it is larger
+                than ``limits.max_file_bytes``).
+        """
+        self._check_open()
+        started = time.monotonic()
+        full = self.resolve(path)
+        data = await self._read_bytes(full)
+        self._record("read_file", started, file=full, output=data)
+        return data.decode("utf-8") if text else data
+
+    async def write_file(self, path: str, contents: str | bytes) -> None:
+        """Write a file of the sandbox, creating its parent folders.
+
+        Args:
+            path: The file (relative to :attr:`workdir`).
+            contents: Text (written as UTF-8) or bytes.
+
+        Raises:
+            PermissionError: The sandbox may not write there (e.g. outside its
+                writable folders).
+            IsADirectoryError: ``path`` is a folder.
+            SandboxError: It could not be written for another reason (e.g. larger than
+                ``limits.max_file_bytes``).
+        """
+        self._check_open()
+        if not isinstance(contents, str | bytes):
+            raise ConfigurationError(f"contents must be str or bytes, got {type(contents)}")
+        started = time.monotonic()
+        full = self.resolve(path)
+        data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        await self._write_bytes(full, data)
+        self._record("write_file", started, file=full, input=data)
+
+    # --- portable defaults a backend may replace ------------------------------------
+    async def _read_bytes(self, path: str) -> bytes:
+        """Read ``path`` (absolute) by running ``base64`` in the sandbox."""
+        result = await self._exec(
+            ["base64", "--", path],
+            input=None,
+            cwd=self.workdir,
+            env={},
+            timeout=self.limits.timeout,
+        )
+        if not result.success:
+            raise file_error(path, result.stderr, reading=True)
+        if result.truncated:
+            raise SandboxError(
+                f"{path} is too large to read through the sandbox's output cap "
+                f"({self.limits.max_output_bytes} bytes); read it in parts with exec()"
+            )
+        try:
+            return base64.b64decode(result.stdout)
+        except binascii.Error as e:
+            raise SandboxError(f"could not decode {path} as read from the sandbox: {e}") from e
+
+    async def _write_bytes(self, path: str, data: bytes) -> None:
+        """Write ``path`` (absolute) by running ``sh`` in the sandbox."""
+        result = await self._exec(
+            ["sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', "sh", path],
+            input=data,
+            cwd=self.workdir,
+            env={},
+            timeout=self.limits.timeout,
+        )
+        if not result.success:
+            raise file_error(path, result.stderr, reading=False, returncode=result.returncode)
+
+    # --- helpers --------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError("this sandbox was cleaned up; start a new one with use_sandbox()")
+
+    def _record(
+        self,
+        action: Literal["exec", "read_file", "write_file"],
+        started: float,
+        *,
+        cmd: list[str] | None = None,
+        file: str | None = None,
+        input: bytes | None = None,
+        result: ExecResult | None = None,
+        output: bytes | None = None,
+        note: str | None = None,
+    ) -> None:
+        """Record the operation in the current transcript (if there is one)."""
+        from ..transcript import SandboxEvent, current_transcript
+
+        t = current_transcript()
+        if t is None:
+            return
+        text = None
+        if result is not None:
+            text = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else "")
+            if result.truncated:
+                text += "\n[output truncated]"
+            if note:
+                text += f"\n[{note}]"
+        elif output is not None:
+            text = output.decode("utf-8", errors="replace")
+        t.record(
+            SandboxEvent(
+                action=action,
+                cmd=cmd,
+                file=file,
+                input=_abbreviate(input.decode("utf-8", errors="replace")) if input else None,
+                result=result.returncode if result is not None else None,
+                output=_abbreviate(text) if text is not None else None,
+                duration=time.monotonic() - started,
+            )
+        )
+
+
+_EVENT_TEXT = 2000
+
+
+def _abbreviate(text: str) -> str:
+    if len(text) <= _EVENT_TEXT:
+        return text
+    half = _EVENT_TEXT // 2
+    return f"{text[:half]}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{text[-half:]}"
+
+
+def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) -> Exception:
+    """The Python exception matching a failed ``cat``/``sh`` file operation's message."""
+    message = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    verb = "read" if reading else "write"
+    if "No such file or directory" in message:
+        return FileNotFoundError(2, f"no such file in the sandbox: {path}", path)
+    if "Is a directory" in message:
+        return IsADirectoryError(21, f"{path} is a folder, not a file", path)
+    if "Not a directory" in message:
+        return NotADirectoryError(20, f"a parent of {path} is a file, not a folder", path)
+    denied = ("Permission denied", "Read-only file system", "Operation not permitted")
+    if any(d in message for d in denied) or (not reading and "Directory nonexistent" in message):
+        where = "" if reading else " (only the working folder and /tmp are writable)"
+        return PermissionError(13, f"the sandbox may not {verb} {path}{where}", path)
+    if returncode in (-25, 128 + 25) or "File size limit" in message:  # SIGXFSZ
+        return SandboxError(f"{path} would be larger than the sandbox's file size limit")
+    reason = message or f"exit status {returncode}"
+    return SandboxError(f"could not {verb} {path} in the sandbox: {reason}")
+
+
+def check_command(cmd: Sequence[str], env: Mapping[str, str] | None) -> None:
+    """Raise :class:`ConfigurationError` unless ``cmd`` and ``env`` are well formed."""
+    if isinstance(cmd, str) or not cmd or not all(isinstance(c, str) for c in cmd):
+        raise ConfigurationError(
+            f"cmd must be a non-empty list of strings (e.g. ['bash', '-c', 'ls']), got {cmd!r}"
+        )
+    for key, value in (env or {}).items():
+        if not key or "=" in key or "\0" in key or not isinstance(value, str):
+            raise ConfigurationError(f"bad environment variable {key!r}={value!r}")

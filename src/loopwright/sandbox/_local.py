@@ -1,0 +1,158 @@
+"""The ``local`` backend: a temporary working folder on the host, with limits but
+WITHOUT isolation.
+
+Commands run as the current user, see the whole file system and the network, and
+can do anything that user can. Only for trusted code, and for machines where
+bubblewrap cannot run; it must be chosen explicitly and logs a warning when created.
+
+What it does give: a private temporary working folder (deleted on cleanup), a small
+clean environment (no API keys inherited), the same resource limits as ``bwrap``
+(wall time killing the process tree, CPU time, address space, file size, processes;
+as root the kernel does not enforce the process count), and capped output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, Self
+
+from .._errors import ConfigurationError
+from ._environment import SandboxEnvironment
+from ._limits import prlimit_prefix, rlimits, set_rlimits
+from ._process import descendants, kill_group, run_process
+from ._tempdir import make_root, remove_root
+from ._types import ExecResult, SandboxError, SandboxLimits
+
+__all__ = ["LocalSandbox"]
+
+logger = logging.getLogger("loopwright.sandbox")
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL the command's process group and every descendant still found in /proc."""
+    found = descendants(pid)
+    kill_group(pid)
+    for child in found:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _user_processes() -> int:
+    """How many processes the current user runs (they count against RLIMIT_NPROC)."""
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                continue
+    return count
+
+
+class LocalSandbox(SandboxEnvironment):
+    """Commands on the host in a temporary folder: limits, but no isolation."""
+
+    name = "local"
+    isolated = False
+
+    def __init__(self, root: str, limits: SandboxLimits) -> None:
+        self.root = root
+        self.workdir = root
+        self.python = sys.executable
+        self.limits = limits
+        self._running: set[int] = set()
+
+    @classmethod
+    async def create(cls, *, limits: SandboxLimits | None = None, **options: Any) -> Self:
+        """Make a temporary working folder on the host (no isolation)."""
+        if options:
+            raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
+        root = await asyncio.to_thread(make_root, "loopwright-local-")
+        logger.warning(
+            "local sandbox in %s: commands run on this host WITHOUT isolation "
+            "(use it only for trusted code; the 'bwrap' backend isolates them)",
+            root,
+        )
+        return cls(root, limits or SandboxLimits())
+
+    async def _cleanup(self) -> None:
+        for pid in list(self._running):
+            _kill_tree(pid)
+        await asyncio.to_thread(remove_root, self.root)
+
+    async def _exec(
+        self,
+        cmd: list[str],
+        *,
+        input: bytes | None,
+        cwd: str,
+        env: dict[str, str],
+        timeout: float,
+    ) -> ExecResult:
+        # RLIMIT_NPROC counts all of the user's processes: allow the command its share
+        # on top of what already runs
+        extra = await asyncio.to_thread(_user_processes) if self.limits.max_processes else 0
+        spawn: dict[str, Any] = {}
+        prefix = prlimit_prefix(self.limits, extra)
+        if prefix is None:  # e.g. macOS: set the limits in the child before exec
+            values = rlimits(self.limits, extra)
+            preexec: Callable[[], None] = lambda: set_rlimits(values)  # noqa: E731
+            spawn["preexec_fn"] = preexec
+            prefix = []
+        base = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "HOME": self.workdir,
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+        }
+        raw = await run_process(
+            [*prefix, *cmd],
+            input=input,
+            timeout=timeout,
+            max_output_bytes=self.limits.max_output_bytes,
+            kill_tree=_kill_tree,
+            after_exit=kill_group,  # whatever the command left running in its group
+            cwd=cwd,
+            env={**base, **env},
+            spawn_options=spawn,
+            label=" ".join(cmd),
+            running=self._running,
+        )
+        return raw.result()
+
+    async def _read_bytes(self, path: str) -> bytes:
+        limit = self.limits.max_file_bytes
+
+        def read() -> bytes:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1) if limit is not None else f.read()
+            if limit is not None and len(data) > limit:
+                raise SandboxError(f"{path} is larger than the file size limit ({limit} bytes)")
+            return data
+
+        return await asyncio.to_thread(read)
+
+    async def _write_bytes(self, path: str, data: bytes) -> None:
+        limit = self.limits.max_file_bytes
+        if limit is not None and len(data) > limit:
+            raise SandboxError(f"{path} would be larger than the file size limit ({limit} bytes)")
+
+        def write() -> None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+
+        await asyncio.to_thread(write)

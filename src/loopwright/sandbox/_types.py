@@ -1,0 +1,96 @@
+"""What sandboxes return and raise, and the limits every command runs under."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import ConfigurationError, LoopwrightError
+
+__all__ = [
+    "ExecResult",
+    "ExecTimeoutError",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxUnavailableError",
+]
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+class ExecResult(BaseModel):
+    """The outcome of one command run in a sandbox.
+
+    Attributes:
+        success: Whether the command exited with status 0.
+        returncode: The exit status; negative when a signal ended the command (``-9``
+            when it was killed, e.g. because its output passed the cap).
+        stdout: What the command wrote to standard output (UTF-8, undecodable bytes
+            replaced), at most ``SandboxLimits.max_output_bytes`` of it.
+        stderr: The same for standard error.
+        truncated: ``True`` when either stream passed ``max_output_bytes``: the rest was
+            dropped and the command was stopped. Truncation is never silent.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    success: bool
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits applied to every command a sandbox runs.
+
+    ``None`` turns a limit off. The defaults are safe for code a model writes: generous
+    for ordinary scripts, small enough that a runaway command cannot hurt the host.
+
+    Attributes:
+        timeout: Wall-clock seconds per command; at the deadline the whole process tree
+            is killed and :class:`ExecTimeoutError` is raised.
+        cpu_seconds: CPU seconds per process (``RLIMIT_CPU``).
+        memory_bytes: Address space per process (``RLIMIT_AS``); an allocation past it
+            fails inside the sandbox (``MemoryError`` in Python).
+        max_processes: Processes the command may have at once (``RLIMIT_NPROC``; under
+            ``bwrap`` counted per command, under ``local`` on top of what the host user
+            already runs).
+        max_file_bytes: Largest file a command may write (``RLIMIT_FSIZE``).
+        max_output_bytes: Bytes kept per output stream; past it the command is stopped
+            and the result is flagged ``truncated``.
+        tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only).
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    timeout: float = Field(default=120.0, gt=0)
+    cpu_seconds: int | None = Field(default=120, gt=0)
+    memory_bytes: int | None = Field(default=1 * GiB, gt=0)
+    max_processes: int | None = Field(default=256, gt=0)
+    max_file_bytes: int | None = Field(default=256 * MiB, gt=0)
+    max_output_bytes: int = Field(default=1 * MiB, gt=0)
+    tmp_bytes: int = Field(default=256 * MiB, gt=0)
+
+
+class SandboxError(LoopwrightError):
+    """A sandbox could not do what was asked (start, run a command, move a file)."""
+
+
+class SandboxUnavailableError(SandboxError, ConfigurationError):
+    """The chosen sandbox backend cannot run on this machine; the message names the fix."""
+
+
+class ExecTimeoutError(SandboxError, TimeoutError):
+    """A command ran past its timeout and was killed, with every process it started.
+
+    Attributes:
+        timeout: The timeout in seconds.
+        result: What the command had written before it was killed.
+    """
+
+    def __init__(self, message: str, *, timeout: float, result: ExecResult) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+        self.result = result
