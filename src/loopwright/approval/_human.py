@@ -1,0 +1,137 @@
+"""``human_approver``: ask a person in the terminal about each call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from ..model import AssistantMessage, ChatMessage, ToolCall
+from ..tool._approval import Approval, ApprovalDecision, Approver
+from ._record import recorded
+
+__all__ = ["human_approver"]
+
+_ANSWERS: dict[str, ApprovalDecision] = {
+    "y": "approve",
+    "yes": "approve",
+    "a": "approve",
+    "approve": "approve",
+    "n": "reject",
+    "no": "reject",
+    "r": "reject",
+    "reject": "reject",
+    "m": "modify",
+    "modify": "modify",
+    "e": "escalate",
+    "escalate": "escalate",
+    "t": "terminate",
+    "terminate": "terminate",
+}
+_CONTEXT_CHARS = 400
+
+# one question at a time on a terminal, whatever the event loop or thread asking
+_terminal = threading.Lock()
+
+
+class _Closed(Exception):
+    """The input stream ended."""
+
+
+def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
+    lines = ["", f"--- tool call needs approval: {call.function} (id {call.id}) ---"]
+    said = next(
+        (m.content for m in reversed(messages) if isinstance(m, AssistantMessage)), ""
+    ).strip()
+    if said:
+        short = said if len(said) <= _CONTEXT_CHARS else said[:_CONTEXT_CHARS] + " [...]"
+        lines.append(f"the model said: {short}")
+    if call.parse_error:
+        lines.append(f"arguments could not be parsed: {call.parse_error}")
+    lines.append("arguments:")
+    lines.append(json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str))
+    return "\n".join(lines) + "\n"
+
+
+def _ask(
+    call: ToolCall, messages: Sequence[ChatMessage], input: TextIO, output: TextIO
+) -> Approval:
+    def prompt(text: str) -> str:
+        output.write(text)
+        output.flush()
+        line = input.readline()
+        if not line:
+            raise _Closed
+        return line.strip()
+
+    with _terminal:
+        output.write(_describe(call, messages))
+        try:
+            while True:
+                answer = prompt("Approve? [y]es, [n]o, [m]odify, [e]scalate, [t]erminate: ")
+                decision = _ANSWERS.get(answer.lower())
+                if decision is None:
+                    output.write("Please answer y, n, m, e or t.\n")
+                elif decision in ("approve", "escalate"):
+                    return Approval(decision=decision, approver="human")
+                elif decision == "modify":
+                    modified = _modify(call, prompt, output)
+                    if modified is not None:
+                        return Approval(decision="modify", modified=modified, approver="human")
+                else:
+                    reason = prompt("Reason (shown to the model; optional): ")
+                    default = "rejected by the human reviewer"
+                    if decision == "terminate":
+                        default = "the human reviewer ended the run"
+                    return Approval(
+                        decision=decision,
+                        explanation=reason or default,
+                        approver="human",
+                    )
+        except _Closed:
+            output.write("\n(no answer: input closed; the call is rejected)\n")
+            output.flush()
+            return Approval(
+                decision="reject",
+                explanation="no answer from the human reviewer (the terminal input closed)",
+                approver="human",
+            )
+
+
+def _modify(call: ToolCall, prompt: Callable[[str], str], output: TextIO) -> ToolCall | None:
+    text = prompt("New arguments as a JSON object (empty: back): ")
+    if not text:
+        return None
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as e:
+        output.write(f"Not valid JSON ({e}); try again.\n")
+        return None
+    if not isinstance(arguments, dict):
+        output.write("The arguments must be a JSON object ({...}); try again.\n")
+        return None
+    return call.model_copy(update={"arguments": arguments, "parse_error": None})
+
+
+def human_approver(*, input: TextIO | None = None, output: TextIO | None = None) -> Approver:
+    """An approver that asks a person in the terminal, showing the call.
+
+    The person answers approve, reject (with a reason the model is shown), modify
+    (new arguments as JSON), escalate (to the next policy) or terminate (the run ends).
+    Questions are asked one at a time; the terminal is read in a worker thread, so the
+    event loop keeps running. If the input ends, the call is rejected.
+
+    Args:
+        input: Where answers are read (default ``sys.stdin`` at the time of asking).
+        output: Where the call and questions are shown (default ``sys.stdout``).
+    """
+
+    async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
+        return await asyncio.to_thread(
+            _ask, call, messages, input or sys.stdin, output or sys.stdout
+        )
+
+    return recorded("human", human)

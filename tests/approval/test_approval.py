@@ -1,0 +1,336 @@
+"""Approval policies: every decision path, through execute_tools and a scripted run."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright.approval import (
+    ApprovalRule,
+    approval_policy,
+    auto_approver,
+    dev_policy,
+    get_approval_policy,
+    human_approver,
+)
+from loopwright.tool import Approval, approver, execute_tools
+from loopwright.transcript import ApprovalEvent, Transcript, transcript_context
+
+ran: list[tuple[str, dict[str, Any]]] = []
+
+
+@lw.tool
+def bash(cmd: str) -> str:
+    """Pretend to run a shell command.
+
+    Args:
+        cmd: The command.
+    """
+    ran.append(("bash", {"cmd": cmd}))
+    return f"ran {cmd}"
+
+
+@lw.tool
+def text_editor(command: str, path: str) -> str:
+    """Pretend to edit a file.
+
+    Args:
+        command: view, create...
+        path: The file.
+    """
+    ran.append(("text_editor", {"command": command, "path": path}))
+    return f"{command} {path}"
+
+
+@lw.tool
+def lookup(key: str) -> str:
+    """Look something up.
+
+    Args:
+        key: What.
+    """
+    ran.append(("lookup", {"key": key}))
+    return key.upper()
+
+
+TOOLS = [bash, text_editor, lookup]
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    ran.clear()
+
+
+def msg(name: str, **args: Any) -> lw.AssistantMessage:
+    return lw.AssistantMessage(tool_calls=[lw.ToolCall(function=name, arguments=args)])
+
+
+async def run_one(
+    policy: Any, name: str, **args: Any
+) -> tuple[lw.ToolMessage, list[ApprovalEvent]]:
+    t = Transcript()
+    with transcript_context(t), approver(policy):
+        results = await execute_tools(msg(name, **args), TOOLS)
+    events = [e for e in t.walk() if isinstance(e, ApprovalEvent)]
+    return results[0], events
+
+
+async def test_auto_approves_and_records() -> None:
+    result, events = await run_one(auto_approver(), "bash", cmd="ls")
+    assert result.error is None and result.text == "ran ls"
+    assert [(e.decision, e.approver) for e in events] == [("approve", "auto")]
+    assert events[0].call.function == "bash"
+
+
+async def test_auto_reject_tells_the_model_why() -> None:
+    result, events = await run_one(auto_approver("reject", "not today"), "bash", cmd="ls")
+    assert ran == []
+    assert result.error is not None and result.error.type == "approval"
+    assert "not today" in result.error.message
+    assert events[0].decision == "reject" and events[0].explanation == "not today"
+
+
+async def test_auto_terminate_ends_the_run() -> None:
+    with pytest.raises(lw.ToolTerminated):
+        await run_one(auto_approver("terminate", "stop"), "bash", cmd="ls")
+    assert ran == []
+
+
+def test_auto_cannot_modify() -> None:
+    with pytest.raises(lw.ConfigurationError, match="modify"):
+        auto_approver("modify")
+
+
+def human(answers: str) -> tuple[Any, io.StringIO]:
+    out = io.StringIO()
+    return human_approver(input=io.StringIO(answers), output=out), out
+
+
+async def test_human_sees_the_call_and_approves() -> None:
+    policy, out = human("y\n")
+    result, events = await run_one(policy, "bash", cmd="rm -rf build")
+    assert result.text == "ran rm -rf build"
+    shown = out.getvalue()
+    assert "bash" in shown and '"cmd": "rm -rf build"' in shown
+    assert [(e.decision, e.approver) for e in events] == [("approve", "human")]
+
+
+async def test_human_rejects_with_a_reason_for_the_model() -> None:
+    policy, _ = human("what?\nn\ntoo dangerous\n")  # a bad answer is asked again
+    result, events = await run_one(policy, "bash", cmd="rm -rf /")
+    assert ran == []
+    assert result.error is not None and "too dangerous" in result.error.message
+    assert events[0].decision == "reject" and events[0].explanation == "too dangerous"
+
+
+async def test_human_modifies_the_arguments() -> None:
+    policy, out = human('m\nnot json\nm\n["a list"]\nm\n{"cmd": "ls -l"}\n')
+    result, events = await run_one(policy, "bash", cmd="rm -rf /")
+    assert ran == [("bash", {"cmd": "ls -l"})]
+    assert result.text == "ran ls -l"
+    assert "Not valid JSON" in out.getvalue() and "JSON object" in out.getvalue()
+    assert events[0].decision == "modify"
+    assert events[0].modified is not None and events[0].modified.arguments == {"cmd": "ls -l"}
+    assert events[0].call.arguments == {"cmd": "rm -rf /"}
+
+
+async def test_human_escalates_and_terminates() -> None:
+    policy, _ = human("e\n")
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert result.error is not None and result.error.type == "approval"  # nobody left
+    assert events[0].decision == "escalate"
+    policy, _ = human("t\n\n")
+    with pytest.raises(lw.ToolTerminated, match="ended the run"):
+        await run_one(policy, "bash", cmd="ls")
+
+
+async def test_human_input_closed_rejects() -> None:
+    policy, out = human("")
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert ran == [] and result.error is not None
+    assert events[0].decision == "reject" and "input closed" in (events[0].explanation or "")
+    assert "input closed" in out.getvalue()
+
+
+async def test_rules_match_tool_patterns_and_argument_predicates() -> None:
+    policy = approval_policy(
+        [
+            ApprovalRule("text_editor", "approve", when=lambda a: a["command"] == "view"),
+            ApprovalRule(["text_*", "bash"], "reject", explanation="no writes"),
+            ("*", "approve"),
+        ],
+        name="mine",
+    )
+    view, ev1 = await run_one(policy, "text_editor", command="view", path="a")
+    create, ev2 = await run_one(policy, "text_editor", command="create", path="a")
+    shell, _ = await run_one(policy, "bash", cmd="ls")
+    other, _ = await run_one(policy, "lookup", key="k")
+    assert view.error is None and other.text == "K"
+    assert create.error is not None and "no writes" in create.error.message
+    assert shell.error is not None
+    assert ran == [("text_editor", {"command": "view", "path": "a"}), ("lookup", {"key": "k"})]
+    # one event per call, from the policy (the rule's fixed answer carries its name)
+    assert [(e.decision, e.approver) for e in ev1 + ev2] == [
+        ("approve", "mine"),
+        ("reject", "mine"),
+    ]
+
+
+async def test_escalate_passes_to_the_next_rule_and_first_decision_wins() -> None:
+    asked: list[str] = []
+
+    def named(name: str, decision: str) -> Any:
+        async def decide(call: lw.ToolCall, messages: Sequence[lw.ChatMessage]) -> Approval:
+            asked.append(name)
+            return Approval(decision=decision, approver=name)  # type: ignore[arg-type]
+
+        return decide
+
+    policy = approval_policy(
+        [
+            ("bash", named("first", "escalate")),
+            ("*", named("second", "approve")),
+            ("*", named("third", "reject")),
+        ]
+    )
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert result.error is None
+    assert asked == ["first", "second"]
+    assert [(e.decision, e.approver) for e in events] == [("approve", "second")]
+
+
+async def test_no_decision_escalates_and_execute_tools_rejects() -> None:
+    policy = approval_policy([("bash", "escalate"), ("lookup", "approve")])
+    result, events = await run_one(policy, "text_editor", command="view", path="x")
+    assert ran == []
+    assert result.error is not None and result.error.type == "approval"
+    assert events[0].decision == "escalate" and "no rule" in (events[0].explanation or "")
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert "escalated" in (events[0].explanation or "")
+
+
+async def test_nested_policies_escalate_outward() -> None:
+    inner = approval_policy([("bash", "escalate")], name="inner")
+    outer = approval_policy([("*", inner), ("*", "approve")], name="outer")
+    result, events = await run_one(outer, "bash", cmd="ls")
+    assert result.error is None
+    assert len(events) == 1 and events[0].approver == "outer"
+
+
+async def test_a_failing_predicate_rejects() -> None:
+    policy = approval_policy([ApprovalRule("bash", "approve", when=lambda a: a["missing"])])
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert ran == []
+    assert events[0].decision == "reject" and "KeyError" in (events[0].explanation or "")
+    assert result.error is not None
+
+
+async def test_modify_from_a_rule() -> None:
+    async def safer(call: lw.ToolCall, messages: Sequence[lw.ChatMessage]) -> Approval:
+        fixed = call.model_copy(update={"arguments": {"cmd": call.arguments["cmd"] + " -i"}})
+        return Approval(decision="modify", modified=fixed, explanation="interactive")
+
+    result, events = await run_one(approval_policy([("bash", safer)]), "bash", cmd="rm x")
+    assert ran == [("bash", {"cmd": "rm x -i"})] and result.text == "ran rm x -i"
+    assert events[0].decision == "modify" and events[0].approver == "policy"
+
+
+async def test_presets() -> None:
+    ci = get_approval_policy("ci")
+    prod = get_approval_policy("prod")
+    assert (await run_one(ci, "bash", cmd="ls"))[0].error is None
+    rejected, events = await run_one(prod, "bash", cmd="ls")
+    assert rejected.error is not None and "prod" in rejected.error.message
+    assert events[0].approver == "prod"
+    assert (await run_one(prod, "text_editor", command="view", path="a"))[0].error is None
+    assert (await run_one(prod, "text_editor", command="create", path="a"))[0].error is not None
+    assert (await run_one(prod, "lookup", key="a"))[0].error is None
+
+
+async def test_dev_asks_a_human_only_for_sensitive_calls() -> None:
+    out = io.StringIO()
+    person = human_approver(input=io.StringIO("n\nno shell\n"), output=out)
+    dev = get_approval_policy("dev", human=person)
+    assert (await run_one(dev, "lookup", key="a"))[0].error is None
+    assert (await run_one(dev, "text_editor", command="view", path="a"))[0].error is None
+    assert out.getvalue() == ""  # nobody was asked so far
+    result, events = await run_one(dev, "bash", cmd="ls")
+    assert result.error is not None and "no shell" in result.error.message
+    assert events[0].approver == "human"
+    assert "bash" in out.getvalue()
+    # the writing command of text_editor is sensitive too (the input has ended: reject)
+    assert (await run_one(dev_policy(person), "text_editor", command="create", path="a"))[
+        0
+    ].error is not None
+
+
+async def test_get_approval_policy_forms() -> None:
+    assert get_approval_policy(None) is None
+    with pytest.raises(lw.ConfigurationError, match="ci, dev, prod"):
+        get_approval_policy("lenient")
+    with pytest.raises(lw.ConfigurationError):
+        get_approval_policy([("bash", "maybe")])
+    with pytest.raises(lw.ConfigurationError):
+        get_approval_policy(auto_approver(), human=None)
+
+    async def mine(call: lw.ToolCall, messages: Sequence[lw.ChatMessage]) -> Approval:
+        return Approval(decision="approve")
+
+    result, events = await run_one(get_approval_policy(mine), "bash", cmd="ls")
+    assert result.error is None and [(e.decision, e.approver) for e in events] == [
+        ("approve", "mine")
+    ]
+    listed = get_approval_policy([("bash", "reject")])
+    assert (await run_one(listed, "bash", cmd="ls"))[0].error is not None
+
+
+async def test_an_approver_returning_garbage_is_a_clear_error() -> None:
+    async def broken(call: lw.ToolCall, messages: Sequence[lw.ChatMessage]) -> Any:
+        return "yes"
+
+    with pytest.raises(lw.ConfigurationError, match="Approval"):
+        await run_one(get_approval_policy(broken), "bash", cmd="ls")
+
+
+call = lw.ModelOutput.for_tool_call
+
+
+async def test_scripted_run_reject_then_submit() -> None:
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            call("bash", {"cmd": "rm -rf /"}, content="Let me clean up."),
+            call("lookup", {"key": "answer"}),
+            call("submit", {"answer": "ANSWER"}),
+        ],
+    )
+    t = Transcript()
+    with transcript_context(t), approver(get_approval_policy("prod")):
+        state = await lw.run(lw.react(tools=TOOLS), "go", model=model)
+    assert state.completed == "submit" and state.text == "ANSWER"
+    rejected = state.messages[2]
+    assert isinstance(rejected, lw.ToolMessage) and rejected.error is not None
+    assert "prod" in rejected.error.message
+    assert ran == [("lookup", {"key": "answer"})]
+    decisions = [(e.call.function, e.decision) for e in t.walk() if isinstance(e, ApprovalEvent)]
+    assert decisions == [("bash", "reject"), ("lookup", "approve"), ("submit", "approve")]
+
+
+async def test_scripted_run_terminated_by_a_human() -> None:
+    model = lw.get_model("mock", outputs=[call("bash", {"cmd": "curl evil"}), call("submit", {})])
+    person = human_approver(input=io.StringIO("t\nsuspicious\n"), output=io.StringIO())
+    with approver(get_approval_policy("dev", human=person)):
+        state = await lw.run(lw.react(tools=TOOLS), "go", model=model)
+    assert state.completed == "terminated"
+    assert ran == []
+
+
+def test_rule_tuples_are_checked() -> None:
+    with pytest.raises(lw.ConfigurationError):
+        approval_policy([("bash",)])  # type: ignore[list-item]
+    with pytest.raises(lw.ConfigurationError):
+        approval_policy(ApprovalRule("bash"))  # type: ignore[arg-type]
