@@ -17,6 +17,7 @@ from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
 from ._output import ModelOutput, Usage
+from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
 
@@ -122,12 +123,22 @@ class Model:
     Get one with :func:`~loopwright.get_model`.
     """
 
-    def __init__(self, api: ModelAPI, config: GenerateConfig | None = None) -> None:
+    def __init__(
+        self,
+        api: ModelAPI,
+        config: GenerateConfig | None = None,
+        tool_protocol: ToolProtocol | str | None = None,
+    ) -> None:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
+        self.tool_protocol: ToolProtocol = resolve_tool_protocol(
+            tool_protocol, supports_tools=api.supports_tools, provider=api.provider
+        )
+        """How tools reach the model (``native``, ``react``, ``json``): ``generate``
+        renders the request with it and parses the reply back into tool calls."""
 
     @property
     def name(self) -> str:
@@ -150,6 +161,9 @@ class Model:
             tools: The tools the model may call (``ToolInfo``\\ s or ``Tool``\\ s).
             config: Settings for this call, overriding the model's.
 
+        Hooks see the conversation and tools as given and the parsed output; while the
+        provider is called, ``call`` carries the request the tool protocol rendered.
+
         Raises:
             ModelError: The call failed and could not (or could no longer) be retried.
         """
@@ -157,11 +171,27 @@ class Model:
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
+        protocol = self.tool_protocol
         start = time.perf_counter()
         try:
             for hook in hooks:
                 hook.before_generate(call)
-            output = await self._generate_with_retries(call)
+            if type(protocol) is NativeProtocol:
+                output = await self._generate_with_retries(call)
+            else:
+                request = protocol.render(messages, infos, cfg)
+                call.messages, call.tools, call.config = (
+                    request.messages,
+                    request.tools,
+                    request.config,
+                )
+                try:
+                    raw = await self._generate_with_retries(call)
+                finally:
+                    call.messages, call.tools, call.config = messages, infos, cfg
+                call.data["tool_protocol"] = protocol.name
+                call.data["raw_text"] = raw.message.content
+                output = protocol.parse(raw, request)
         except BaseException as ex:
             call.error = ex
             call.duration = time.perf_counter() - start

@@ -13,6 +13,7 @@ from .._errors import ConfigurationError, ProviderNotFoundError
 from ._api import ModelAPI
 from ._config import GenerateConfig
 from ._model import Model
+from .protocols import ToolProtocol
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -126,6 +127,7 @@ def get_model(
     name: str | Model | None = None,
     *,
     config: GenerateConfig | None = None,
+    tool_protocol: ToolProtocol | str | None = None,
     **kwargs: Any,
 ) -> Model:
     """Get a model by name.
@@ -136,19 +138,28 @@ def get_model(
             is). ``None`` gives the current default: the run's model if one is set
             (:func:`default_model`), else ``$LOOPWRIGHT_MODEL``, else ``"local"``.
         config: Settings for every call of this model.
+        tool_protocol: How tools reach the model: ``"native"`` (the provider's tool
+            calling), ``"react"`` (Thought/Action/Observation text), ``"json"`` (one
+            JSON action per turn, grammar-constrained where the backend allows), or a
+            :class:`~loopwright.model.protocols.ToolProtocol`. Default: ``native`` where
+            the provider supports tool calling, else ``json``.
         **kwargs: Passed to the provider (e.g. ``outputs=`` for ``mock``,
             ``base_url=`` and ``api_key=`` for ``openai``).
 
     Raises:
         ProviderNotFoundError: No provider of that name is registered.
+        ConfigurationError: An unknown ``tool_protocol``, or ``native`` for a provider
+            without tool calling.
     """
     if isinstance(name, Model):
-        if config is not None or kwargs:
-            raise ConfigurationError("config and provider arguments need a model name, not a Model")
+        if config is not None or kwargs or tool_protocol is not None:
+            raise ConfigurationError(
+                "config, tool_protocol and provider arguments need a model name, not a Model"
+            )
         return name
     if name is None:
         current = _default.get()
-        if isinstance(current, Model) and config is None and not kwargs:
+        if isinstance(current, Model) and config is None and not kwargs and tool_protocol is None:
             return current
         name = (
             current.name
@@ -162,7 +173,7 @@ def get_model(
     api = factory(model_name, **kwargs)
     if not isinstance(api, ModelAPI):
         raise ConfigurationError(f"provider {provider!r} returned {api!r}, not a ModelAPI")
-    return Model(api, config)
+    return Model(api, config, tool_protocol)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,149 @@
+"""The tool-protocol interface: how tools reach a model, and how its reply comes back."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from ..._errors import ConfigurationError
+from .._chat import AssistantMessage, ChatMessage, ToolInfo
+from .._config import GenerateConfig
+from .._output import ModelOutput
+
+__all__ = [
+    "FORMAT_ERROR_FUNCTION",
+    "NativeProtocol",
+    "ProtocolName",
+    "ProtocolRequest",
+    "ToolProtocol",
+    "is_format_error",
+    "resolve_tool_protocol",
+]
+
+ProtocolName: TypeAlias = Literal["native", "react", "json"]
+
+FORMAT_ERROR_FUNCTION = "format_error"
+"""The ``ToolCall.function`` of a reply that named no tool at all and could not be
+parsed; its ``parse_error`` says what was wrong (the call is never executed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolRequest:
+    """What the provider is sent, as a protocol rendered it.
+
+    Attributes:
+        messages: The messages the provider sees.
+        tools: The tools sent natively (none for text protocols).
+        config: The settings of the request (stop sequences, response schema...).
+        state: The protocol's own data, handed back to :meth:`ToolProtocol.parse`.
+    """
+
+    messages: Sequence[ChatMessage]
+    tools: Sequence[ToolInfo]
+    config: GenerateConfig
+    state: Any = None
+
+
+class ToolProtocol(abc.ABC):
+    """How tools reach a model: render the request, parse the reply.
+
+    ``Model.generate`` calls :meth:`render` before the provider call and :meth:`parse`
+    after it, so the agent loop sees the same :class:`AssistantMessage` with
+    ``tool_calls`` whichever protocol is in use. A reply that cannot be parsed must not
+    raise: it becomes a :class:`~loopwright.ToolCall` with ``parse_error`` set (see
+    :func:`is_format_error`), which the tool layer reports back to the model.
+
+    Implementations must keep per-call work proportional to the new messages (cache
+    renderings by message id) and keep the rendering of earlier messages identical from
+    call to call (providers reuse a cached prompt prefix).
+    """
+
+    name: ClassVar[str] = ""
+    """The protocol's name (``native``, ``react``, ``json``)."""
+
+    @abc.abstractmethod
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ProtocolRequest:
+        """Turn the conversation, the tools and the settings into the provider's request."""
+
+    @abc.abstractmethod
+    def parse(self, output: ModelOutput, request: ProtocolRequest) -> ModelOutput:
+        """Turn the provider's output for ``request`` into the loop's output."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class NativeProtocol(ToolProtocol):
+    """The provider's own tool calling: tools and messages pass through unchanged."""
+
+    name = "native"
+
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ProtocolRequest:
+        return ProtocolRequest(messages, tools, config)
+
+    def parse(self, output: ModelOutput, request: ProtocolRequest) -> ModelOutput:
+        return output
+
+
+def is_format_error(output: ModelOutput | AssistantMessage) -> bool:
+    """Whether a reply asked for tools but none of its calls could be parsed.
+
+    That is a reply whose every tool call has ``parse_error`` set (a text protocol's
+    unparseable reply, or native arguments that are not JSON). Agent loops count
+    consecutive format errors against a cap.
+    """
+    message = output.message if isinstance(output, ModelOutput) else output
+    calls = message.tool_calls
+    return bool(calls) and all(c.parse_error is not None for c in calls)
+
+
+def resolve_tool_protocol(
+    spec: ToolProtocol | str | None, *, supports_tools: bool = True, provider: str = ""
+) -> ToolProtocol:
+    """The protocol for ``spec``: a :class:`ToolProtocol`, a name, or ``None``.
+
+    ``None`` means ``native`` where the provider has native tool calling, else ``json``.
+
+    Raises:
+        ConfigurationError: An unknown name, or ``native`` for a provider without tool
+            calling.
+    """
+    if isinstance(spec, ToolProtocol):
+        return spec
+    if spec is None:
+        spec = "native" if supports_tools else "json"
+    if not isinstance(spec, str):
+        raise ConfigurationError(
+            f"tool_protocol must be 'native', 'react', 'json' or a ToolProtocol, got {spec!r}"
+        )
+    name = spec.strip().lower()
+    if name == "native":
+        if not supports_tools:
+            raise ConfigurationError(
+                f"provider {provider or '?'!r} has no native tool calling; use "
+                "tool_protocol='json' or 'react'"
+            )
+        return NativeProtocol()
+    if name == "react":
+        from ._react import ReActProtocol
+
+        return ReActProtocol()
+    if name == "json":
+        from ._json import JsonProtocol
+
+        return JsonProtocol()
+    raise ConfigurationError(
+        f"unknown tool_protocol {spec!r}; use 'native', 'react', 'json' or a ToolProtocol"
+    )

@@ -1,0 +1,455 @@
+"""What the text protocols (``react``, ``json``) share: cached, prefix-stable rendering.
+
+A text protocol sends no native tools. It renders the tool descriptions and its format
+instructions into the system prompt (from a replaceable Jinja2 template), prior tool
+calls as its own text, and tool results as user turns; then it parses the reply text
+back into tool calls.
+
+Per call, only messages not seen before are rendered: renderings are cached by message
+id (and checked to come from the very same message object), so earlier messages render
+to the very same objects, byte for byte, call after call. A local llama.cpp provider
+then reuses its KV cache for the whole stable prefix.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..._ids import new_id
+from .._chat import (
+    AssistantMessage,
+    ChatMessage,
+    SystemMessage,
+    ToolCall,
+    ToolInfo,
+    ToolMessage,
+    UserMessage,
+)
+from .._config import GenerateConfig, ToolFunction
+from .._output import ModelOutput, StopReason
+from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
+from ._cache import LRU
+from ._example import ActionExample
+from ._parsing import answer_param, is_string_schema, norm_name, strip_think
+
+__all__ = ["ANSWER_TOOL_NAMES", "Reply", "TextProtocol", "ToolSet"]
+
+ANSWER_TOOL_NAMES = ("submit", "finish")
+"""Tools a final answer maps to, in order of preference, unless a protocol is told."""
+
+_ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
+
+
+def _type_label(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    if kind == "array":
+        return f"array of {_type_label(schema.get('items'))}"
+    if isinstance(kind, str):
+        return kind
+    for union in ("anyOf", "oneOf"):
+        if isinstance(schema.get(union), list):
+            return " or ".join(_type_label(s) for s in schema[union])
+    if "$ref" in schema:
+        return "object"
+    return "any"
+
+
+def arguments_hint(info: ToolInfo) -> str:
+    """A one-line sketch of a tool's JSON arguments: ``{"a": <integer: The first factor>}``."""
+    props = info.parameters.get("properties") or {}
+    required = set(info.parameters.get("required") or [])
+    parts = []
+    for name, schema in props.items():
+        label = _type_label(schema)
+        if name not in required:
+            label += ", optional"
+            if isinstance(schema, dict) and "default" in schema:
+                label += f", default {json.dumps(schema['default'], ensure_ascii=False)}"
+        desc = schema.get("description") if isinstance(schema, dict) else None
+        if desc:
+            label += f": {' '.join(str(desc).split())}"
+        parts.append(f"{json.dumps(name)}: <{label}>")
+    return "{" + ", ".join(parts) + "}"
+
+
+@dataclass(slots=True)
+class ToolSet:
+    """The tools of one request, prepared for a text protocol (cached per tool list)."""
+
+    key: str
+    tools: list[ToolInfo]
+    """Every tool that may be called."""
+    visible: list[ToolInfo]
+    """The tools listed as actions in the prompt (the answer tool may be left out)."""
+    answer: ToolInfo | None
+    """The tool a final answer maps to (``submit``), if one is offered."""
+    answer_param: str
+    """The answer tool's parameter that the answer fills."""
+    forced: str | None = None
+    """The tool that must be called (``tool_choice``)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Protocol-specific data (e.g. the ``json`` protocol's response schema)."""
+    _lookup: dict[str, ToolInfo] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for info in self.tools:
+            key = norm_name(info.name)
+            self._lookup.setdefault(key, info)
+            self._lookup.setdefault(key.replace("_", ""), info)
+
+    def find(self, written: str) -> ToolInfo | None:
+        """The tool a model meant by ``written`` (any case, in brackets, quotes...)."""
+        key = norm_name(written)
+        return self._lookup.get(key) or self._lookup.get(key.replace("_", ""))
+
+    def is_answer_alias(self, written: str) -> bool:
+        """Whether ``written`` names the final answer (``finish``, ``Final Answer``...)."""
+        key = norm_name(written)
+        return key in _ANSWER_ALIASES or (
+            self.answer is not None and key == norm_name(self.answer.name)
+        )
+
+
+@dataclass(slots=True)
+class Reply:
+    """A parsed reply: what the assistant message will hold."""
+
+    thought: str | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    content: str = ""
+    kept: int | None = None
+    """Where the part of the reply that was acted on ends (the rest is dropped from
+    the history); ``None`` keeps it all."""
+
+
+def answer_text(value: Any) -> str:
+    """A final answer as text: strings as they are, other values as JSON (``0``, ``[]``)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class TextProtocol(ToolProtocol):
+    """Base of the text protocols; see the module documentation.
+
+    Args:
+        template: A Jinja2 template for the system prompt, replacing the default. It
+            gets ``system`` (the agent's own system prompt, may be empty), ``tools``
+            (dicts with ``name``, ``description``, ``parameters``, ``arguments``: a
+            one-line sketch of the JSON arguments, ``text_input``: true when plain text
+            works), ``tool_names``, ``today`` (ISO date), ``answer`` (the answer tool's
+            name, or none), ``forced`` (a tool that must be called, or none) and
+            ``examples`` (rendered example replies), plus the protocol's own variables.
+        examples: Example replies to show (see :class:`ActionExample`).
+        answer_tool: The name of the tool a final answer calls. Default: ``submit``,
+            else ``finish``, when one of them is offered. When none is offered, a final
+            answer becomes the assistant's plain text (no tool call).
+        merge_user_turns: Join consecutive user turns (tool results, nudges) into one,
+            for chat templates that require alternating roles.
+        today: Returns today's date for the prompt (default: the local date).
+        cache_size: How many rendered messages are kept per protocol instance.
+    """
+
+    DEFAULT_TEMPLATE: ClassVar[str] = ""
+    stop_seqs: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        *,
+        template: str | None = None,
+        examples: Iterable[ActionExample] = (),
+        answer_tool: str | None = None,
+        merge_user_turns: bool = True,
+        today: Callable[[], datetime.date] | None = None,
+        cache_size: int = 16384,
+    ) -> None:
+        self.template = template if template is not None else self.DEFAULT_TEMPLATE
+        self.examples = list(examples)
+        self.answer_tool = answer_tool
+        self.merge_user_turns = merge_user_turns
+        self._today = today or datetime.date.today
+        self._compiled: Any = None
+        self._messages: LRU[str, tuple[ChatMessage, ChatMessage]] = LRU(cache_size)
+        self._systems: LRU[tuple[str, str, str], tuple[SystemMessage | None, SystemMessage]]
+        self._systems = LRU(64)
+        self._merged: LRU[tuple[str, ...], UserMessage] = LRU(1024)
+        self._toolsets: LRU[str, ToolSet] = LRU(64)
+        self._last_tools: tuple[tuple[ToolInfo, ...], str, ToolSet] | None = None
+        # call id -> parse_error of the format errors this protocol produced: their
+        # results are shown to the model with our own wording of what was wrong
+        self._format_errors: LRU[str, str] = LRU(1024)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    # --- what each protocol defines ----------------------------------------------------
+
+    @abc.abstractmethod
+    def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
+        """An assistant message of the history in this protocol's format."""
+
+    @abc.abstractmethod
+    def render_observation(self, message: ToolMessage) -> str:
+        """A tool result as the text of a user turn."""
+
+    @abc.abstractmethod
+    def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
+        """An example reply in this protocol's format."""
+
+    @abc.abstractmethod
+    def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
+        """Parse reply text; never raises for bad text (it becomes a format error)."""
+
+    @abc.abstractmethod
+    def format_reminder(self, toolset: ToolSet) -> str:
+        """A short statement of the expected format, appended to format errors."""
+
+    def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
+        """Extra variables for this protocol's template."""
+        return {}
+
+    def prepare_toolset(self, toolset: ToolSet) -> None:
+        """Compute protocol data for a new tool list (stored in ``toolset.extra``)."""
+
+    def request_config(self, config: GenerateConfig, toolset: ToolSet | None) -> GenerateConfig:
+        """The request's settings: native tool settings removed, stop sequences added."""
+        update: dict[str, Any] = {}
+        if config.tool_choice is not None:
+            update["tool_choice"] = None
+        if config.parallel_tool_calls is not None:
+            update["parallel_tool_calls"] = None
+        if toolset is not None and self.stop_seqs:
+            stops = list(config.stop_seqs or [])
+            stops += [s for s in self.stop_seqs if s not in stops]
+            update["stop_seqs"] = stops
+        return config.model_copy(update=update) if update else config
+
+    # --- rendering -----------------------------------------------------------------
+
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ProtocolRequest:
+        toolset = self._toolset(tools, config.tool_choice)
+        out: list[ChatMessage] = []
+        start = 0
+        if toolset is not None:
+            first = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
+            out.append(self._system(first, toolset))
+            start = 1 if first is not None else 0
+        for i in range(start, len(messages)):
+            out.append(self._render_message(messages[i], toolset))
+        if self.merge_user_turns:
+            out = self._merge(out)
+        return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
+
+    def _render_message(self, message: ChatMessage, toolset: ToolSet | None) -> ChatMessage:
+        if isinstance(message, (UserMessage, SystemMessage)):
+            return message
+        hit = self._messages.get(message.id)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        rendered: ChatMessage
+        if isinstance(message, AssistantMessage):
+            rendered = AssistantMessage(
+                content=self.render_assistant(message, toolset), model=message.model
+            )
+        else:
+            result = message
+            explained = self._format_errors.get(message.tool_call_id)
+            if explained is not None and message.error is not None:
+                error = message.error.model_copy(update={"message": explained})
+                result = message.model_copy(update={"content": explained, "error": error})
+            rendered = UserMessage(content=self.render_observation(result))
+        self._messages.put(message.id, (message, rendered))
+        return rendered
+
+    def _merge(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        out: list[ChatMessage] = []
+        i, n = 0, len(messages)
+        while i < n:
+            j = i + 1
+            if isinstance(messages[i], UserMessage):
+                while j < n and isinstance(messages[j], UserMessage):
+                    j += 1
+            if j - i == 1:
+                out.append(messages[i])
+            else:
+                run = messages[i:j]
+                key = tuple(m.id for m in run)
+                merged = self._merged.get(key)
+                if merged is None:
+                    merged = UserMessage(content="\n\n".join(m.content for m in run))
+                    self._merged.put(key, merged)
+                out.append(merged)
+            i = j
+        return out
+
+    def _system(self, first: SystemMessage | None, toolset: ToolSet) -> SystemMessage:
+        today = self._today().isoformat()
+        key = (first.id if first is not None else "", toolset.key, today)
+        hit = self._systems.get(key)
+        if hit is not None and hit[0] is first:
+            return hit[1]
+        content = self.render_prompt(first.content if first is not None else "", toolset, today)
+        message = SystemMessage(content=content)
+        self._systems.put(key, (first, message))
+        return message
+
+    def render_prompt(self, system: str, toolset: ToolSet, today: str) -> str:
+        """The system prompt: the template rendered for ``toolset``."""
+        if self._compiled is None:
+            import jinja2
+
+            env = jinja2.Environment(
+                undefined=jinja2.StrictUndefined,
+                trim_blocks=True,
+                lstrip_blocks=True,
+                autoescape=False,
+            )
+            self._compiled = env.from_string(self.template)
+        tools = [
+            {
+                "name": t.name,
+                "description": " ".join(t.description.split()),
+                "parameters": t.parameters,
+                "arguments": arguments_hint(t),
+                "text_input": self._single_string(t),
+            }
+            for t in toolset.visible
+        ]
+        variables: dict[str, Any] = {
+            "system": system.strip(),
+            "tools": tools,
+            "tool_names": ", ".join(t.name for t in toolset.visible),
+            "today": today,
+            "answer": toolset.answer.name if toolset.answer is not None else None,
+            "forced": toolset.forced,
+            "examples": [self.render_example(e, toolset) for e in self.examples],
+        }
+        variables.update(self.template_vars(toolset))
+        text: str = self._compiled.render(**variables)
+        return text.strip() + "\n"
+
+    @staticmethod
+    def _single_string(info: ToolInfo) -> bool:
+        from ._parsing import single_string_param
+
+        return single_string_param(info) is not None
+
+    # --- the tool list -----------------------------------------------------------------
+
+    def _toolset(self, tools: Sequence[ToolInfo], choice: Any) -> ToolSet | None:
+        if choice == "none" or not tools:
+            return None
+        forced = choice.name if isinstance(choice, ToolFunction) else None
+        infos = tuple(tools)
+        marker = forced or ""
+        last = self._last_tools
+        if (
+            last is not None
+            and last[1] == marker
+            and len(last[0]) == len(infos)
+            and all(a is b for a, b in zip(last[0], infos, strict=True))
+        ):
+            return last[2]
+        key = json.dumps(
+            [marker, self.answer_tool, [[t.name, t.description, t.parameters] for t in infos]],
+            sort_keys=True,
+            default=str,
+        )
+        toolset = self._toolsets.get(key)
+        if toolset is None:
+            toolset = self._new_toolset(key, list(infos), forced)
+            self._toolsets.put(key, toolset)
+        self._last_tools = (infos, marker, toolset)
+        return toolset
+
+    def _new_toolset(self, key: str, tools: list[ToolInfo], forced: str | None) -> ToolSet:
+        by_name = {t.name: t for t in tools}
+        if forced is not None and forced in by_name:
+            tools = [by_name[forced]]
+            by_name = {forced: tools[0]}
+        names = (self.answer_tool,) if self.answer_tool else ANSWER_TOOL_NAMES
+        answer = next((by_name[n] for n in names if n in by_name), None)
+        param = answer_param(answer) if answer is not None else "answer"
+        visible = [t for t in tools if t is not answer or not self.answer_replaces_tool(t, param)]
+        toolset = ToolSet(key, tools, visible, answer, param, forced)
+        self.prepare_toolset(toolset)
+        return toolset
+
+    def answer_replaces_tool(self, info: ToolInfo, param: str) -> bool:
+        """Whether a final answer stands in for the answer tool, which is then not listed
+        as an action (default: when it requires nothing but the answer)."""
+        required = info.parameters.get("required") or []
+        return all(r == param for r in required)
+
+    # --- parsing -------------------------------------------------------------------
+
+    def parse(self, output: ModelOutput, request: ProtocolRequest) -> ModelOutput:
+        toolset = request.state
+        message = output.message
+        if not isinstance(toolset, ToolSet) or message.tool_calls:
+            return output
+        raw = message.content
+        text, think = strip_think(raw)
+        offset = len(raw) - len(text)
+        reply = self.parse_reply(text, toolset, output.stop_reason)
+        thoughts = [t for t in (message.reasoning, think, reply.thought) if t]
+        parsed = AssistantMessage(
+            id=message.id,
+            content=reply.content,
+            reasoning="\n\n".join(thoughts) if thoughts else None,
+            tool_calls=reply.calls,
+            model=message.model,
+        )
+        for call in reply.calls:
+            if call.parse_error is not None:
+                self._format_errors.put(call.id, call.parse_error)
+        kept = raw if reply.kept is None else raw[: offset + reply.kept]
+        self._messages.put(parsed.id, (parsed, AssistantMessage(content=kept, model=message.model)))
+        stop = output.stop_reason
+        if reply.calls and stop in ("stop", "unknown"):
+            stop = "tool_calls"
+        return output.model_copy(update={"message": parsed, "stop_reason": stop})
+
+    # --- helpers for the parsers ---------------------------------------------------------
+
+    def format_error(
+        self, what: str, toolset: ToolSet, text: str, function: str | None = None
+    ) -> Reply:
+        """A reply whose one tool call carries ``parse_error``: what was wrong and the
+        expected format. The message content keeps the reply text as the model wrote it."""
+        error = f"{what}\n\n{self.format_reminder(toolset)}"
+        call = ToolCall(id=new_id(), function=function or FORMAT_ERROR_FUNCTION, parse_error=error)
+        return Reply(calls=[call], content=text)
+
+    def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:
+        """A final answer: a call of the answer tool, or plain text when none is offered."""
+        if toolset.answer is None:
+            return Reply(thought=thought, content=answer_text(value), kept=kept)
+        value = self.answer_value(value, toolset)
+        call = ToolCall(function=toolset.answer.name, arguments={toolset.answer_param: value})
+        return Reply(thought=thought, calls=[call], kept=kept)
+
+    @staticmethod
+    def answer_value(value: Any, toolset: ToolSet) -> Any:
+        """A final answer as the answer tool's parameter takes it: non-string values
+        become their JSON text when the parameter is a string (``0`` -> ``"0"``)."""
+        if isinstance(value, str) or toolset.answer is None:
+            return value
+        schema = (toolset.answer.parameters.get("properties") or {}).get(toolset.answer_param)
+        return answer_text(value) if schema is None or is_string_schema(schema) else value
