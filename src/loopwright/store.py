@@ -78,32 +78,74 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
+def _esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
 def _pointer(key: str) -> str:
-    return "/" + key.replace("~", "~0").replace("/", "~1")
+    return "/" + _esc(key)
+
+
+def _diff_into(old: Any, new: Any, path: str, ops: JsonPatch) -> None:
+    """Append to ``ops`` the operations turning ``old`` into ``new`` at ``path``.
+
+    Equal subtrees are skipped with ``==`` (at C speed), so the work is linear in the
+    values' size, and an append to a long list is a single ``add``.
+    """
+    if type(old) is not type(new) or not isinstance(old, (dict, list)):
+        ops.append({"op": "replace", "path": path, "value": new})
+    elif isinstance(old, dict):
+        for k in old:
+            if k not in new:
+                ops.append({"op": "remove", "path": f"{path}/{_esc(k)}"})
+        for k, v in new.items():
+            if k not in old:
+                ops.append({"op": "add", "path": f"{path}/{_esc(k)}", "value": v})
+            elif old[k] != v:
+                _diff_into(old[k], v, f"{path}/{_esc(k)}", ops)
+    else:
+        n, m = len(old), len(new)
+        if m >= n and new[:n] == old:  # appended
+            ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(n, m))
+            return
+        if m < n and old[:m] == new:  # cut at the end
+            ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - 1, m - 1, -1))
+            return
+        lo = 0
+        while lo < min(n, m) and old[lo] == new[lo]:
+            lo += 1
+        hi = 0
+        while hi < min(n, m) - lo and old[n - 1 - hi] == new[m - 1 - hi]:
+            hi += 1
+        if n == m:  # the same slots changed: diff each
+            for i in range(lo, n - hi):
+                if old[i] != new[i]:
+                    _diff_into(old[i], new[i], f"{path}/{i}", ops)
+            return
+        ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - hi - 1, lo - 1, -1))
+        ops.extend(
+            {"op": "add", "path": f"{path}/{lo + j}", "value": new[lo + j]}
+            for j in range(m - hi - lo)
+        )
 
 
 def _diff(key: str, old: Any, new: Any, new_text: str) -> JsonPatch:
-    """The operations turning ``old`` into ``new`` under ``/key``: a fine-grained diff for
+    """The operations turning ``old`` into ``new`` under ``/key``: fine-grained for
     containers (one append is one ``add``), a ``replace`` otherwise."""
     path = _pointer(key)
     if isinstance(old, (dict, list)) and type(old) is type(new):
         import jsonpatch
 
-        ops: JsonPatch = jsonpatch.make_patch(old, new).patch
+        ops: JsonPatch = []
+        _diff_into(old, new, path, ops)
         try:
-            # make_patch compares with ==, so 1 == 1.0 == True: check it round-trips
-            ok = bool(ops) and _dumps(jsonpatch.apply_patch(old, ops, in_place=True)) == new_text
+            # == says 1 == 1.0 == True: check that the patch really gives `new`
+            patched = jsonpatch.apply_patch({key: old}, ops, in_place=True)[key]
+            ok = bool(ops) and _dumps(patched) == new_text
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
             ok = False
         if ok:
-            out: JsonPatch = []
-            for op in ops:
-                op = dict(op)
-                op["path"] = path + op["path"]
-                if "from" in op:
-                    op["from"] = path + op["from"]
-                out.append(op)
-            return out
+            return ops
     return [{"op": "replace", "path": path, "value": new}]
 
 

@@ -169,8 +169,11 @@ def import_run(
         )
     import sqlite3
 
-    run = data["run"]
-    run_id = str(run["id"])
+    try:
+        run = data["run"]
+        run_id = str(run["id"])
+    except (KeyError, TypeError) as ex:
+        raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
     own = not isinstance(db, sqlite3.Connection)
     conn = db if isinstance(db, sqlite3.Connection) else connect(resolve_db(db))
     try:

@@ -301,7 +301,7 @@ class RunLog:
         return [SampleInfo._from_row(r) for r in rows]
 
     def _sample(self, sample: str | SampleInfo | None) -> str:
-        if sample is None:
+        if sample is None or sample == "":
             return ""
         if isinstance(sample, SampleInfo):
             return sample.key
@@ -359,7 +359,7 @@ class RunLog:
 
     def _top_level(self, key: str) -> Iterator[Event]:
         spans: set[str | None] = {None}
-        for ev in self.events(key):
+        for ev in self._events(key):
             if ev.span_id in spans:
                 if isinstance(ev, SpanBegin):
                     spans.add(ev.id)
@@ -370,7 +370,9 @@ class RunLog:
         """Every event of the run (or sample), lazily, in the order they began —
         including those within tool calls and subtasks (``span_id`` says where). Events
         still pending when read show ``pending=True``."""
-        key = self._sample(sample)
+        return self._events(self._sample(sample))
+
+    def _events(self, key: str) -> Iterator[Event]:
         cursor = self._conn.execute(
             "SELECT data FROM events WHERE run_id = ? AND sample = ? ORDER BY seq",
             (self.run_id, key),

@@ -24,7 +24,7 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
@@ -214,6 +214,7 @@ class Recording:
         self._stack = contextlib.ExitStack()
         self._span: span | None = None
         self._entered = False
+        self._unsubscribe: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return f"Recording({self.run_id!r}, {self.name!r})"
@@ -272,7 +273,7 @@ class Recording:
                 await self._close_writer(raise_errors=False)
                 raise
             sink = _Sink(self._writer, self.run_id, "", self._seq)
-            t.subscribe(sink.on_event, on_message=sink.on_message)
+            self._unsubscribe = t.subscribe(sink.on_event, on_message=sink.on_message)
         self._stack.enter_context(store_context(s))
         self._stack.enter_context(transcript_context(t))
         token = _active.set(self)
@@ -396,9 +397,10 @@ class SampleRecording:
         self._stack = contextlib.ExitStack()
         self.scores: dict[str, Any] | None = None
         writer = run._writer
+        self._unsubscribe: Callable[[], None] | None = None
         if writer is not None:
             sink = _Sink(writer, run.run_id, self.key, run._seq)
-            self.transcript.subscribe(sink.on_event, on_message=sink.on_message)
+            self._unsubscribe = self.transcript.subscribe(sink.on_event, on_message=sink.on_message)
 
     async def __aenter__(self) -> SampleRecording:
         writer = self.run._writer
@@ -455,6 +457,8 @@ class SampleRecording:
         finally:
             self._stack.close()
         o, writer = self._outcome, self.run._writer
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         if writer is not None:
             writer.execute(
                 "UPDATE samples SET status = ?, finished = ?, output = ?, messages = ?, "

@@ -13,6 +13,7 @@ import logging
 import os
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,9 @@ __all__ = ["RunWriter"]
 _log = logging.getLogger("loopwright.log")
 
 MAX_BATCH = 2000
+BATCH_WAIT = 0.02
+"""Seconds the writer waits after a batch for the next one to gather (the most a reader
+lags behind, plus the write)."""
 
 _UPSERT_EVENT = """
 INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data)
@@ -162,6 +166,10 @@ class RunWriter:
                     wake()
                 except RuntimeError:  # the waiting loop is closed
                     pass
+            if not stop and len(batch) < MAX_BATCH:
+                # let the next batch gather: producers then put without waking us, and
+                # the event loop's thread is not slowed by a switch for every event
+                time.sleep(BATCH_WAIT)
         if conn is not None:
             conn.close()
 

@@ -46,8 +46,8 @@ class _Root:
         self.message_subscribers: list[MessageSubscriber] = []
         self.messages: dict[str, ChatMessage] = {}
         self.model_events: dict[str, ModelEvent] = {}
-        # first input message id -> (event id, full input ids): the prefix candidates
-        self.bases: dict[str, tuple[str, list[str]]] = {}
+        # first input message id -> (event id, its input messages): prefix candidates
+        self.bases: dict[str, tuple[str, list[ChatMessage]]] = {}
         self.started = time.monotonic()
         self.waiting = 0.0
         self.last_working = 0.0
@@ -242,25 +242,29 @@ class Transcript:
     # --- model inputs ---------------------------------------------------------------
     def _model_input_refs(self, event: ModelEvent, messages: Sequence[ChatMessage]) -> None:
         """Fill ``event.input*`` with a reference to the longest shared prefix of an
-        earlier call's input, plus the ids of the rest; record new messages."""
+        earlier call's input, plus the ids of the rest; record new messages.
+
+        The prefix is found by comparing message objects (identity first, at C speed),
+        so the cost per call is a pointer comparison per message plus the new messages.
+        """
         root = self._root
-        ids = [m.id for m in messages]
+        msgs = list(messages)
         k = 0
-        base = root.bases.get(ids[0]) if ids else None
+        base = root.bases.get(msgs[0].id) if msgs else None
         if base is not None:
-            base_ids = base[1]
-            n = min(len(base_ids), len(ids))
-            if ids[:n] == base_ids[:n]:
+            base_msgs = base[1]
+            n = min(len(base_msgs), len(msgs))
+            if msgs[:n] == base_msgs[:n]:
                 k = n
             else:
-                while k < n and ids[k] == base_ids[k]:
+                while k < n and msgs[k].id == base_msgs[k].id:
                     k += 1
-        if k:
-            event.input_base, event.input_base_count = base[0], k  # type: ignore[index]
-        event.input = ids[k:]
-        self.add_messages(messages[k:])
-        if ids:
-            root.bases[ids[0]] = (event.id, ids)
+            if k:
+                event.input_base, event.input_base_count = base[0], k
+        event.input = [m.id for m in msgs[k:]]
+        self.add_messages(msgs[k:])
+        if msgs:
+            root.bases[msgs[0].id] = (event.id, msgs)
 
 
 def _walk(events: Sequence[Event]) -> Iterator[Event]:

@@ -1,0 +1,102 @@
+import io
+import logging
+
+from rich.console import Console
+
+import loopwright as lw
+from loopwright.display import abbreviate
+
+
+@lw.tool
+def shout(text: str) -> str:
+    """Repeat text loudly.
+
+    Args:
+        text: What to shout.
+    """
+    return text.upper() * 200
+
+
+@lw.tool
+def broken() -> str:
+    """Always fails."""
+    raise lw.ToolError("the disk is full")
+
+
+def console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=100, color_system=None, force_terminal=False), buffer
+
+
+async def test_the_display_shows_steps_tool_calls_and_abbreviated_results() -> None:
+    out, buffer = console()
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("shout", {"text": "hi"}, content="Let me shout."),
+            lw.ModelOutput.for_tool_call("broken"),
+            "All done.",
+        ],
+    )
+    with lw.console_display(out, max_chars=60):
+        async with lw.recording(db=False):
+            messages: list[lw.ChatMessage] = [lw.UserMessage(content="go")]
+            for _ in range(3):
+                reply = await model.generate(messages, [shout, broken])
+                messages.append(reply.message)
+                messages.extend(await lw.execute_tools(reply.message, [shout, broken]))
+            with lw.span("wrap-up"):
+                lw.transcript().info({"answer": 42})
+                logging.getLogger("lwtest.display").warning("careful")
+    text = buffer.getvalue()
+    lines = text.splitlines()
+    assert lines[0].startswith("step 1  mock")
+    assert lines[1] == "Let me shout."
+    assert lines[2] == '→ shout(text="hi")'
+    assert lines[3].startswith("← shout: HIHIHI") and "… (+" in lines[3]
+    assert len(lines[3]) < 100
+    assert "✗ broken: the disk is full" in text
+    assert "step 3" in text and "All done." in text
+    assert "┌ wrap-up" in text
+    assert '  • {"answer": 42}' in text  # indented inside the span
+    assert "warning lwtest.display: careful" in text
+
+
+async def test_the_display_attaches_to_one_transcript_and_shows_limits_and_errors() -> None:
+    out, buffer = console()
+    t = lw.Transcript()
+    display = lw.console_display(out)
+    stop = display.attach(t)
+    t.record(lw.LimitEvent(type="step", limit=3, value=3, message="step limit of 3 reached"))
+    t.record(lw.ErrorEvent(error="RuntimeError", message="boom"))
+    t.record(lw.StoreEvent(changes=[{"op": "add", "path": "/x", "value": 1}]))  # hidden
+    stop()
+    t.info("not shown")
+    assert buffer.getvalue().splitlines() == [
+        "■ limit reached: step limit of 3 reached",
+        "■ error: RuntimeError: boom",
+    ]
+
+
+async def test_subtasks_are_shown_with_their_nested_steps() -> None:
+    out, buffer = console()
+    model = lw.get_model("mock", outputs=["inner reply"])
+
+    @lw.subtask
+    async def helper(q: str) -> str:
+        return (await model.generate([lw.UserMessage(content=q)])).text
+
+    with lw.console_display(out):
+        async with lw.recording(db=False):
+            await helper("question")
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "▸ subtask helper"
+    assert lines[1].startswith("  step 1  mock")
+    assert lines[2] == "  inner reply"
+    assert lines[3].startswith('◂ helper → "inner reply"')
+
+
+def test_abbreviate() -> None:
+    assert abbreviate("short", 10) == "short"
+    assert abbreviate("x" * 30, 10) == "xxxxxxxxxx … (+20 chars)"
+    assert abbreviate("a\nb\nc\nd", 100, max_lines=2) == "a\nb … (+3 chars)"
