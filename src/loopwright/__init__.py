@@ -66,6 +66,14 @@ from .tool import (
 from .tool.builtin import finish, submit, submit_tool, think
 
 # --- protocols (issue 5) -------------------------------------------------------------
+from .model.protocols import (
+    ActionExample,
+    JsonProtocol,
+    NativeProtocol,
+    ReActProtocol,
+    ToolProtocol,
+    is_format_error,
+)
 
 # --- limits, history, agent (issue 4) ------------------------------------------------
 from .agent import (
@@ -155,6 +163,7 @@ from .transcript import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActionExample",
     "Agent",
     "AgentState",
     "ApprovalEvent",
@@ -171,6 +180,7 @@ __all__ = [
     "HistoryPolicy",
     "InfoEvent",
     "IterativeAgent",
+    "JsonProtocol",
     "Limit",
     "LimitEvent",
     "LimitExceededError",
@@ -188,8 +198,10 @@ __all__ = [
     "ModelHook",
     "ModelOutput",
     "ModelTimeoutError",
+    "NativeProtocol",
     "OutputLimitExceededError",
     "ProviderNotFoundError",
+    "ReActProtocol",
     "ReactAgent",
     "Recording",
     "RetryDecision",
@@ -223,6 +235,7 @@ __all__ = [
     "ToolHook",
     "ToolInfo",
     "ToolMessage",
+    "ToolProtocol",
     "ToolTerminated",
     "Transcript",
     "Usage",
@@ -246,6 +259,7 @@ __all__ = [
     "get_model",
     "handoff",
     "import_run",
+    "is_format_error",
     "iterative",
     "list_runs",
     "load_run",
