@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, Self, overload
 from .._errors import ConfigurationError
 from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
 
-__all__ = ["SandboxEnvironment", "check_command", "file_error"]
+__all__ = ["SandboxEnvironment", "check_command", "file_error", "os_error"]
 
 
 class SandboxEnvironment(ABC):
@@ -284,20 +284,26 @@ def _abbreviate(text: str) -> str:
     return f"{text[:half]}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{text[-half:]}"
 
 
+def os_error(cls: type[OSError], message: str) -> OSError:
+    """``cls(message)``: its ``str()`` is the message alone, readable for a model (an
+    ``errno`` or ``filename`` would prefix it with ``[Errno n]``)."""
+    return cls(message)
+
+
 def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) -> Exception:
     """The Python exception matching a failed ``cat``/``sh`` file operation's message."""
     message = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     verb = "read" if reading else "write"
     if "No such file or directory" in message:
-        return FileNotFoundError(2, f"no such file in the sandbox: {path}", path)
+        return os_error(FileNotFoundError, f"No such file: {path}")
     if "Is a directory" in message:
-        return IsADirectoryError(21, f"{path} is a folder, not a file", path)
+        return os_error(IsADirectoryError, f"{path} is a folder, not a file")
     if "Not a directory" in message:
-        return NotADirectoryError(20, f"a parent of {path} is a file, not a folder", path)
+        return os_error(NotADirectoryError, f"A parent of {path} is a file")
     denied = ("Permission denied", "Read-only file system", "Operation not permitted")
     if any(d in message for d in denied) or (not reading and "Directory nonexistent" in message):
         where = "" if reading else " (only the working folder and /tmp are writable)"
-        return PermissionError(13, f"the sandbox may not {verb} {path}{where}", path)
+        return os_error(PermissionError, f"The sandbox may not {verb} {path}{where}")
     if returncode in (-25, 128 + 25) or "File size limit" in message:  # SIGXFSZ
         return SandboxError(f"{path} would be larger than the sandbox's file size limit")
     reason = message or f"exit status {returncode}"

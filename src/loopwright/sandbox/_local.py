@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 from .._errors import ConfigurationError
-from ._environment import SandboxEnvironment
+from ._environment import SandboxEnvironment, os_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process
 from ._tempdir import make_root, remove_root
@@ -137,8 +137,14 @@ class LocalSandbox(SandboxEnvironment):
         limit = self.limits.max_file_bytes
 
         def read() -> bytes:
-            with open(path, "rb") as f:
-                data = f.read(limit + 1) if limit is not None else f.read()
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(limit + 1) if limit is not None else f.read()
+            except FileNotFoundError:
+                raise os_error(FileNotFoundError, f"No such file: {path}") from None
+            except IsADirectoryError:
+                msg = f"{path} is a folder, not a file"
+                raise os_error(IsADirectoryError, msg) from None
             if limit is not None and len(data) > limit:
                 raise SandboxError(f"{path} is larger than the file size limit ({limit} bytes)")
             return data

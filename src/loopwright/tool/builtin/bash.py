@@ -1,0 +1,87 @@
+"""``bash``: run shell commands in the current sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...sandbox import ExecResult, ExecTimeoutError, sandbox
+from .._errors import ToolError
+from .._tool import Tool, tool
+
+__all__ = ["DEFAULT_TIMEOUT", "TIMEOUT_GRACE", "bash", "exec_output", "run_in_sandbox"]
+
+DEFAULT_TIMEOUT = 180.0
+"""Seconds a ``bash`` or ``python`` call may run, by default."""
+
+TIMEOUT_GRACE = 30.0
+"""The tool layer's own deadline is this much later than the sandbox's, as a backstop."""
+
+
+def exec_output(result: ExecResult) -> str:
+    """A command's output as the model sees it: stdout, then stderr, then notes."""
+    parts = [result.stdout]
+    if result.stderr:
+        if result.stdout and not result.stdout.endswith("\n"):
+            parts.append("\n")
+        parts.append(result.stderr)
+    if result.truncated:
+        parts.append(
+            "\n[output truncated: the command printed more than the sandbox keeps and "
+            "was stopped; print less, e.g. pipe through head or write to a file]"
+        )
+    return "".join(parts)
+
+
+async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float) -> str:
+    """Run ``cmd`` in the current sandbox; its output, or a :class:`ToolError` with
+    the output when it fails or times out."""
+    try:
+        result = await sandbox().exec(cmd, input=input, timeout=timeout)
+    except ExecTimeoutError as e:
+        output = exec_output(e.result)
+        raise ToolError(
+            f"The command timed out after {timeout:g} seconds and was killed."
+            + (f" Output before the timeout:\n{output}" if output else "")
+        ) from e
+    output = exec_output(result)
+    if result.success:
+        return output
+    if result.truncated:
+        why = "The command printed too much and was stopped."
+    elif result.returncode < 0:
+        why = (
+            f"The command was killed by signal {-result.returncode} (a resource limit: "
+            "CPU time, memory or file size, or a crash)."
+        )
+    else:
+        why = f"The command failed with exit code {result.returncode}."
+    raise ToolError(why + (f" Output:\n{output}" if output else " It printed nothing."))
+
+
+def bash(timeout: float = DEFAULT_TIMEOUT) -> Tool[..., Any]:
+    """A tool running bash commands in the current sandbox (see ``use_sandbox``).
+
+    Each call is a fresh ``bash -c``: files in the working folder persist between
+    calls; the current folder, variables and background processes do not. A failing
+    command (non-zero exit) or a timeout reaches the model as a tool error carrying
+    the output.
+
+    Args:
+        timeout: Seconds a command may run before it is killed with everything it
+            started.
+    """
+
+    @tool(timeout=timeout + TIMEOUT_GRACE)
+    async def bash(cmd: str) -> str:
+        """Run a bash command in a sandboxed Linux machine and return its output.
+
+        Each call starts a new shell in the working folder: files you write persist,
+        but `cd`, variables and background processes do not carry over (chain with
+        `&&` when you need them). There is no network access.
+
+        Args:
+            cmd: The bash command to run.
+        """
+        return await run_in_sandbox(["bash", "-c", cmd], input=None, timeout=timeout)
+
+    return bash
