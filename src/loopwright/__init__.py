@@ -74,6 +74,7 @@ from .model.protocols import (
     ToolProtocol,
     is_format_error,
 )
+from .tool.builtin.llm_fallback import llm_fallback
 
 # --- limits, history, agent (issue 4) ------------------------------------------------
 from .agent import (
@@ -302,6 +303,7 @@ __all__ = [
     "is_format_error",
     "iterative",
     "list_runs",
+    "llm_fallback",
     "load_run",
     "max_sandboxes",
     "message_limit",
