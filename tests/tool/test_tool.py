@@ -171,6 +171,16 @@ def test_unresolvable_type_hint_is_an_error() -> None:
         lw.tool(f)
 
 
+def test_an_alias_on_a_parameter_is_refused() -> None:
+    from pydantic import Field
+
+    def f(x: int = Field(1, alias="y")) -> None:
+        """F."""
+
+    with pytest.raises(ToolDefinitionError, match="Parameter 'x' of tool 'f' sets an alias"):
+        lw.tool(f)
+
+
 def test_deferred_tool_reports_errors_on_first_use() -> None:
     def connect(sock: socket.socket) -> None:
         """Connect."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -294,9 +295,9 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     except ToolError as err:
         return _error(ex, err.error_type, err.message, run)
     except PermissionError as err:
-        return _error(ex, "permission", str(err) or "Permission denied.", run)
+        return _error(ex, "permission", _os_error_text(err, "Permission denied"), run)
     except FileNotFoundError as err:
-        return _error(ex, "file_not_found", str(err) or "File not found.", run)
+        return _error(ex, "file_not_found", _os_error_text(err, "No such file or directory"), run)
     except Exception as err:
         err.add_note(f"(raised by tool {tool.name!r}, call id {call.id})")
         raise
@@ -305,6 +306,17 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     if run.max_output:
         text, ex.truncated = truncate_output(text, run.max_output)
     return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
+
+
+def _os_error_text(err: OSError, default: str) -> str:
+    """``No such file or directory: 'x.txt'``, without the ``[Errno 2]`` prefix."""
+    if err.filename is not None:
+        reason = err.strerror or (os.strerror(err.errno) if err.errno else default)
+        text = f"{reason}: {err.filename!r}"
+        if err.filename2 is not None:
+            text += f" -> {err.filename2!r}"
+        return text
+    return str(err) or f"{default}."
 
 
 def _parse_message(call: ToolCall) -> str:

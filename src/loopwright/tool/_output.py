@@ -36,7 +36,7 @@ def _to_json(value: Any) -> str:
     from pydantic_core import PydanticSerializationError, to_json
 
     try:
-        return to_json(value, fallback=str, inf_nan_mode="strings").decode("utf-8")
+        return to_json(value, fallback=str, inf_nan_mode="constants").decode("utf-8")
     except (PydanticSerializationError, ValueError, TypeError):
         return str(value)
 

@@ -246,10 +246,10 @@ def function_spec(fn: Callable[..., Any], tool_name: str, doc: Docstring) -> Fun
     from pydantic import ConfigDict, Field, create_model
     from pydantic.fields import FieldInfo
 
-    qualname = getattr(fn, "__qualname__", None)
-    where = f"tool {tool_name!r}" + (
-        f" (function {qualname})" if qualname and qualname != tool_name else ""
-    )
+    # name the function too when the tool is named otherwise
+    fname = getattr(fn, "__name__", None)
+    qualname = getattr(fn, "__qualname__", fname)
+    where = f"tool {tool_name!r}" + (f" (function {qualname})" if fname != tool_name else "")
     try:
         sig = inspect.signature(fn, eval_str=True)
     except NameError as ex:
@@ -324,7 +324,8 @@ def _definition_error(
                 warnings.simplefilter("ignore")
                 TypeAdapter(annotation).json_schema()
         except Exception as inner:
-            first = str(inner).strip().splitlines()[0]
+            # pydantic's first sentence names the type; its advice is about models
+            first = str(inner).strip().splitlines()[0].split(". ")[0].rstrip(".")
             return ToolDefinitionError(
                 f"Parameter {name!r} of {where} has a type that cannot be expressed as "
                 f"JSON schema ({first}). Use JSON-compatible types: str, int, float, bool, "
