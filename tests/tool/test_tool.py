@@ -489,3 +489,20 @@ def test_tool_with_on_a_dynamic_tool() -> None:
     t2 = lw.tool_with(t, parameters={"city": "Where."})
     assert t2.info.parameters["properties"]["city"]["description"] == "Where."
     assert SCHEMA["properties"]["city"]["description"] == "The city."  # type: ignore[index]
+
+
+def test_objects_and_lists_sent_as_json_text_are_decoded() -> None:
+    @lw.tool
+    def place(order: Order, tags: list[str], note: str = "") -> None:
+        """Place an order."""
+
+    assert place.validate({"order": '{"item": "tea"}', "tags": '["a", "b"]', "note": "[1]"}) == {
+        "order": Order(item="tea"),
+        "tags": ["a", "b"],
+        "note": "[1]",  # a string parameter keeps its text
+    }
+    with pytest.raises(ToolArgumentsError, match="order: Input should be a valid dictionary"):
+        place.validate({"order": "tea", "tags": []})
+
+    dynamic = lw.Tool.from_info(lw.ToolInfo(name="forecast", parameters=SCHEMA), lambda **kw: "")
+    assert dynamic.validate({"city": "x", "at": '{"lat": 1}'}) == {"city": "x", "at": {"lat": 1}}

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["allows_null", "drop_nulls", "validate_json"]
+__all__ = ["allows_null", "decode_json_strings", "drop_nulls", "validate_json"]
 
 _MAX_ERRORS = 10
 
@@ -92,6 +92,51 @@ def drop_nulls(value: Any, schema: Any, root: Mapping[str, Any] | None = None) -
         branch = _single_branch(schema, root)
         return drop_nulls(value, branch, root) if branch is not None else value
     return value
+
+
+def _kinds(schema: Any, root: Mapping[str, Any]) -> set[str]:
+    """The JSON types a schema accepts (``"any"`` when it does not say)."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict):
+        return {"any"}
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return set().union(*(_kinds(s, root) for s in schema[key]))
+    t = schema.get("type")
+    if t is None:
+        return {"object"} if "properties" in schema else {"any"}
+    return set(t) if isinstance(t, list) else {t}
+
+
+def decode_json_strings(
+    args: Mapping[str, Any], schema: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Decode arguments that a model sent as JSON text where an object or array belongs.
+
+    Models sometimes send ``{"order": "{\\"item\\": \\"tea\\"}"}``. For each argument that
+    is a string, whose schema wants an object or an array and does not accept a string,
+    the string is parsed as JSON. Returns the new arguments, or ``None`` when nothing
+    changed.
+    """
+    import json
+
+    props = schema.get("properties") or {}
+    out = dict(args)
+    changed = False
+    for name, value in args.items():
+        if not isinstance(value, str) or name not in props:
+            continue
+        kinds = _kinds(props[name], schema)
+        if not kinds & {"object", "array"} or kinds & {"string", "any"}:
+            continue
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(decoded, dict | list):
+            out[name] = decoded
+            changed = True
+    return out if changed else None
 
 
 def _single_branch(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:

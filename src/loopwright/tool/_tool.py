@@ -218,10 +218,11 @@ class Tool(Generic[P, R]):
         return f"Tool({self.name!r}{flags})"
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        from ._jsonschema import drop_nulls, validate_json
-        from ._schema import signature_hint
+        from ._jsonschema import decode_json_strings, drop_nulls
 
         if not isinstance(arguments, Mapping):
+            from ._schema import signature_hint
+
             raise ToolArgumentsError(
                 f"The arguments of tool {self.name!r} must be a JSON object, got "
                 f"{type(arguments).__name__}. Expected: "
@@ -229,8 +230,26 @@ class Tool(Generic[P, R]):
             )
         params = self.info.parameters
         args = drop_nulls(dict(arguments), params)
+        try:
+            return self._check(args)
+        except ToolArgumentsError:
+            # a model may have sent an object or a list as JSON text: decode and retry
+            decoded = decode_json_strings(args, params)
+            if decoded is None:
+                raise
+            try:
+                return self._check(drop_nulls(decoded, params))
+            except ToolArgumentsError:
+                pass
+            raise
+
+    def _check(self, args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         if self._spec is not None:
             return self._spec.bind(self.name, args)
+        from ._jsonschema import validate_json
+        from ._schema import signature_hint
+
+        params = self.info.parameters
         errors = validate_json(args, params)
         if errors:
             lines = "\n".join(f"- {e}" for e in errors)
