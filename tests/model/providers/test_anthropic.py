@@ -34,6 +34,14 @@ def tool_use(id: str, name: str, input: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
+def sent_key(headers: dict[str, str]) -> str | None:
+    """The API key as sent: ``x-api-key`` (SDK 0.x) or a bearer token (newer SDKs)."""
+    if "x-api-key" in headers:
+        return headers["x-api-key"]
+    auth = headers.get("authorization", "")
+    return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+
+
 def model(wire: WireServer, config: lw.GenerateConfig | None = None) -> lw.Model:
     return lw.get_model(
         "anthropic/claude-test", base_url=wire.url, api_key="sk-ant-test", config=FAST.merge(config)
@@ -50,7 +58,7 @@ async def test_plain_chat_sends_system_apart_and_maps_the_reply(wire: WireServer
     assert out.usage == lw.Usage(input_tokens=12, output_tokens=6, total_tokens=18)
     [req] = wire.requests
     assert req.path == "/v1/messages"
-    assert req.headers["x-api-key"] == "sk-ant-test"
+    assert sent_key(req.headers) == "sk-ant-test"
     body = req.body
     assert body["model"] == "claude-test"
     assert body["system"] == "Be brief."
@@ -282,4 +290,4 @@ async def test_key_and_base_url_from_the_environment(
     wire.push(anthropic_reply(text("hi")))
     out = await lw.get_model("anthropic/claude-test").generate(HI)
     assert out.text == "hi"
-    assert wire.requests[0].headers["x-api-key"] == "sk-ant-env"
+    assert sent_key(wire.requests[0].headers) == "sk-ant-env"

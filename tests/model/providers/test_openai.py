@@ -89,6 +89,14 @@ async def test_response_schema_becomes_a_json_schema_response_format(wire: WireS
     }
 
 
+async def test_llamacpp_server_gets_the_schema_as_a_json_object(wire: WireServer) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    wire.push(openai_reply('{"x": 1}'))
+    config = lw.GenerateConfig(response_schema=schema)
+    await model(wire, "llamacpp-server/smol").generate(HI, config=config)
+    assert wire.bodies[0]["response_format"] == {"type": "json_object", "schema": schema}
+
+
 async def test_parallel_tool_calls_are_parsed_and_tools_sent(wire: WireServer) -> None:
     wire.push(
         openai_reply(

@@ -146,7 +146,7 @@ def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) 
         if kind == "text":
             texts.append(block.text)
         elif kind == "tool_use":
-            calls.append(make_tool_call(block.id, block.name, block.input, tools))
+            calls.append(make_tool_call(block.id, block.name, block.input, tools, wire_json=False))
         elif kind == "thinking":
             thoughts.append(block.thinking)
     reason = getattr(response, "stop_reason", None)

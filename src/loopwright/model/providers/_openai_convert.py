@@ -84,9 +84,17 @@ def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 
 
 def request_options(
-    config: GenerateConfig, tools: Sequence[ToolInfo], *, max_tokens_param: str
+    config: GenerateConfig,
+    tools: Sequence[ToolInfo],
+    *,
+    max_tokens_param: str,
+    schema_format: str = "json_schema",
 ) -> dict[str, Any]:
-    """The request fields ``config`` sets (model and messages aside)."""
+    """The request fields ``config`` sets (model and messages aside).
+
+    ``schema_format``: how ``response_schema`` is sent: ``json_schema`` (OpenAI's
+    ``response_format``), or ``json_object`` with a ``schema`` (llama-cpp-python's).
+    """
     opts: dict[str, Any] = {}
     if tools:
         opts["tools"] = tools_to_openai(tools)
@@ -105,10 +113,13 @@ def request_options(
     if config.seed is not None:
         opts["seed"] = config.seed
     if config.response_schema is not None:
-        opts["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "response", "schema": config.response_schema},
-        }
+        if schema_format == "json_object":
+            opts["response_format"] = {"type": "json_object", "schema": config.response_schema}
+        else:
+            opts["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": config.response_schema},
+            }
     if config.extra_body:
         opts["extra_body"] = dict(config.extra_body)
     return opts

@@ -21,10 +21,18 @@ def _required(tools: Sequence[ToolInfo], name: str) -> list[str] | None:
     return None
 
 
-def make_tool_call(call_id: str | None, name: str, raw: Any, tools: Sequence[ToolInfo]) -> ToolCall:
+def make_tool_call(
+    call_id: str | None,
+    name: str,
+    raw: Any,
+    tools: Sequence[ToolInfo],
+    *,
+    wire_json: bool = True,
+) -> ToolCall:
     """A :class:`ToolCall` from the arguments a provider returned.
 
-    ``raw`` is a JSON string (OpenAI) or an already parsed value (Anthropic). Anything
+    ``raw`` is a JSON string (OpenAI, ``wire_json``) or an already parsed value
+    (Anthropic; a string there is still tried as JSON, leniently). Anything
     that is not a JSON object becomes ``parse_error`` (the call is then not executed and
     the model is told what was wrong). An empty string counts as ``{}`` for a tool with
     no required parameters (some servers send that for argument-less calls), and as an
@@ -51,6 +59,8 @@ def make_tool_call(call_id: str | None, name: str, raw: Any, tools: Sequence[Too
             error = (
                 f"the arguments of {name} are not valid JSON ({ex.msg} at character "
                 f"{ex.pos}): {shown}"
+                if wire_json
+                else f"the arguments of {name} must be a JSON object, got {shown!r}"
             )
             value = {}
     if error is None and not isinstance(value, dict):

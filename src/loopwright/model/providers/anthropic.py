@@ -121,12 +121,17 @@ class AnthropicAPI(ModelAPI):
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
+            args = dict(self._client_args)
+            # the SDK's default HTTP client closes itself when garbage-collected by
+            # scheduling a task on whatever loop runs then: after a loop has ended (each
+            # run_sync), that fails noisily. A plain one just lets its sockets go.
+            args.setdefault("http_client", self._sdk.DefaultAsyncHttpxClient())
             client = self._sdk.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=0,  # Model retries, with its own policy and accounting
                 default_headers=self._headers,
-                **self._client_args,
+                **args,
             )
             self._clients[loop] = client
         return client

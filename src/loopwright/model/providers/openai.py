@@ -19,8 +19,9 @@ key from the environment variables below (``base_url=`` / ``api_key=`` arguments
 - ``llamacpp-server/<model>``: llama.cpp's server, ``http://localhost:8000/v1``
   (``$LLAMACPP_BASE_URL``; ``python -m llama_cpp.server`` listens on 8000, the C++
   ``llama-server`` on 8080); key optional (``$LLAMACPP_API_KEY``). Assistant messages
-  that only call tools are sent with ``content: ""``: llama-cpp-python's server answers
-  ``null`` with HTTP 500.
+  that only call tools are sent with ``content: ""`` (llama-cpp-python's server answers
+  ``null`` with HTTP 500), and ``response_schema`` as a ``json_object`` response format
+  with a ``schema`` (the form both llama.cpp servers take).
 - ``groq/<model>``: Groq, ``https://api.groq.com/openai/v1`` (``$GROQ_BASE_URL``); key
   required: ``$GROQ_API_KEY``.
 - ``openrouter/<vendor>/<model>``: OpenRouter, ``https://openrouter.ai/api/v1``
@@ -91,6 +92,9 @@ class CompatibleServer:
     null_content: bool = True
     """Whether an assistant message with tool calls and no text may be sent with
     ``content: null`` (else ``""``)."""
+    schema_format: str = "json_schema"
+    """How ``response_schema`` is sent: ``json_schema`` (OpenAI's ``response_format``) or
+    ``json_object`` with a ``schema`` field (llama-cpp-python's server)."""
 
 
 COMPATIBLE_SERVERS: dict[str, CompatibleServer] = {
@@ -105,6 +109,7 @@ COMPATIBLE_SERVERS: dict[str, CompatibleServer] = {
         "LLAMACPP_API_KEY",
         False,
         null_content=False,
+        schema_format="json_object",
     ),
     "groq": CompatibleServer(
         "https://api.groq.com/openai/v1", "GROQ_BASE_URL", "GROQ_API_KEY", True
@@ -178,11 +183,13 @@ class OpenAIAPI(ModelAPI):
             self._key_env = "OPENAI_API_KEY"
             key_required = url.rstrip("/") == OPENAI_BASE_URL
             default_null = True
+            self._schema_format = "json_schema"
         else:
             url = base_url or os.environ.get(server.base_url_env) or server.base_url
             self._key_env = server.api_key_env
             key_required = server.key_required
             default_null = server.null_content
+            self._schema_format = server.schema_format
         key = api_key or os.environ.get(self._key_env)
         if not key:
             if key_required:
@@ -208,12 +215,17 @@ class OpenAIAPI(ModelAPI):
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
+            args = dict(self._client_args)
+            # the SDK's default HTTP client closes itself when garbage-collected by
+            # scheduling a task on whatever loop runs then: after a loop has ended (each
+            # run_sync), that fails noisily. A plain one just lets its sockets go.
+            args.setdefault("http_client", self._sdk.DefaultAsyncHttpxClient())
             client = self._sdk.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=0,  # Model retries, with its own policy and accounting
                 default_headers=self._headers,
-                **self._client_args,
+                **args,
             )
             self._clients[loop] = client
         return client
@@ -228,7 +240,12 @@ class OpenAIAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         sdk = self._sdk
-        opts = request_options(config, tools, max_tokens_param=self._max_tokens_param)
+        opts = request_options(
+            config,
+            tools,
+            max_tokens_param=self._max_tokens_param,
+            schema_format=self._schema_format,
+        )
         if config.timeout is not None:
             opts["timeout"] = config.timeout
         wire = messages_to_openai(messages, null_content=self._null_content)
