@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from typing import Any
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
 from ..limits import Limit, LimitExceededError, run_scope
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ._state import Agent, AgentState
+
+if TYPE_CHECKING:
+    from ..sandbox import SandboxEnvironment
+    from ..tool import Approver
 
 __all__ = ["run", "run_sync"]
 
@@ -36,15 +41,21 @@ async def run(
     limits: Sequence[Limit] = (),
     tools: Sequence[Any] | None = None,
     raise_on_limit: bool = False,
+    name: str | None = None,
+    db: str | os.PathLike[str] | Literal[False] | None = None,
+    sandbox: str | SandboxEnvironment | None = None,
+    approval: str | Approver | Sequence[Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> AgentState:
     """Run ``agent`` on ``input`` and return its final state.
 
     ``run`` opens the run's context: the default model (``get_model()`` inside the agent
-    returns ``model``), the limits, and the run's store and transcript. When one of the
-    run's limits (or a limit entered outside any run) ends it, ``run`` returns the state
-    so far with ``state.limit`` set and ``state.completed == "limit"``; pass
+    returns ``model``), the limits, the run's store and transcript (recorded to the run
+    store as they happen), a sandbox and an approval policy when asked for. When one of
+    the run's limits (or a limit entered outside any run) ends it, ``run`` returns the
+    state so far with ``state.limit`` set and ``state.completed == "limit"``; pass
     ``raise_on_limit=True`` to get :class:`LimitExceededError` instead. Errors that are
-    not limits propagate.
+    not limits are recorded and propagate.
 
     Args:
         agent: The agent to run.
@@ -54,26 +65,71 @@ async def run(
         limits: Limits for the whole run.
         tools: Extra tools offered to the agent (put in ``state.tools``).
         raise_on_limit: Raise instead of returning when a limit ends the run.
+        name: The run's name in the run store (default: the agent's name).
+        db: The run store file; ``None``: ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``;
+            ``False``: do not persist. A run inside another run (an agent used as a
+            tool) is recorded as a span of the outer run.
+        sandbox: ``"bwrap"``, ``"local"`` or a :class:`SandboxEnvironment`: a fresh
+            sandbox for this run, cleaned up at the end (default: none).
+        approval: An approval policy for tool calls: ``"ci"``, ``"dev"``, ``"prod"``,
+            an approver function, or a rule list (default: every call runs).
+        metadata: JSON-serialisable data kept with the run.
     """
+    from ..log import recording
+    from ..tool import approver
+
     state = _initial_state(input)
     if tools is not None:
         state.tools = list(tools)
+    chosen = get_model(model) if model is not None else None
+    run_name = name or getattr(agent, "name", None) or getattr(agent, "__name__", None)
     with run_scope() as depth:
-        try:
-            # limits exit inside the try: a time limit turns its cancellation into
-            # LimitExceededError on exit
-            with contextlib.ExitStack() as stack:
-                if model is not None:
-                    stack.enter_context(default_model(get_model(model)))
-                for limit in limits:
-                    stack.enter_context(limit)
-                return await agent(state)
-        except LimitExceededError as ex:
-            owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
-            if raise_on_limit or not owned:
-                raise
-            state.limit, state.completed = ex.info, "limit"
+        async with contextlib.AsyncExitStack() as stack:
+            if chosen is not None:
+                stack.enter_context(default_model(chosen))
+            rec = await stack.enter_async_context(
+                recording(
+                    name=run_name,
+                    model=chosen,
+                    input=_describe_input(input),
+                    db=db,
+                    metadata=metadata,
+                )
+            )
+            if sandbox is not None:
+                from ..sandbox import use_sandbox
+
+                await stack.enter_async_context(use_sandbox(sandbox))
+            if approval is not None:
+                from ..approval import get_approval_policy
+
+                stack.enter_context(approver(get_approval_policy(approval)))
+            try:
+                # limits exit inside the try: a time limit turns its cancellation into
+                # LimitExceededError on exit
+                with contextlib.ExitStack() as limit_stack:
+                    for limit in limits:
+                        limit_stack.enter_context(limit)
+                    state = await agent(state)
+            except LimitExceededError as ex:
+                owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
+                if raise_on_limit or not owned:
+                    raise
+                state.limit, state.completed = ex.info, "limit"
+            rec.finish(
+                output=state.output.text if state.output is not None else None,
+                messages=state.messages,
+                limit=state.limit,
+            )
             return state
+
+
+def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:
+    if isinstance(input, str):
+        return input
+    messages = input.messages if isinstance(input, AgentState) else input
+    last_user = [m.text for m in messages if isinstance(m, UserMessage)][-1:]
+    return last_user[0] if last_user else None
 
 
 def run_sync(

@@ -1,0 +1,127 @@
+"""run(): the run's context — recording, sandbox, approval — around an agent."""
+
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+from loopwright.log import list_runs, load_run
+from loopwright.transcript import ModelEvent, ToolEvent
+
+call = lw.ModelOutput.for_tool_call
+
+
+@lw.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: First.
+        b: Second.
+    """
+    lw.store().set("last_sum", a + b)
+    return a + b
+
+
+async def test_a_run_is_recorded_with_its_events_messages_and_store(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = lw.get_model(
+        "mock", outputs=[call("add", {"a": 2, "b": 3}), call("submit", {"answer": "5"})]
+    )
+    state = await lw.run(lw.react(name="adder", tools=[add]), "2+3?", model=model, db=db)
+    assert state.text == "5"
+    [info] = list_runs(db)
+    assert info.name == "adder"
+    assert info.status == "success"
+    assert info.input == "2+3?"
+    assert info.output == "5"
+    with load_run(info.id, db=db) as log:
+        events = list(log.events())
+        kinds = [type(e).__name__ for e in events]
+        assert kinds.count("ModelEvent") == 2
+        assert kinds.count("ToolEvent") == 2
+        assert [m.id for m in log.messages()] == [m.id for m in state.messages]
+        assert log.store() == {"last_sum": 5}
+        model_events = [e for e in events if isinstance(e, ModelEvent)]
+        assert log.model_input(model_events[1])[-1].role == "tool"
+        assert any(isinstance(e, ToolEvent) and e.function == "add" for e in events)
+
+
+async def test_a_run_ended_by_a_limit_is_recorded_as_such(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=[call("add", {"a": 1, "b": 1})], repeat=True)
+    state = await lw.run(
+        lw.react(tools=[add]), "loop", model=model, db=db, limits=[lw.step_limit(3)]
+    )
+    assert state.limit is not None
+    [info] = list_runs(db)
+    assert info.status == "limit"
+    assert info.limit is not None
+    assert info.limit["type"] == "step"
+
+
+async def test_an_agent_error_is_recorded_and_raised(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=["only one"])
+    with pytest.raises(lw.ScriptExhaustedError):
+        await lw.run(lw.react(), "task", model=model, db=db)
+    [info] = list_runs(db)
+    assert info.status == "error"
+    assert info.error is not None
+    assert "ScriptExhaustedError" in info.error
+
+
+async def test_db_false_records_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    model = lw.get_model("mock", outputs=[call("submit", {"answer": "x"})])
+    await lw.run(lw.react(), "t", model=model, db=False)
+    assert not db.exists()
+
+
+async def test_sub_agent_run_is_a_span_of_the_outer_run(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    inner_model = lw.get_model("mock", outputs=[call("submit", {"answer": "inner"})])
+    inner = lw.react(name="inner", model=inner_model)
+
+    @lw.tool
+    async def delegate(task: str) -> str:
+        """Delegate a task.
+
+        Args:
+            task: The task.
+        """
+        return (await lw.run(inner, task)).text
+
+    outer_model = lw.get_model(
+        "mock", outputs=[call("delegate", {"task": "x"}), call("submit", {"answer": "outer"})]
+    )
+    state = await lw.run(lw.react(tools=[delegate]), "go", model=outer_model, db=db)
+    assert state.text == "outer"
+    assert len(list_runs(db)) == 1  # the inner run is part of the outer one
+
+
+async def test_approval_policy_applies_to_the_run() -> None:
+    model = lw.get_model(
+        "mock", outputs=[call("add", {"a": 1, "b": 2}), call("submit", {"answer": "refused"})]
+    )
+    rules = [lw.ApprovalRule(tools="add", approver="reject", explanation="no adding")]
+    state = await lw.run(lw.react(tools=[add]), "1+2", model=model, approval=rules, db=False)
+    result = state.messages[2]
+    assert isinstance(result, lw.ToolMessage)
+    assert result.error is not None
+    assert result.error.type == "approval"
+    assert "no adding" in result.text
+
+
+async def test_run_with_a_local_sandbox_gives_tools_a_sandbox() -> None:
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            call("bash", {"cmd": "echo hi > f.txt && cat f.txt"}),
+            call("submit", {"answer": "ok"}),
+        ],
+    )
+    state = await lw.run(lw.react(tools=[lw.bash()]), "t", model=model, sandbox="local", db=False)
+    assert "hi" in state.messages[2].text
+    with pytest.raises(lw.SandboxError):
+        lw.sandbox()  # gone after the run
