@@ -104,7 +104,10 @@ async def test_approval_policy_applies_to_the_run() -> None:
     model = lw.get_model(
         "mock", outputs=[call("add", {"a": 1, "b": 2}), call("submit", {"answer": "refused"})]
     )
-    rules = [lw.ApprovalRule(tools="add", approver="reject", explanation="no adding")]
+    rules = [
+        lw.ApprovalRule(tools="add", approver="reject", explanation="no adding"),
+        lw.ApprovalRule(tools="*", approver="approve"),
+    ]
     state = await lw.run(lw.react(tools=[add]), "1+2", model=model, approval=rules, db=False)
     result = state.messages[2]
     assert isinstance(result, lw.ToolMessage)
