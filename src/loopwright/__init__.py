@@ -47,6 +47,9 @@ from .model import (
 
 # --- tool (issue 3) ------------------------------------------------------------------
 from .tool import (
+    Approval,
+    ApprovalDecision,
+    Approver,
     OutputLimitExceededError,
     StrictSchemaError,
     Tool,
@@ -62,6 +65,7 @@ from .tool import (
     tool_hook,
     tool_with,
     truncate_output,
+    approver,
 )
 from .tool.builtin import finish, submit, submit_tool, think
 
@@ -194,8 +198,11 @@ __all__ = [
     "ActionExample",
     "Agent",
     "AgentState",
+    "Approval",
+    "ApprovalDecision",
     "ApprovalEvent",
     "ApprovalRule",
+    "Approver",
     "AssistantMessage",
     "ChatMessage",
     "Completion",
@@ -278,6 +285,7 @@ __all__ = [
     "__version__",
     "agent",
     "approval_policy",
+    "approver",
     "as_tool",
     "auto_approver",
     "bash",

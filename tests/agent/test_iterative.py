@@ -1,10 +1,13 @@
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
 import pytest
 
 import loopwright as lw
+from loopwright.log import load_run
+from loopwright.transcript import InfoEvent
 
 call = lw.ModelOutput.for_tool_call
 
@@ -89,16 +92,29 @@ async def test_productive_time_excludes_retry_waits() -> None:
     assert state.completed == "limit"
 
 
-async def test_stop_keyword_and_progress_info(caplog: pytest.LogCaptureFixture) -> None:
+async def test_stop_keyword_and_progress_info(tmp_path: Path) -> None:
     outputs: list[lw.ModelOutput | str] = [call("note", {"text": str(i)}) for i in range(4)]
     outputs.append("FINISHED here")
     agent = lw.iterative(tools=[note], stop_keywords=["finished"], progress_every=2)
-    with caplog.at_level(logging.INFO, logger="loopwright.agent"):
-        state = await lw.run(agent, "task", model=lw.get_model("mock", outputs=outputs))
+    db = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=outputs)
+    state = await lw.run(agent, "task", model=model, db=db)
     assert state.completed == "stop_keyword"
     assert state.text == "FINISHED here"
-    progress = [r for r in caplog.records if "iterative agent: step" in r.getMessage()]
-    assert [r.getMessage().split(",")[0] for r in progress] == [
+    with load_run(db=db) as log:
+        infos = [e.data for e in log.events() if isinstance(e, InfoEvent)]
+    assert [str(i).split(",")[0] for i in infos] == [
         "iterative agent: step 2",
         "iterative agent: step 4",
-    ] or progress == []  # a transcript, when present, takes the info lines instead
+    ]
+
+
+async def test_progress_goes_to_logging_without_a_transcript(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = lw.get_model("mock", outputs=[call("note", {"text": "x"})], repeat=True)
+    agent = lw.iterative(tools=[note], max_steps=2, progress_every=1, model=model)
+    with caplog.at_level(logging.INFO, logger="loopwright.agent"):
+        await agent(lw.AgentState(messages=[lw.UserMessage(content="t")]))  # no run()
+    progress = [r.getMessage() for r in caplog.records if "iterative agent: step" in r.getMessage()]
+    assert len(progress) == 2

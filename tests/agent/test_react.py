@@ -310,3 +310,17 @@ def test_agent_registry() -> None:
     assert built.prompt == "p"
     with pytest.raises(lw.ConfigurationError, match="calc-test"):
         lw.get_agent("nope")
+
+
+async def test_terminate_by_approval_ends_the_run_without_dangling_calls() -> None:
+    async def terminate(call: lw.ToolCall, messages: object) -> lw.Approval:
+        return lw.Approval(decision="terminate", explanation="too risky")
+
+    model = lw.get_model("mock", outputs=[call("multiply", {"a": 1, "b": 2})])
+    with lw.approver(terminate):
+        state = await lw.run(lw.react(tools=[multiply]), "t", model=model, db=False)
+    assert state.completed == "terminated"
+    last = state.messages[-1]
+    assert isinstance(last, lw.ToolMessage)
+    assert last.error is not None
+    assert "too risky" in last.text

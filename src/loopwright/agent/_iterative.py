@@ -22,7 +22,7 @@ from ..model import (
     model_hook,
 )
 from ..tool import ToolTerminated, execute_tools
-from ._state import AgentState, AnyTool
+from ._state import AgentState, AnyTool, close_open_calls
 
 __all__ = ["DEFAULT_NUDGE", "IterativeAgent", "iterative"]
 
@@ -56,14 +56,15 @@ class _WaitMeter:
 
 
 def _report_progress(step: int, elapsed: float, state: AgentState) -> None:
+    from ..transcript import current_transcript
+
     message = (
         f"iterative agent: step {step}, {elapsed:.1f}s elapsed, {len(state.messages)} messages"
     )
-    try:
-        from ..transcript import transcript
-
-        transcript().info(message)
-    except Exception:  # no transcript in this context: fall back to logging
+    t = current_transcript()
+    if t is not None:
+        t.info(message)
+    else:  # not inside a run: log it instead
         logger.info(message)
 
 
@@ -171,7 +172,9 @@ class IterativeAgent:
         try:
             async with self.timeout_factory(budget):
                 results = await execute_tools(output.message, self.tools, messages=state.messages)
-        except ToolTerminated:
+        except ToolTerminated as ex:
+            state.messages.extend(ex.messages)
+            close_open_calls(state, f"Not run: the run was terminated ({ex}).")
             state.completed = "terminated"
             return True
         except TimeoutError:

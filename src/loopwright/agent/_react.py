@@ -22,7 +22,7 @@ from ..model import (
 )
 from ..tool import Tool, ToolTerminated, execute_tools
 from ._handoff import Handoff, run_handoff
-from ._state import AgentState, AnyTool
+from ._state import AgentState, AnyTool, close_open_calls
 
 __all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
@@ -225,7 +225,9 @@ class ReactAgent:
             results = await execute_tools(
                 message, tools, max_output=max_output, messages=state.messages
             )
-        except ToolTerminated:
+        except ToolTerminated as ex:
+            state.messages.extend(ex.messages)
+            close_open_calls(state, f"Not run: the run was terminated ({ex}).")
             state.completed = "terminated"
             return True
         state.messages.extend(results)

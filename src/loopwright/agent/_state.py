@@ -124,3 +124,26 @@ def get_agent(name: str, **kwargs: Any) -> Agent:
         known = ", ".join(sorted(_registry)) or "none"
         raise ConfigurationError(f"no agent named {name!r}; registered: {known}") from None
     return factory(**kwargs)
+
+
+def close_open_calls(state: AgentState, explanation: str) -> None:
+    """Answer every tool call of the last assistant message that has no result yet, so
+    the conversation never ends with a dangling call (providers reject those)."""
+    from ..model import AssistantMessage, ToolCallError, ToolMessage
+
+    answered: set[str] = set()
+    for m in reversed(state.messages):
+        if isinstance(m, ToolMessage):
+            answered.add(m.tool_call_id)
+        elif isinstance(m, AssistantMessage):
+            for call in m.tool_calls:
+                if call.id not in answered:
+                    state.messages.append(
+                        ToolMessage(
+                            tool_call_id=call.id,
+                            function=call.function,
+                            content=explanation,
+                            error=ToolCallError(type="approval", message=explanation),
+                        )
+                    )
+            return
