@@ -53,3 +53,36 @@ async def test_replay_of_a_sample_and_bad_arguments(tmp_path: Path) -> None:
     missing = lw.get_model("replay", run="nope", db=db)
     with pytest.raises(lw.RunStoreError, match="no run 'nope'"):
         await missing.generate([lw.UserMessage(content="hi")])
+
+
+async def test_replay_reproduces_a_react_run(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+
+    @lw.tool
+    def multiply(a: int, b: int) -> int:
+        """Multiply.
+
+        Args:
+            a: The first factor.
+            b: The second factor.
+        """
+        return a * b
+
+    agent = lw.react(prompt="You multiply.", tools=[multiply])
+    scripted = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("multiply", {"a": 465, "b": 321}, content="Multiply."),
+            lw.ModelOutput.for_tool_call("submit", {"answer": "149265"}),
+        ],
+    )
+    first = await lw.run(agent, "What is 465 * 321?", model=scripted, db=db)
+    [recorded] = lw.list_runs(db)
+    again = await lw.run(
+        agent, "What is 465 * 321?", model=lw.get_model("replay", run=recorded.id, db=db), db=db
+    )
+    assert again.text == first.text == "149265"
+    assert shape(again.messages) == shape(first.messages)
+    with lw.load_run(None, db) as log:
+        assert log.info.status == "success"
+        assert shape(log.messages()) == shape(first.messages)
