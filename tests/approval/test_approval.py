@@ -18,7 +18,12 @@ from loopwright.approval import (
     human_approver,
 )
 from loopwright.tool import Approval, approver, execute_tools
-from loopwright.transcript import ApprovalEvent, Transcript, transcript_context
+from loopwright.transcript import (
+    ApprovalEvent,
+    Transcript,
+    observe_transcripts,
+    transcript_context,
+)
 
 ran: list[tuple[str, dict[str, Any]]] = []
 
@@ -308,15 +313,15 @@ async def test_scripted_run_reject_then_submit() -> None:
             call("submit", {"answer": "ANSWER"}),
         ],
     )
-    t = Transcript()
-    with transcript_context(t), approver(get_approval_policy("prod")):
-        state = await lw.run(lw.react(tools=TOOLS), "go", model=model)
+    seen: list[Any] = []
+    with observe_transcripts(seen.append):
+        state = await lw.run(lw.react(tools=TOOLS), "go", model=model, approval="prod")
     assert state.completed == "submit" and state.text == "ANSWER"
     rejected = state.messages[2]
     assert isinstance(rejected, lw.ToolMessage) and rejected.error is not None
     assert "prod" in rejected.error.message
     assert ran == [("lookup", {"key": "answer"})]
-    decisions = [(e.call.function, e.decision) for e in t.walk() if isinstance(e, ApprovalEvent)]
+    decisions = [(e.call.function, e.decision) for e in seen if isinstance(e, ApprovalEvent)]
     assert decisions == [("bash", "reject"), ("lookup", "approve"), ("submit", "approve")]
 
 

@@ -20,7 +20,16 @@ __all__ = ["max_sandboxes", "sandbox", "set_max_sandboxes", "use_sandbox"]
 _current: ContextVar[SandboxEnvironment | None] = ContextVar("loopwright_sandbox", default=None)
 
 MAX_SANDBOXES_ENV = "LOOPWRIGHT_MAX_SANDBOXES"
-_max = int(os.environ.get(MAX_SANDBOXES_ENV, "0")) or max(8, 4 * (os.cpu_count() or 1))
+
+
+def _default_max() -> int:
+    value = os.environ.get(MAX_SANDBOXES_ENV, "")
+    if value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+_max = _default_max()
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
 )

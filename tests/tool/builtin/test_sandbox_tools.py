@@ -10,12 +10,12 @@ import pytest
 
 import loopwright as lw
 from loopwright.sandbox import SandboxEnvironment, SandboxError, SandboxLimits, use_sandbox
-from loopwright.tool import Tool, approver, execute_tools
+from loopwright.tool import Tool, execute_tools
 from loopwright.tool.builtin.bash import bash
 from loopwright.tool.builtin.files import files
 from loopwright.tool.builtin.python import python
 from loopwright.tool.builtin.text_editor import text_editor
-from tests.sandbox.conftest import BWRAP_PROBLEM
+from tests.sandbox.conftest import BWRAP_PROBLEM, exists
 
 pytestmark = pytest.mark.skipif(
     BWRAP_PROBLEM is not None, reason=f"bubblewrap cannot run here: {BWRAP_PROBLEM}"
@@ -176,11 +176,36 @@ async def test_scripted_agent_under_the_prod_policy() -> None:
     )
     agent = lw.react(tools=[bash(), text_editor()])
     async with use_sandbox() as sb:
-        with approver(lw.get_approval_policy("prod")):
-            state = await lw.run(agent, "go", model=model)
+        # run() installs the policy (and the given sandbox) for the run
+        state = await lw.run(agent, "go", model=model, approval="prod", sandbox=sb)
         with pytest.raises(FileNotFoundError):
             await sb.read_file("x")
     results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert results[0].error is not None and results[0].error.type == "approval"
     assert results[1].error is None
     assert state.text == "done"
+
+
+async def test_run_creates_and_cleans_up_its_own_sandbox() -> None:
+    roots: list[str] = []
+
+    @lw.tool
+    def where() -> str:
+        """Say where the sandbox lives on the host."""
+        roots.append(lw.sandbox().root)  # type: ignore[attr-defined]
+        return "noted"
+
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            call_("bash", {"cmd": "pwd; id -u"}),
+            call_("where"),
+            call_("submit", {"answer": "x"}),
+        ],
+    )
+    state = await lw.run(lw.react(tools=[bash(), where]), "go", model=model, sandbox="bwrap")
+    results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert results[0].text == "/workspace\n1000\n"
+    assert len(roots) == 1 and not exists(roots[0])
+    with pytest.raises(SandboxError):
+        lw.sandbox()
