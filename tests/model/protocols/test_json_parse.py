@@ -225,3 +225,15 @@ def test_a_finish_tool_of_the_user_is_called_like_any_other_when_submit_exists()
     assert (only_call(out).function, only_call(out).arguments) == ("finish", {"x": 1})
     out = parse(P, act("submit", {"answer": "y"}), [finish, SUBMIT])
     assert only_call(out).function == "submit"
+
+
+def test_an_unparseable_reply_cut_by_the_context_window_is_left_for_the_loop() -> None:
+    out = parse(P, '{"thought": "a long', stop_reason="model_length")
+    assert out.tool_calls == [] and out.stop_reason == "model_length"
+
+
+def test_an_empty_reply_renders_as_an_empty_turn() -> None:
+    out = parse(P, "")
+    history = [lw.UserMessage(content="task"), out.message]
+    for proto in (JsonProtocol(), P):
+        assert proto.render(history, TOOLS, lw.GenerateConfig()).messages[-1].content == ""

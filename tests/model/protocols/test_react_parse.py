@@ -303,3 +303,34 @@ def test_the_answer_tool_can_be_named() -> None:
     done = SUBMIT.model_copy(update={"name": "done"})
     out = parse(ReActProtocol(answer_tool="done"), "Final Answer: 1", [*NO_SUBMIT, done])
     assert only_call(out).function == "done"
+
+
+@pytest.mark.parametrize("stop", ["model_length", "content_filter"])
+def test_an_unusable_reply_cut_by_the_context_or_a_filter_is_left_for_the_loop(
+    stop: lw.StopReason,
+) -> None:
+    out = parse(P, "Thought: I was thinking about", stop_reason=stop)
+    assert out.tool_calls == [] and out.stop_reason == stop
+    assert out.message.content == "Thought: I was thinking about"
+
+
+def test_a_reply_cut_by_max_tokens_before_any_action_says_so() -> None:
+    out = parse(P, "Thought: a very long musing that never", stop_reason="max_tokens")
+    error = only_call(out).parse_error or ""
+    assert error.startswith("Your reply was cut off by the output token limit")
+    assert out.stop_reason == "max_tokens"
+
+
+def test_a_format_error_keeps_no_hallucinated_observation_in_the_history() -> None:
+    out = parse(P, "Thought: x\nAction: multiply\nAction Input: two and three\nObservation: 6")
+    assert is_format_error(out)
+    history = [lw.UserMessage(content="task"), out.message]
+    rendered = P.render(history, TOOLS, lw.GenerateConfig()).messages[-1].content
+    assert "Observation" not in rendered and rendered.startswith("Thought: x\nAction: multiply")
+
+
+def test_an_empty_reply_renders_as_an_empty_turn() -> None:
+    out = parse(P, "")
+    history = [lw.UserMessage(content="task"), out.message]
+    for proto in (ReActProtocol(), P):
+        assert proto.render(history, TOOLS, lw.GenerateConfig()).messages[-1].content == ""

@@ -346,3 +346,19 @@ def test_an_example_with_an_argument_the_tool_lacks_is_rejected() -> None:
 def test_the_protocol_interface_is_abstract() -> None:
     with pytest.raises(TypeError):
         ToolProtocol()  # type: ignore[abstract]
+
+
+def test_json_can_bound_the_thought_for_small_models() -> None:
+    schema = JsonProtocol(max_thought=200).render([], TOOLS, CFG).config.response_schema
+    assert schema is not None
+    assert schema["properties"]["thought"] == {"type": "string", "maxLength": 200}
+    unbounded = JsonProtocol().render([], TOOLS, CFG).config.response_schema
+    assert unbounded is not None and unbounded["properties"]["thought"] == {"type": "string"}
+
+
+def test_the_json_schema_puts_the_thought_before_the_action() -> None:
+    schema = JsonProtocol().render([], TOOLS, CFG).config.response_schema
+    assert schema is not None
+    assert list(schema["properties"]) == ["thought", "action"]
+    first = schema["properties"]["action"]["anyOf"][0]
+    assert list(first["properties"]) == ["name", "arguments"]

@@ -40,10 +40,11 @@ from typing import Any, ClassVar
 from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
+from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
 from ._parsing import find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
-from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint
+from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint, unparsed_reply
 
 __all__ = ["JsonProtocol"]
 
@@ -109,14 +110,21 @@ class JsonProtocol(TextProtocol):
     Args:
         constrain: Set ``GenerateConfig.response_schema`` so backends with constrained
             decoding enforce a valid action (default True).
+        max_thought: The most characters the schema allows for the thought. Bounding it
+            keeps a rambling small model from running out of ``max_tokens`` before its
+            action (default: no bound; some strict JSON-schema APIs reject
+            ``maxLength``).
     """
 
     name = "json"
     DEFAULT_TEMPLATE: ClassVar[str] = JSON_TEMPLATE
 
-    def __init__(self, *, constrain: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *, constrain: bool = True, max_thought: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.constrain = constrain
+        self.max_thought = max_thought
 
     # --- the tool list -----------------------------------------------------------------
 
@@ -154,10 +162,13 @@ class JsonProtocol(TextProtocol):
             }
             for name, params in actions
         ]
+        thought: dict[str, Any] = {"type": "string"}
+        if self.max_thought is not None:
+            thought["maxLength"] = self.max_thought
         schema: dict[str, Any] = {
             "type": "object",
             "properties": {
-                "thought": {"type": "string"},
+                "thought": thought,
                 "action": choices[0] if len(choices) == 1 else {"anyOf": choices},
             },
             "required": ["thought", "action"],
@@ -185,14 +196,16 @@ class JsonProtocol(TextProtocol):
 
     def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
         calls = message.tool_calls
-        if calls and all(c.parse_error for c in calls) and message.content:
-            return message.content  # a reply we could not parse: show it as it was
+        unparsed = unparsed_reply(message)
+        if unparsed is not None:
+            return unparsed  # a reply we could not parse: show it as it was
         thought = message.reasoning or (message.content if calls else "") or ""
         finish = toolset.extra["finish"] if toolset is not None else "finish"
         answer = toolset.answer.name if toolset is not None and toolset.answer else None
         actions = [
             {"name": finish if c.function == answer else c.function, "arguments": c.arguments}
             for c in calls
+            if c.function != FORMAT_ERROR_FUNCTION
         ] or [{"name": finish, "arguments": {"answer": message.content}}]
         return "\n".join(
             json.dumps({"thought": thought, "action": a}, ensure_ascii=False) for a in actions

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
 from .._output import StopReason
+from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
 from ._parsing import (
     is_string_schema,
@@ -52,7 +53,7 @@ from ._parsing import (
     strip_fences,
 )
 from ._templates import REACT_TEMPLATE
-from ._text import Reply, TextProtocol, ToolSet, answer_text
+from ._text import Reply, TextProtocol, ToolSet, answer_text, unparsed_reply
 
 __all__ = ["ReActProtocol"]
 
@@ -112,8 +113,9 @@ class ReActProtocol(TextProtocol):
 
     def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
         calls = message.tool_calls
-        if calls and all(c.parse_error for c in calls) and message.content:
-            return message.content  # a reply we could not parse: show it as it was
+        unparsed = unparsed_reply(message)
+        if unparsed is not None:
+            return unparsed  # a reply we could not parse: show it as it was
         lines: list[str] = []
         thought = message.reasoning or (message.content if calls else None)
         if thought:
@@ -121,6 +123,8 @@ class ReActProtocol(TextProtocol):
         answer = toolset.answer if toolset is not None else None
         param = toolset.answer_param if toolset is not None else "answer"
         for call in calls:
+            if call.function == FORMAT_ERROR_FUNCTION:
+                continue
             if (
                 answer is not None
                 and call.function == answer.name
@@ -199,7 +203,7 @@ class ReActProtocol(TextProtocol):
             what = "Your reply has an Action Input but no Action naming the tool."
         else:
             what = "Your reply has no Action and no Final Answer."
-        return self.format_error(what, toolset, text)
+        return self.format_error(what, toolset, body)
 
     def _action(
         self,

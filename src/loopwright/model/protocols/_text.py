@@ -42,6 +42,7 @@ __all__ = ["ANSWER_TOOL_NAMES", "Reply", "TextProtocol", "ToolSet"]
 ANSWER_TOOL_NAMES = ("submit", "finish")
 """Tools a final answer maps to, in order of preference, unless a protocol is told."""
 
+_CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
 _ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
 
 
@@ -138,6 +139,17 @@ class Reply:
 def answer_text(value: Any) -> str:
     """A final answer as text: strings as they are, other values as JSON (``0``, ``[]``)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def unparsed_reply(message: AssistantMessage) -> str | None:
+    """The text of a reply that could not be parsed (every call a format error), to be
+    shown again as it was; ``None`` for any other message."""
+    calls = message.tool_calls
+    if not calls or any(c.parse_error is None for c in calls):
+        return None
+    if message.content or all(c.function == FORMAT_ERROR_FUNCTION for c in calls):
+        return message.content
+    return None
 
 
 class TextProtocol(ToolProtocol):
@@ -407,7 +419,15 @@ class TextProtocol(ToolProtocol):
         raw = message.content
         text, think = strip_think(raw)
         offset = len(raw) - len(text)
-        reply = self.parse_reply(text, toolset, output.stop_reason)
+        stop = output.stop_reason
+        reply = self.parse_reply(text, toolset, stop)
+        if reply.calls and all(c.parse_error is not None for c in reply.calls):
+            if stop in ("model_length", "content_filter"):
+                return output  # nothing usable: the loop recovers (prunes, rephrases)
+            if stop == "max_tokens":
+                for call in reply.calls:
+                    if "output token limit" not in (call.parse_error or ""):
+                        call.parse_error = f"{_CUT_OFF} {call.parse_error}"
         thoughts = [t for t in (message.reasoning, think, reply.thought) if t]
         parsed = AssistantMessage(
             id=message.id,
@@ -421,7 +441,6 @@ class TextProtocol(ToolProtocol):
                 self._format_errors.put(call.id, call.parse_error)
         kept = raw if reply.kept is None else raw[: offset + reply.kept]
         self._messages.put(parsed.id, (parsed, AssistantMessage(content=kept, model=message.model)))
-        stop = output.stop_reason
         if reply.calls and stop in ("stop", "unknown"):
             stop = "tool_calls"
         return output.model_copy(update={"message": parsed, "stop_reason": stop})
@@ -432,10 +451,11 @@ class TextProtocol(ToolProtocol):
         self, what: str, toolset: ToolSet, text: str, function: str | None = None
     ) -> Reply:
         """A reply whose one tool call carries ``parse_error``: what was wrong and the
-        expected format. The message content keeps the reply text as the model wrote it."""
+        expected format. ``text`` (the start of the reply that is kept in the history)
+        becomes the message content, as the model wrote it."""
         error = f"{what}\n\n{self.format_reminder(toolset)}"
         call = ToolCall(id=new_id(), function=function or FORMAT_ERROR_FUNCTION, parse_error=error)
-        return Reply(calls=[call], content=text)
+        return Reply(calls=[call], content=text, kept=len(text))
 
     def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:
         """A final answer: a call of the answer tool, or plain text when none is offered."""
