@@ -119,7 +119,7 @@ def test_truncate_messages_keeps_head_and_tail() -> None:
     assert tool_text.endswith("TAIL")
     assert len(tool_text.encode()) < 1500
     assert out[2].text == big  # assistant messages untouched by default
-    assert out[1].id == messages[1].id
+    assert out[1].id != messages[1].id  # changed content, new id (stored once per id)
     assert messages[1].text == big
 
 

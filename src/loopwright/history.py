@@ -1,7 +1,8 @@
 """History management: pruning, truncation, compaction and context-overflow recovery.
 
-Every function here returns a new list and never mutates the messages it is given, and
-never leaves a broken pair behind: a tool result whose call is gone is dropped, and so is
+Every function here returns a new list and never mutates the messages it is given (a
+changed message is a copy with a new id: the run store saves each message once, by id),
+and never leaves a broken pair behind: a tool result whose call is gone is dropped, and so is
 a tool call whose result is gone (providers reject both).
 
 Policies are objects the agent loop consults each step::
@@ -19,6 +20,7 @@ import abc
 from collections.abc import Sequence
 
 from ._errors import ConfigurationError
+from ._ids import new_id
 from .model import (
     AssistantMessage,
     ChatMessage,
@@ -63,7 +65,7 @@ def fix_tool_pairs(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
             if len(keep) != len(m.tool_calls):
                 if not keep and not m.content.strip():
                     continue
-                m = m.model_copy(update={"tool_calls": keep})
+                m = m.model_copy(update={"tool_calls": keep, "id": new_id()})
             called.update(c.id for c in keep)
         elif isinstance(m, ToolMessage) and m.tool_call_id not in called:
             continue
@@ -107,7 +109,7 @@ def truncate_messages(
         if m.role in roles and len(m.content) > max_bytes // 4:
             text, cut = truncate_output(m.content, max_bytes)
             if cut:
-                m = m.model_copy(update={"content": text})
+                m = m.model_copy(update={"content": text, "id": new_id()})
         out.append(m)
     return out
 
@@ -211,7 +213,8 @@ class _Truncate(HistoryPolicy):
                 text, _ = truncate_output(m.content, self.max_bytes)
                 if not changed:
                     messages, changed = list(messages), True
-                messages[i] = m.model_copy(update={"content": text})
+                messages[i] = m.model_copy(update={"content": text, "id": new_id()})
+                self._checked.add(messages[i].id)
         return messages
 
     async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
