@@ -245,3 +245,33 @@ async def test_tool_turns_in_the_history_are_rendered_as_text() -> None:
         {"role": "assistant", "content": '{"name": "multiply", "arguments": {"a": 6, "b": 7}}'},
         {"role": "user", "content": "[multiply result]\n42"},
     ]
+
+
+async def test_react_agent_answers_through_the_json_protocol_with_a_valid_call() -> None:
+    @lw.tool
+    def multiply(a: int, b: int) -> int:
+        """Multiply two integers.
+
+        Args:
+            a: The first factor.
+            b: The second factor.
+        """
+        return a * b
+
+    model = lw.get_model("local", tool_protocol="json", config=lw.GenerateConfig(max_tokens=150))
+    agent = lw.react(prompt="You are a calculator. Use the tools.", tools=[multiply])
+    state = await lw.run(
+        agent, "Multiply 12 by 9.", model=model, db=False, limits=[lw.step_limit(3)]
+    )
+    calls = [c for m in state.messages if isinstance(m, lw.AssistantMessage) for c in m.tool_calls]
+    assert calls, "the model made no tool call"
+    first = calls[0]
+    # the grammar built from the tools makes every reply a well-formed action
+    assert first.parse_error is None
+    assert first.function in ("multiply", "submit")
+    if first.function == "multiply":
+        assert set(first.arguments) == {"a", "b"}
+        assert all(isinstance(v, int) for v in first.arguments.values())
+        results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
+        assert results and results[0].error is None
+        assert results[0].content == str(first.arguments["a"] * first.arguments["b"])
