@@ -1,0 +1,288 @@
+"""loopwright's overhead, growth, concurrency and import time, against a bare asyncio floor.
+
+    python bench/run.py            # the full run (a few minutes)
+    python bench/run.py --quick    # fewer rounds and runs (about a minute)
+    python bench/run.py --only per_step,growth
+
+Prints the tables and writes them as markdown to ``bench/results/latest.md``. See
+``bench/README.md`` for what each figure means and the figures recorded so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import _growth  # noqa: E402
+import _per_step  # noqa: E402
+import import_time  # noqa: E402
+from _report import Report  # noqa: E402
+from _scenarios import Config  # noqa: E402
+
+SECTIONS = ("per_step", "growth", "concurrency", "import")
+GROWTH_CONFIGS = [
+    Config("native"),
+    Config("native + run store", store=True),
+    Config("react", protocol="react"),
+    Config("json", protocol="json"),
+]
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} / {five:.1f}"
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(HERE), "status", "--porcelain", "--", "../src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return out.stdout.strip() + (" (+ uncommitted changes in src/)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def per_step(report: Report, steps: int, rounds: int, warmup: int) -> None:
+    figures = asyncio.run(_per_step.measure(steps, rounds, warmup))
+    floor_wall, floor_cpu = figures[_per_step.FLOOR]
+    rows = []
+    for name, (wall, cpu) in figures.items():
+        rows.append(
+            [
+                name,
+                f"{wall:.1f}",
+                f"{wall / floor_wall:.0f}x",
+                f"{cpu:.1f}",
+                f"{cpu / floor_cpu:.0f}x",
+            ]
+        )
+    report.table(
+        f"Per-step overhead: one agent of {steps} steps (scripted model, trivial tool), "
+        f"median of {rounds} rounds after {warmup} warm-up",
+        ["configuration", "wall µs/step", "wall / floor", "CPU µs/step", "CPU / floor"],
+        rows,
+    )
+    off, on = figures["native"], figures["native + run store"]
+    report.target(
+        "per step, run store off, within 10x of the floor",
+        f"{off[0] / floor_wall:.0f}x wall, {off[1] / floor_cpu:.0f}x CPU",
+        off[1] / floor_cpu <= 10,
+    )
+    report.target(
+        "per step, run store on, within 20x of the floor",
+        f"{on[0] / floor_wall:.0f}x wall, {on[1] / floor_cpu:.0f}x CPU",
+        on[1] / floor_cpu <= 20,
+    )
+    report.raw["per_step"] = figures
+
+
+def growth(report: Report, steps: int, runs: int) -> None:
+    rows = []
+    worst = 0.0
+    for config in GROWTH_CONFIGS:
+        g = asyncio.run(_growth.measure(config, steps, runs))
+        worst = max(worst, g.ratio) if config.protocol == "native" else worst
+        rows.append(
+            [
+                g.name,
+                f"{g.early_us:.1f}",
+                f"{g.late_us:.1f}",
+                f"{g.ratio:.2f}",
+                f"{g.store_bytes_per_step:,.0f}" if g.store_bytes_per_step else "-",
+                f"{g.payload_bytes_per_step:,.0f}" if g.payload_bytes_per_step else "-",
+            ]
+        )
+        report.raw.setdefault("growth", {})[g.name] = g.__dict__
+    report.table(
+        f"Growth: one run of {steps} steps, wall µs per step (median of {_growth.WINDOW} "
+        f"steps, median of {runs} runs)",
+        ["configuration", "step ~10", f"step ~{steps - 10}", "ratio", "file B/step", "JSON B/step"],
+        rows,
+    )
+    report.target("step 1,000 costs <= 1.5x step 10 (native)", f"{worst:.2f}x", worst <= 1.5)
+
+
+def _concurrency_run(agents: int, steps: int, store: str | None, floor: bool) -> dict[str, Any]:
+    cmd = [sys.executable, str(HERE / "_concurrency.py"), "--agents", str(agents)]
+    cmd += ["--steps", str(steps)]
+    if store:
+        cmd += ["--store", store]
+    if floor:
+        cmd.append("--floor")
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE, timeout=1800)
+    if out.returncode != 0:
+        return {"agents": agents, "errors": -1, "first_error": out.stderr.strip()[-500:]}
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def concurrency(report: Report, counts: list[int], steps: int) -> None:
+    folder = tempfile.mkdtemp(prefix="lw-bench-")
+    rows = []
+    ok_2000: bool | None = None
+    for agents in counts:
+        for name, store, floor in (
+            ("floor (bare asyncio)", None, True),
+            ("loopwright", None, False),
+            ("loopwright + run store", os.path.join(folder, f"c{agents}.db"), False),
+        ):
+            r = _concurrency_run(agents, steps, store, floor)
+            report.raw.setdefault("concurrency", []).append({"name": name, **r})
+            if r.get("errors", -1) != 0 and "steps_per_s" not in r:
+                rows.append([str(agents), name, "failed", "", "", "", "", "", r["first_error"]])
+                if not floor and agents == max(counts):
+                    ok_2000 = False
+                continue
+            beyond = r["rss_per_agent"] - r["history_per_agent"]
+            rows.append(
+                [
+                    str(agents),
+                    name,
+                    f"{r['steps_per_s']:,.0f}",
+                    f"{r['peak_rss'] / 2**20:.0f}",
+                    f"{r['rss_per_agent'] / 1024:.1f}",
+                    f"{r['history_per_agent'] / 1024:.1f}",
+                    f"{beyond / 1024:.1f}",
+                    str(r["threads_peak"]),
+                    str(r["errors"]),
+                ]
+            )
+            if not floor and agents == max(counts):
+                good = r["errors"] == 0 and beyond < 100 * 1024
+                ok_2000 = good if ok_2000 is None else ok_2000 and good
+    report.table(
+        f"Concurrency: agents of {steps} steps at once, each scenario in a fresh process",
+        [
+            "agents",
+            "configuration",
+            "steps/s",
+            "peak RSS MB",
+            "RSS/agent KB",
+            "history/agent KB",
+            "beyond history KB",
+            "threads",
+            "errors",
+        ],
+        rows,
+    )
+    report.target(
+        f"{max(counts):,} concurrent agents without errors, < 100 KB RSS/agent beyond history",
+        "see the table",
+        bool(ok_2000),
+    )
+
+
+def _import_breakdown() -> list[list[str]]:
+    """Self time of every module imported by ``import loopwright``, summed by
+    top-level package (``pydantic`` includes ``pydantic_core``'s Python part...), then
+    loopwright's own slowest modules."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import loopwright"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    totals: dict[str, int] = {}
+    own: list[tuple[int, str]] = []
+    for line in out.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if not line.startswith("import time:") or len(parts) != 3:
+            continue
+        try:
+            self_us = int(parts[0])
+        except ValueError:
+            continue  # the header line
+        name = parts[2].strip()
+        if name.startswith("loopwright"):
+            own.append((self_us, name))
+        top = name.split(".")[0]
+        top = "pydantic" if top.startswith("pydantic") else top
+        totals[top] = totals.get(top, 0) + self_us
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    rows = [[f"{name} (all modules)", f"{us / 1000:.1f}"] for name, us in ranked[:8]]
+    rows += [[name, f"{us / 1000:.1f}"] for us, name in sorted(own, reverse=True)[:8]]
+    return rows
+
+
+def import_times(report: Report, runs: int) -> None:
+    import_time.measure("loopwright", 1)  # warm the OS file cache
+    pyd = import_time.measure("pydantic, pydantic.main", runs) * 1000
+    lw = import_time.measure("loopwright", runs) * 1000
+    report.table(
+        f"Import time (fresh interpreter, median of {runs})",
+        ["import", "ms"],
+        [
+            ["import pydantic", f"{pyd:.1f}"],
+            ["import loopwright (includes pydantic)", f"{lw:.1f}"],
+            ["loopwright beyond pydantic", f"{lw - pyd:.1f}"],
+        ],
+    )
+    report.table(
+        "What `import loopwright` spends its time on (-X importtime, one run: self time "
+        "summed by top-level package)",
+        ["package or module", "self ms"],
+        _import_breakdown(),
+    )
+    report.raw["import"] = {"pydantic_ms": pyd, "loopwright_ms": lw}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and runs")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--steps", type=int, default=50, help="steps of the per-step agent")
+    parser.add_argument("--out", default=str(HERE / "results" / "latest.md"))
+    args = parser.parse_args()
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+
+    report = Report()
+    report.line(f"# loopwright benchmark — {datetime.datetime.now():%Y-%m-%d %H:%M}")
+    report.line(
+        f"commit {_commit()} · Python {platform.python_version()} · {os.cpu_count()} CPUs · "
+        f"load average at start {_load()}" + (" · --quick" if args.quick else "")
+    )
+    if "per_step" in only:
+        rounds, warmup = (5, 2) if args.quick else (15, 3)
+        per_step(report, args.steps, rounds, warmup)
+    if "growth" in only:
+        growth(report, 1010, 1 if args.quick else 3)
+    if "concurrency" in only:
+        concurrency(report, [200, 2000], 10)
+    if "import" in only:
+        import_times(report, 3 if args.quick else 7)
+    report.line(f"load average at the end {_load()} (1 / 5 min)")
+    report.finish()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report.markdown())
+    out.with_suffix(".json").write_text(json.dumps(report.raw, indent=1, default=str))
+    print(f"\nwritten to {out} (and {out.with_suffix('.json').name})")
+
+
+if __name__ == "__main__":
+    main()
