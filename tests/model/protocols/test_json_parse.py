@@ -237,3 +237,9 @@ def test_an_empty_reply_renders_as_an_empty_turn() -> None:
     history = [lw.UserMessage(content="task"), out.message]
     for proto in (JsonProtocol(), P):
         assert proto.render(history, TOOLS, lw.GenerateConfig()).messages[-1].content == ""
+
+
+def test_backticks_inside_a_json_string_are_not_a_fence() -> None:
+    out = parse(P, act("web_search", {"query": "a ```json\nb``` c"}, thought="``` x"))
+    assert only_call(out).arguments == {"query": "a ```json\nb``` c"}
+    assert out.message.reasoning == "``` x"

@@ -334,3 +334,8 @@ def test_an_empty_reply_renders_as_an_empty_turn() -> None:
     history = [lw.UserMessage(content="task"), out.message]
     for proto in (ReActProtocol(), P):
         assert proto.render(history, TOOLS, lw.GenerateConfig()).messages[-1].content == ""
+
+
+def test_backticks_inside_a_json_string_are_not_a_fence() -> None:
+    out = parse(P, 'Action: web_search\nAction Input: {"query": "``` and ```json"}')
+    assert only_call(out).arguments == {"query": "``` and ```json"}

@@ -30,7 +30,10 @@ __all__ = [
     "strip_think",
 ]
 
-_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+.-]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+# a fence opens at the start of a line; ``` inside a JSON string is not one
+_FENCE = re.compile(
+    r"^[ \t]*```[ \t]*[A-Za-z0-9_+.-]*[ \t]*\n?(.*?)(?:^[ \t]*```|```[ \t]*$|\Z)", re.S | re.M
+)
 _THINK = re.compile(r"^\s*<think>(.*?)(?:</think>|\Z)", re.S)
 _MAX_CANDIDATES = 16
 """How many ``{`` positions are tried before giving up (bounds the work on long prose)."""

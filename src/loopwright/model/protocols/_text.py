@@ -34,56 +34,25 @@ from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
 from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
 from ._cache import LRU
+from ._describe import arguments_hint
 from ._example import ActionExample
 from ._parsing import answer_param, is_string_schema, norm_name, strip_think
 
-__all__ = ["ANSWER_TOOL_NAMES", "Reply", "TextProtocol", "ToolSet"]
+__all__ = [
+    "ANSWER_TOOL_NAMES",
+    "Reply",
+    "TextProtocol",
+    "ToolSet",
+    "answer_text",
+    "arguments_hint",
+    "unparsed_reply",
+]
 
 ANSWER_TOOL_NAMES = ("submit", "finish")
 """Tools a final answer maps to, in order of preference, unless a protocol is told."""
 
 _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
 _ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
-
-
-def _type_label(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return "any"
-    if "enum" in schema:
-        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    if "const" in schema:
-        return json.dumps(schema["const"], ensure_ascii=False)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " or ".join(str(k) for k in kind)
-    if kind == "array":
-        return f"array of {_type_label(schema.get('items'))}"
-    if isinstance(kind, str):
-        return kind
-    for union in ("anyOf", "oneOf"):
-        if isinstance(schema.get(union), list):
-            return " or ".join(_type_label(s) for s in schema[union])
-    if "$ref" in schema:
-        return "object"
-    return "any"
-
-
-def arguments_hint(info: ToolInfo) -> str:
-    """A one-line sketch of a tool's JSON arguments: ``{"a": <integer: The first factor>}``."""
-    props = info.parameters.get("properties") or {}
-    required = set(info.parameters.get("required") or [])
-    parts = []
-    for name, schema in props.items():
-        label = _type_label(schema)
-        if name not in required:
-            label += ", optional"
-            if isinstance(schema, dict) and "default" in schema:
-                label += f", default {json.dumps(schema['default'], ensure_ascii=False)}"
-        desc = schema.get("description") if isinstance(schema, dict) else None
-        if desc:
-            label += f": {' '.join(str(desc).split())}"
-        parts.append(f"{json.dumps(name)}: <{label}>")
-    return "{" + ", ".join(parts) + "}"
 
 
 @dataclass(slots=True)
@@ -262,30 +231,41 @@ class TextProtocol(ToolProtocol):
             first = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
             out.append(self._system(first, toolset))
             start = 1 if first is not None else 0
+        cached = self._messages.get
+        last_user = adjacent_users = False
         for i in range(start, len(messages)):
-            out.append(self._render_message(messages[i], toolset))
-        if self.merge_user_turns:
+            message = messages[i]
+            role = message.role
+            if role == "user" or role == "system":
+                out.append(message)
+            else:
+                hit = cached(message.id)
+                if hit is not None and hit[0] is message:
+                    out.append(hit[1])
+                else:
+                    out.append(self._render_new(message, toolset))
+            user = role == "user" or role == "tool"  # tool results become user turns
+            adjacent_users = adjacent_users or (user and last_user)
+            last_user = user
+        if adjacent_users and self.merge_user_turns:
             out = self._merge(out)
         return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
 
-    def _render_message(self, message: ChatMessage, toolset: ToolSet | None) -> ChatMessage:
-        if isinstance(message, (UserMessage, SystemMessage)):
-            return message
-        hit = self._messages.get(message.id)
-        if hit is not None and hit[0] is message:
-            return hit[1]
+    def _render_new(self, message: ChatMessage, toolset: ToolSet | None) -> ChatMessage:
         rendered: ChatMessage
         if isinstance(message, AssistantMessage):
             rendered = AssistantMessage(
                 content=self.render_assistant(message, toolset), model=message.model
             )
-        else:
+        elif isinstance(message, ToolMessage):
             result = message
             explained = self._format_errors.get(message.tool_call_id)
             if explained is not None and message.error is not None:
                 error = message.error.model_copy(update={"message": explained})
                 result = message.model_copy(update={"content": explained, "error": error})
             rendered = UserMessage(content=self.render_observation(result))
+        else:
+            return message
         self._messages.put(message.id, (message, rendered))
         return rendered
 
