@@ -1,0 +1,135 @@
+"""``loopwright eval``: evaluate tasks over their datasets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+import click
+
+from ._options import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    build_model,
+    db_option,
+    json_option,
+    model_options,
+)
+
+__all__ = ["eval_command"]
+
+
+@click.command("eval")
+@click.argument("tasks", nargs=-1, required=True, metavar="FILE.py[@TASK]...")
+@model_options
+@click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Only the first N samples.")
+@click.option(
+    "--max-samples",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Samples in flight at once (default 8).",
+)
+@click.option("--epochs", type=click.IntRange(min=1), metavar="E", help="Run each sample E times.")
+@click.option(
+    "-T",
+    "--task-arg",
+    "task_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument of the @task function (repeatable); values are read as JSON when "
+    "they parse, else as text.",
+)
+@click.option(
+    "--resume",
+    metavar="RUN_ID",
+    help="Continue an earlier run of the task: its scored samples are carried over and "
+    "only the rest run.",
+)
+@db_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar or results table.")
+def eval_command(
+    tasks: tuple[str, ...],
+    model: str | None,
+    model_args: tuple[str, ...],
+    protocol: str | None,
+    limit: int | None,
+    max_samples: int | None,
+    epochs: int | None,
+    task_args: tuple[str, ...],
+    resume: str | None,
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> int:
+    """Evaluate the tasks in FILE.py (or only FILE.py@TASK) over their datasets.
+
+    Each sample runs the task's agent, is scored, and is recorded in the run store (one
+    run per task). A progress bar shows done/total, errors, the running score, tokens,
+    the rate and the time left; a table of metrics follows. Ctrl-C stops cleanly and
+    keeps what ran: --resume RUN_ID finishes it later.
+
+    Exit codes: 0 every sample ran without error, 1 some samples (or a task) failed,
+    2 usage error, 130 interrupted.
+
+    \b
+    Examples:
+      loopwright eval examples/arithmetic.py --limit 5
+      loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
+      loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
+    """
+    from ..eval import EvalResult, RichProgress, parse_task_args
+    from ..eval._runner import _eval
+
+    chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
+    targs = parse_task_args(task_args) or None
+    progress = None if as_json or quiet else RichProgress()
+    done: list[EvalResult] = []
+    interrupted = False
+    with contextlib.ExitStack() as stack:
+        if progress is not None:
+            stack.enter_context(progress)
+        try:
+            asyncio.run(
+                _eval(
+                    list(tasks),
+                    model=chosen,
+                    max_samples=max_samples,
+                    epochs=epochs,
+                    limit=limit,
+                    db=Path(db) if db else None,
+                    resume=resume,
+                    task_args=targs,
+                    progress=progress,
+                    collect=done.append,
+                )
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+    results = done
+    failed = any(r.status == "error" or r.errors for r in results)
+    code = EXIT_INTERRUPTED if interrupted else EXIT_ERROR if failed else EXIT_OK
+    if as_json:
+        from ..eval._progress import summary_rows
+
+        click.echo(json.dumps({"tasks": summary_rows(results), "exit_code": code}))
+        return code
+    for r in results:
+        if r.status == "error":
+            click.echo(f"error: task {r.task}: {r.error}", err=True)
+        elif r.status == "cancelled":
+            click.echo(
+                f"interrupted: {r.completed}/{r.total} samples kept in run {r.run_id}; "
+                f"finish it with --resume {r.run_id}",
+                err=True,
+            )
+        elif r.errors:
+            click.echo(
+                f"{r.errors} of {r.total} samples of {r.task} failed; see `loopwright runs "
+                f"show {r.run_id}`",
+                err=True,
+            )
+    return code

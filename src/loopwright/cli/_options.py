@@ -1,0 +1,152 @@
+"""Options shared by commands: the model (``--model``, ``-M``, ``--protocol``), key=value
+arguments, the run store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .._errors import ConfigurationError, ModelAPIError
+from ..model import AssistantMessage, Model, ModelOutput, ToolCall, get_model
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_LIMIT",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "PROTOCOLS",
+    "build_model",
+    "db_option",
+    "json_option",
+    "mock_script",
+    "model_options",
+    "parse_pairs",
+]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+PROTOCOLS = ("native", "react", "json")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MODEL_HELP = (
+    "The model, as provider/name: local (the embedded model, the default), "
+    "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/qwen2.5... "
+    "Default: $LOOPWRIGHT_MODEL, else local. `loopwright models` lists the providers."
+)
+MODEL_ARG_HELP = (
+    "A provider argument as key=value (repeatable), e.g. -M base_url=http://127.0.0.1:8000/v1. "
+    "Values are read as JSON when they parse (numbers, true, lists), else as text; "
+    "@FILE reads the value from a JSON file. For the scripted model (--model mock), "
+    "-M outputs=@script.json gives its replies: a JSON list whose items are a text "
+    'answer, {"tool": NAME, "arguments": {...}} for a tool call, or {"error": TEXT} '
+    "for a failed call."
+)
+
+
+def parse_pairs(pairs: Iterable[str], what: str) -> dict[str, Any]:
+    """``["a=1", "b=x", "c=@f.json"]`` -> ``{"a": 1, "b": "x", "c": <f.json's JSON>}``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise click.BadParameter(f"expected key=value, got {pair!r}", param_hint=what)
+        if value.startswith("@"):
+            path = Path(value[1:])
+            try:
+                value = path.read_text(encoding="utf-8")
+            except OSError as ex:
+                raise click.BadParameter(
+                    f"cannot read {str(path)!r} for {key}: {ex.strerror or ex}", param_hint=what
+                ) from None
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _script_item(item: Any, i: int) -> ModelOutput | str | BaseException:
+    if isinstance(item, str):
+        return item
+    if not isinstance(item, dict):
+        raise ConfigurationError(
+            f"mock script item {i} is a {type(item).__name__}; expected a string or an object"
+        )
+    if "error" in item:
+        return ModelAPIError(str(item["error"]))
+    if "tool" in item:
+        return ModelOutput.for_tool_call(
+            str(item["tool"]), dict(item.get("arguments") or {}), content=item.get("content", "")
+        )
+    if "tool_calls" in item:
+        calls = [ToolCall.model_validate(c) for c in item["tool_calls"]]
+        message = AssistantMessage(content=item.get("content", ""), tool_calls=calls)
+        return ModelOutput(message=message, stop_reason="tool_calls")
+    try:
+        return ModelOutput.model_validate(item)
+    except ValueError as ex:
+        raise ConfigurationError(f"mock script item {i} is not a model output: {ex}") from None
+
+
+def mock_script(value: Any) -> list[ModelOutput | str | BaseException]:
+    """The scripted model's ``outputs`` from JSON (see ``-M`` in ``--help``)."""
+    if not isinstance(value, list):
+        raise ConfigurationError(
+            "the mock model's outputs must be a JSON list (-M outputs=@script.json)"
+        )
+    return [_script_item(item, i) for i, item in enumerate(value)]
+
+
+def build_model(name: str | None, args: Sequence[str], protocol: str | None) -> Model:
+    """The model the options ask for.
+
+    Raises:
+        click.BadParameter: A malformed ``-M``.
+        ConfigurationError: An unknown provider or protocol, bad provider arguments.
+    """
+    kwargs = parse_pairs(args, "-M")
+    provider = (name or "").split("/", 1)[0].split(":", 1)[0]
+    if provider == "mock" and "outputs" in kwargs:
+        kwargs["outputs"] = mock_script(kwargs["outputs"])
+    try:
+        return get_model(name, tool_protocol=protocol, **kwargs)
+    except TypeError as ex:  # a provider argument it does not take
+        raise ConfigurationError(f"model {name or 'default'!r}: {ex}") from None
+
+
+def model_options(f: F) -> F:
+    """``--model``, ``-M key=value``, ``--protocol``."""
+    f = click.option(
+        "--protocol",
+        type=click.Choice(PROTOCOLS),
+        help="How tools reach the model: native tool calling, react (Thought/Action "
+        "text) or json (one JSON action per turn). Default: native where the provider "
+        "supports tools, else json.",
+    )(f)
+    f = click.option(
+        "-M", "--model-arg", "model_args", multiple=True, metavar="KEY=VALUE", help=MODEL_ARG_HELP
+    )(f)
+    f = click.option("--model", "-m", "model", metavar="NAME", help=MODEL_HELP)(f)
+    return f
+
+
+def db_option(f: F) -> F:
+    """``--db PATH``."""
+    return click.option(
+        "--db",
+        type=click.Path(dir_okay=False),
+        help="The run store (a SQLite file). Default: $LOOPWRIGHT_DB, else ./loopwright-runs.db.",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    """``--json``."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout."
+    )(f)

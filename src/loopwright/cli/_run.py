@@ -1,0 +1,269 @@
+"""``loopwright run``: run the standard agent on a task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._errors import ConfigurationError
+from ..agent import Agent, AgentState, react, run
+from ..limits import Limit, step_limit, time_limit, token_limit
+from ..log import current_recording, default_db_path
+from ..model import Model, ModelCall, UserMessage, model_hook
+from ._options import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_LIMIT,
+    EXIT_OK,
+    build_model,
+    db_option,
+    json_option,
+    model_options,
+)
+from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
+
+__all__ = ["run_command"]
+
+DEFAULT_SYSTEM = (
+    "You are a helpful, careful assistant. Use the tools you have when they help, and "
+    "answer the user's task directly and concisely."
+)
+ANSWERED = frozenset({"submit", "answer", "stop_keyword", "handoff"})
+APPROVAL_PRESETS = ("ci", "dev", "prod", "auto", "human")
+
+
+class _Observed:
+    """Wraps the agent to learn the run's id (the run opens around the agent) and count
+    its model calls."""
+
+    def __init__(self, agent: Agent, name: str) -> None:
+        self.agent, self.name = agent, name
+        self.run_id: str | None = None
+        self.db: str | None = None
+        self.steps = 0
+
+    async def __call__(self, state: AgentState) -> AgentState:
+        rec = current_recording()
+        if rec is not None:
+            self.run_id = rec.run_id
+            self.db = str(rec.db_path) if rec.db_path is not None else None
+        with model_hook(self):
+            return await self.agent(state)
+
+    def before_generate(self, call: ModelCall) -> None:
+        self.steps += 1
+
+    def after_generate(self, call: ModelCall) -> None:
+        pass
+
+
+def _limits(max_steps: int | None, time_s: float | None, tokens: int | None) -> list[Limit]:
+    limits = []
+    if max_steps is not None:
+        limits.append(step_limit(max_steps))
+    if time_s is not None:
+        limits.append(time_limit(time_s))
+    if tokens is not None:
+        limits.append(token_limit(tokens))
+    return limits
+
+
+def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
+    if error is not None:
+        return "error", EXIT_ERROR
+    if state.limit is not None or state.completed == "limit":
+        return "limit", EXIT_LIMIT
+    if state.completed in ANSWERED:
+        return "answered", EXIT_OK
+    return "stopped", EXIT_ERROR
+
+
+@click.command("run")
+@click.argument("task")
+@model_options
+@click.option(
+    "--tool",
+    "-t",
+    "tools",
+    multiple=True,
+    metavar="NAME",
+    help=f"A tool the agent may use (repeatable): {', '.join(BUILTIN_TOOLS)}, or "
+    "module:attr / file.py:attr for your own. bash, python, text_editor and files run "
+    "in a sandbox.",
+)
+@click.option(
+    "--sandbox",
+    metavar="BACKEND",
+    help="Run the agent's tools in a fresh sandbox: bwrap (isolated; the default when a "
+    "sandbox tool is used) or local (a host folder, not isolated).",
+)
+@click.option("--max-steps", type=click.IntRange(min=1), help="End after this many model calls.")
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="End after this much wall-clock time.",
+)
+@click.option(
+    "--token-limit", type=click.IntRange(min=1), help="End after this many tokens (in + out)."
+)
+@click.option(
+    "--approval",
+    type=click.Choice(APPROVAL_PRESETS),
+    help="An approval policy for tool calls: ci (safe tools only, no prompts), dev "
+    "(ask in the terminal for risky ones), prod (strict), auto (approve all), human "
+    "(ask for every call).",
+)
+@click.option("--system", metavar="PROMPT", help="The system prompt (a default one otherwise).")
+@click.option(
+    "--submit/--no-submit",
+    default=False,
+    help="Make the agent end by calling a submit tool with its answer (default: it ends "
+    "when it answers without calling a tool).",
+)
+@click.option("--name", default="run", show_default=True, help="The run's name in the run store.")
+@db_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="Do not show the agent's steps live.")
+def run_command(
+    task: str,
+    model: str | None,
+    model_args: tuple[str, ...],
+    protocol: str | None,
+    tools: tuple[str, ...],
+    sandbox: str | None,
+    max_steps: int | None,
+    time_limit: float | None,
+    token_limit: int | None,
+    approval: str | None,
+    system: str | None,
+    submit: bool,
+    name: str,
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> int:
+    """Run the standard agent on TASK and print its answer.
+
+    TASK is the task in words (- reads it from stdin). The agent's steps show live on
+    stderr, the answer goes to stdout, and the run is recorded in the run store
+    (`loopwright runs show RUN_ID`).
+
+    Exit codes: 0 answered, 1 error (or stopped without an answer), 2 usage error,
+    3 ended by a limit.
+
+    \b
+    Examples:
+      loopwright run "What is the capital of France?"
+      loopwright run "How big is /etc/hostname?" --tool bash --max-steps 10
+      loopwright run "Summarise README.md" -m openai/gpt-4o-mini --tool files --sandbox local
+    """
+    if task == "-":
+        task = sys.stdin.read()
+    if not task.strip():
+        raise click.BadParameter("the task is empty", param_hint="TASK")
+    chosen = build_model(model, model_args, protocol)
+    resolved = resolve_tools(tools)
+    if sandbox is None and any(t in SANDBOX_TOOLS for t in tools):
+        from ..sandbox import default_sandbox_backend
+
+        sandbox = default_sandbox_backend()
+    agent = _Observed(
+        react(name=name, prompt=system or DEFAULT_SYSTEM, tools=resolved, submit=submit), name
+    )
+    state = AgentState(messages=[UserMessage(content=task)])
+    limits = _limits(max_steps, time_limit, token_limit)
+    error: BaseException | None = None
+    interrupted = False
+    display = contextlib.nullcontext() if as_json or quiet else _console_display()
+    try:
+        with display:
+            state = asyncio.run(
+                run(
+                    agent,
+                    state,
+                    model=chosen,
+                    limits=limits,
+                    name=name,
+                    db=Path(db) if db else None,
+                    sandbox=sandbox,
+                    approval=approval,
+                    metadata={"kind": "cli", "tools": [t.name for t in resolved]},
+                )
+            )
+    except ConfigurationError:
+        raise
+    except KeyboardInterrupt as ex:
+        error, interrupted = ex, True
+    except Exception as ex:
+        error = ex
+    status, code = _outcome(state, error)
+    if interrupted:
+        status, code = "interrupted", EXIT_INTERRUPTED
+    report = _report(state, status, code, error, agent, chosen)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+    else:
+        _print(report)
+    return code
+
+
+def _console_display() -> Any:
+    from ..display import console_display
+
+    return console_display()
+
+
+def _report(
+    state: AgentState,
+    status: str,
+    code: int,
+    error: BaseException | None,
+    agent: _Observed,
+    model: Model,
+) -> dict[str, Any]:
+    error_text = None
+    if error is not None:
+        error_text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return {
+        "status": status,
+        "answer": state.text if state.output is not None else None,
+        "completed": state.completed,
+        "limit": state.limit.model_dump() if state.limit is not None else None,
+        "error": error_text,
+        "run_id": agent.run_id,
+        "db": agent.db,
+        "model": model.name,
+        "steps": agent.steps,
+        "usage": model.usage.model_dump(exclude_none=True),
+        "exit_code": code,
+    }
+
+
+def _print(report: dict[str, Any]) -> None:
+    if report["answer"]:
+        click.echo(report["answer"])
+    status = report["status"]
+    if status == "limit":
+        click.echo(f"stopped: {report['limit']['message']}", err=True)
+    elif status == "error":
+        click.echo(f"error: {report['error']}", err=True)
+    elif status == "stopped":
+        click.echo(f"stopped without an answer ({report['completed']})", err=True)
+    elif status == "interrupted":
+        click.echo("interrupted", err=True)
+    if report["run_id"]:
+        tokens = report["usage"].get("total_tokens", 0)
+        line = (
+            f"run {report['run_id']} · {report['steps']} steps · {tokens} tokens"
+            f" · loopwright runs show {report['run_id']}"
+        )
+        if report["db"] and report["db"] != str(default_db_path()):
+            line += f" --db {report['db']}"
+        click.secho(line, fg="bright_black", err=True)

@@ -1,0 +1,74 @@
+"""Evaluations: run an agent over a dataset, score every sample, summarise with metrics.
+
+    @lw.task
+    def arithmetic() -> lw.Task:
+        return lw.Task(
+            dataset=lw.json_dataset("data/arithmetic.jsonl"),
+            agent=lw.react(tools=[add, multiply]),
+            scorer=lw.match("numeric"),
+        )
+
+    results = lw.eval(arithmetic(), model="openai/gpt-4o-mini", max_samples=16)
+
+or ``loopwright eval arithmetic.py --model openai/gpt-4o-mini``. Every sample is
+recorded in the run store (one run per task); see :func:`eval_async`.
+"""
+
+from ._dataset import (
+    Dataset,
+    DatasetError,
+    FieldSpec,
+    RecordToSample,
+    as_dataset,
+    csv_dataset,
+    json_dataset,
+)
+from ._metrics import Metric, accuracy, mean, stderr
+from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
+from ._progress import RichProgress
+from ._results import EvalResult, SampleResult, compute_metrics
+from ._runner import DEFAULT_MAX_SAMPLES, EvalProgress, eval, eval_async
+from ._sample import Sample
+from ._score import Score, ScoreFn, Scorer, scorer
+from ._scorers import includes, match, normalize_text, pattern
+from ._task import Task, TaskError, get_task, load_tasks, parse_task_args, registered_tasks, task
+
+__all__ = [
+    "DEFAULT_GRADER_TEMPLATE",
+    "DEFAULT_MAX_SAMPLES",
+    "Dataset",
+    "DatasetError",
+    "EvalProgress",
+    "EvalResult",
+    "FieldSpec",
+    "Metric",
+    "RecordToSample",
+    "RichProgress",
+    "Sample",
+    "SampleResult",
+    "Score",
+    "ScoreFn",
+    "Scorer",
+    "Task",
+    "TaskError",
+    "accuracy",
+    "as_dataset",
+    "compute_metrics",
+    "csv_dataset",
+    "eval",
+    "eval_async",
+    "get_task",
+    "includes",
+    "json_dataset",
+    "load_tasks",
+    "match",
+    "mean",
+    "model_graded",
+    "normalize_text",
+    "parse_task_args",
+    "pattern",
+    "registered_tasks",
+    "scorer",
+    "stderr",
+    "task",
+]

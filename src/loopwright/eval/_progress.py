@@ -1,0 +1,221 @@
+"""A rich progress bar for evaluations, and the final table of metrics."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ._results import EvalResult, SampleResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+    from rich.table import Table
+
+    from ._task import Task
+
+__all__ = ["RichProgress", "metrics_table", "summary_line", "summary_rows"]
+
+
+def _tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    return str(n)
+
+
+class RichProgress:
+    """Shows an evaluation's progress on a rich console: done / total, errors, the
+    running score of the first scorer, tokens, samples per second and the time left;
+    then each task's table of metrics.
+
+    Pass it as ``progress=`` to :func:`eval`; use it as a context manager (``with
+    lw.RichProgress() as p: lw.eval(..., progress=p)``) so that a bar still drawn is
+    closed on the way out.
+
+    Args:
+        console: Where to draw (default: a new console on stderr).
+        table: Print each task's metrics table when it ends.
+    """
+
+    def __init__(self, console: Console | None = None, *, table: bool = True) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(stderr=True)
+        self.table = table
+        self._progress: Progress | None = None
+        self._bar: TaskID | None = None
+        self._result: EvalResult | None = None
+        self._first: str | None = None
+        self._tokens = 0
+        self._ran = 0
+        self._t0 = 0.0
+        self._score_sum = 0.0
+        self._scored = 0
+        self._errors = 0
+
+    def __enter__(self) -> RichProgress:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        progress, self._progress, self._bar = self._progress, None, None
+        if progress is not None:
+            progress.stop()
+
+    # --- EvalProgress -------------------------------------------------------------------
+    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._stop()
+        self._result = result
+        self._first = task.scorers[0].name if task.scorers else None
+        self._tokens, self._ran, self._t0 = 0, 0, time.monotonic()
+        self._score_sum, self._scored, self._errors = 0.0, 0, 0
+        for done in result.samples:  # resumed ones
+            self._count(done)
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=24),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=self.console,
+        )
+        self._bar = self._progress.add_task(
+            task.name, total=result.total, completed=len(result.samples), stats=""
+        )
+        self._progress.start()
+        self._refresh()
+
+    def tokens_used(self, tokens: int) -> None:
+        self._tokens += tokens
+        self._refresh()
+
+    def _count(self, result: SampleResult) -> None:
+        if result.status == "error":
+            self._errors += 1
+        score = result.scores.get(self._first) if self._first is not None else None
+        if score is not None and result.status in ("success", "limit"):
+            self._score_sum += score.value
+            self._scored += 1
+
+    def sample_finished(self, result: SampleResult) -> None:
+        self._ran += 1
+        self._count(result)
+        if self._progress is not None and self._bar is not None:
+            self._progress.advance(self._bar)
+        self._refresh()
+
+    def task_finished(self, result: EvalResult) -> None:
+        self._refresh()
+        self._stop()
+        if self.table and result.run_id:
+            if result.metrics:
+                self.console.print(metrics_table(result))
+            self.console.print(summary_line(result), style="dim", highlight=False)
+
+    # --- drawing ------------------------------------------------------------------------
+    def stats(self) -> str:
+        """The bar's text: errors, running score, tokens, rate."""
+        if self._result is None:
+            return ""
+        parts = [f"{self._errors} errors" if self._errors != 1 else "1 error"]
+        if self._first is not None and self._scored:
+            parts.append(f"{self._first} {self._score_sum / self._scored:.3f}")
+        parts.append(f"{_tokens(self._tokens)} tokens")
+        elapsed = time.monotonic() - self._t0
+        if self._ran and elapsed > 0:
+            rate = self._ran / elapsed
+            parts.append(f"{rate:.2f}/s" if rate >= 0.1 else f"{60 * rate:.1f}/min")
+        return " · ".join(parts)
+
+    def _refresh(self) -> None:
+        if self._progress is not None and self._bar is not None:
+            self._progress.update(self._bar, stats=self.stats())
+
+
+def _fmt(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def metrics_table(result: EvalResult) -> Table:
+    """A task's metrics as a rich table: one row per scorer, one column per metric."""
+    from rich.table import Table
+
+    title = f"{result.task} · {result.model or ''}"
+    if result.status != "success":
+        title += f" · {result.status}"
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("scorer", style="bold")
+    names: list[str] = []
+    for metrics in result.metrics.values():
+        names.extend(n for n in metrics if n not in names)
+    for name in names:
+        table.add_column(name, justify="right")
+    for scorer, metrics in result.metrics.items():
+        table.add_row(scorer, *(_fmt(metrics[n]) if n in metrics else "" for n in names))
+    return table
+
+
+def summary_line(result: EvalResult) -> str:
+    """A task's counts in one line: samples, errors, limits, tokens, time, run id."""
+    parts: list[Any] = [
+        f"{result.completed}/{result.total} samples",
+        f"{result.errors} errors",
+        f"{result.limits} limited",
+        f"{_tokens(result.tokens)} tokens",
+        f"{result.duration:.1f}s",
+    ]
+    resumed = sum(1 for s in result.samples if s.resumed)
+    if resumed:
+        parts.append(f"{resumed} resumed from {result.resumed_from}")
+    parts.append(f"run {result.run_id}")
+    return " · ".join(str(p) for p in parts)
+
+
+def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
+    """Plain data for ``--json``: one entry per task."""
+    return [
+        {
+            "task": r.task,
+            "run_id": r.run_id,
+            "db": r.db,
+            "model": r.model,
+            "status": r.status,
+            "total": r.total,
+            "completed": r.completed,
+            "errors": r.errors,
+            "limits": r.limits,
+            "tokens": r.tokens,
+            "duration": r.duration,
+            "metrics": {
+                s: {k: (None if math.isnan(v) else v) for k, v in m.items()}
+                for s, m in r.metrics.items()
+            },
+            "params": r.params,
+            "resumed_from": r.resumed_from,
+            "error": r.error,
+        }
+        for r in results
+    ]

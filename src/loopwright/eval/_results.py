@@ -1,0 +1,126 @@
+"""What an evaluation returns: per-sample results and per-task metrics."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..limits import LimitInfo
+from ._score import Score, Scorer
+
+__all__ = ["EvalResult", "EvalStatus", "SampleResult", "SampleStatus", "compute_metrics"]
+
+SampleStatus: TypeAlias = Literal["success", "limit", "error", "cancelled"]
+EvalStatus: TypeAlias = Literal["success", "cancelled", "error"]
+
+
+class SampleResult(BaseModel):
+    """How one sample (in one epoch) went.
+
+    Attributes:
+        id: The sample's id.
+        epoch: The epoch (from 1).
+        status: ``success`` (ran and was scored), ``limit`` (a limit ended it; it is
+            still scored), ``error`` (it failed: not scored), ``cancelled``.
+        scores: Each scorer's score, by scorer name.
+        answer: The agent's final text.
+        error: What went wrong, for ``error``.
+        limit: The limit that ended it, for ``limit``.
+        tokens: Tokens its model calls used (the grader's included).
+        time: Seconds it took.
+        resumed: Carried over from the run given to ``resume=``, not run again.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    epoch: int = 1
+    status: SampleStatus
+    scores: dict[str, Score] = Field(default_factory=dict)
+    answer: str | None = None
+    error: str | None = None
+    limit: LimitInfo | None = None
+    tokens: int = 0
+    time: float = 0.0
+    resumed: bool = False
+
+
+class EvalResult(BaseModel):
+    """A task's evaluation: where it is recorded, every sample's result, the metrics.
+
+    Attributes:
+        task: The task's name.
+        run_id: Its run in the run store (``loopwright runs show RUN_ID``).
+        db: The run store file (``None`` when not persisted).
+        model: The model evaluated.
+        status: ``success`` (every sample ran, some may have failed), ``cancelled``
+            (stopped early: the samples that ran are kept), ``error`` (the evaluation
+            itself failed).
+        total: Samples x epochs planned.
+        samples: The results of the samples that ran, in the order they finished.
+        metrics: ``{scorer: {metric: value}}`` over the scored samples, epochs averaged
+            per sample first.
+        error: What stopped the evaluation, for ``error``.
+        started: When it started.
+        duration: Seconds it took.
+        params: The task's arguments.
+        resumed_from: The run it resumed, if any.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    task: str
+    run_id: str
+    db: str | None = None
+    model: str | None = None
+    status: EvalStatus = "success"
+    total: int = 0
+    samples: list[SampleResult] = Field(default_factory=list)
+    metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
+    error: str | None = None
+    started: datetime
+    duration: float = 0.0
+    params: dict[str, object] = Field(default_factory=dict)
+    resumed_from: str | None = None
+
+    @property
+    def completed(self) -> int:
+        """Samples that ran to an end (scored or failed)."""
+        return sum(1 for s in self.samples if s.status != "cancelled")
+
+    @property
+    def errors(self) -> int:
+        """Samples that failed."""
+        return sum(1 for s in self.samples if s.status == "error")
+
+    @property
+    def limits(self) -> int:
+        """Samples ended by a limit."""
+        return sum(1 for s in self.samples if s.status == "limit")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens used by the samples run (not those resumed)."""
+        return sum(s.tokens for s in self.samples if not s.resumed)
+
+
+def compute_metrics(
+    scorers: Sequence[Scorer], samples: Sequence[SampleResult]
+) -> dict[str, dict[str, float]]:
+    """Each scorer's metrics over the scored samples; a sample's epochs are averaged
+    first, so every sample weighs the same."""
+    out: dict[str, dict[str, float]] = {}
+    for scorer in scorers:
+        per_sample: dict[str, list[float]] = defaultdict(list)
+        for s in samples:
+            score = s.scores.get(scorer.name)
+            if score is not None and s.status in ("success", "limit"):
+                per_sample[s.id].append(score.value)
+        values = [math.fsum(v) / len(v) for v in per_sample.values()]
+        out[scorer.name] = {m.name: m(values) for m in scorer.metrics}
+    return out

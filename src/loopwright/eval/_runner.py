@@ -1,0 +1,466 @@
+"""The evaluation runner: samples concurrently, each recorded, isolated, resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, TypeAlias
+
+from .._errors import ConfigurationError
+from ..agent import AgentState, run
+from ..limits import LimitInfo
+from ..log import Recording, SampleInfo, load_run, recording
+from ..model import Model, ModelCall, UserMessage, default_model, get_model, model_hook
+from ._results import EvalResult, SampleResult, compute_metrics
+from ._sample import Sample
+from ._score import Score
+from ._task import Task, TaskError, load_tasks
+
+__all__ = ["DEFAULT_MAX_SAMPLES", "EvalProgress", "TaskSpec", "eval", "eval_async"]
+
+DEFAULT_MAX_SAMPLES = 8
+"""Samples in flight at once when ``max_samples`` is not given."""
+
+TaskSpec: TypeAlias = "Task | str"
+"""A :class:`Task`, or where to find one: ``FILE.py``, ``FILE.py@name``, a registered
+task's name."""
+
+
+class EvalProgress(Protocol):
+    """Follows an evaluation (the CLI's progress bar is one). Methods are called on the
+    event loop's thread and must be quick."""
+
+    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
+        """A task's run opened: ``result.total`` planned, ``pending`` still to run (the
+        rest were resumed, already in ``result.samples``)."""
+
+    def tokens_used(self, tokens: int) -> None:
+        """A model call of some sample used ``tokens``."""
+
+    def sample_finished(self, result: SampleResult) -> None:
+        """A sample ended (scored, failed or limited)."""
+
+    def task_finished(self, result: EvalResult) -> None:
+        """A task ended (also when cancelled or failed)."""
+
+
+class _Quiet:
+    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
+        pass
+
+    def tokens_used(self, tokens: int) -> None:
+        pass
+
+    def sample_finished(self, result: SampleResult) -> None:
+        pass
+
+    def task_finished(self, result: EvalResult) -> None:
+        pass
+
+
+class _TokenCounter:
+    """A model hook counting one sample's tokens."""
+
+    def __init__(self, progress: EvalProgress) -> None:
+        self.total = 0
+        self._progress = progress
+
+    def before_generate(self, call: ModelCall) -> None:
+        pass
+
+    def after_generate(self, call: ModelCall) -> None:
+        if call.output is not None and call.output.usage is not None:
+            n = call.output.usage.total_tokens
+            self.total += n
+            self._progress.tokens_used(n)
+
+
+def _answer_of(output: Any) -> str | None:
+    """The text of a recorded ``ModelOutput`` (JSON)."""
+    if isinstance(output, Mapping):
+        message = output.get("message")
+        if isinstance(message, Mapping) and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return None
+
+
+def _resolve(
+    tasks: TaskSpec | Sequence[TaskSpec], task_args: Mapping[str, Any] | None
+) -> list[Task]:
+    items: Sequence[TaskSpec] = [tasks] if isinstance(tasks, (Task, str)) else tasks
+    out: list[Task] = []
+    for item in items:
+        if isinstance(item, Task):
+            if task_args:
+                raise TaskError("task_args apply to tasks named by file or name, not Task objects")
+            out.append(item)
+        elif isinstance(item, str):
+            out.extend(load_tasks(item, task_args))
+        else:
+            raise TaskError(f"expected a Task or a task name/file, got {type(item).__name__}")
+    if not out:
+        raise TaskError("no tasks to evaluate")
+    return out
+
+
+class _TaskRun:
+    """One task's evaluation: its recording, its workers, its result."""
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        model: Model,
+        max_samples: int,
+        epochs: int,
+        limit: int | None,
+        db: str | os.PathLike[str] | Literal[False] | None,
+        resume: str | None,
+        progress: EvalProgress,
+    ) -> None:
+        self.task, self.model, self.max_samples = task, model, max_samples
+        self.epochs, self.limit, self.db, self.resume = epochs, limit, db, resume
+        self.progress = progress
+        samples = task.dataset.samples
+        self.samples = samples[:limit] if limit is not None else samples
+        self.result = EvalResult(
+            task=task.name,
+            run_id="",
+            model=model.name,
+            total=len(self.samples) * epochs,
+            started=datetime.now(UTC),
+            params=dict(task.params),
+            resumed_from=resume,
+        )
+
+    def _prior(self) -> dict[tuple[str, int], SampleInfo]:
+        """The samples of the resumed run that need not run again."""
+        if self.resume is None:
+            return {}
+        with load_run(self.resume, db=self.db if self.db is not False else None) as log:
+            info = log.info
+            if info.name != self.task.name:
+                raise TaskError(
+                    f"cannot resume run {info.id!r}: it evaluated {info.name!r}, not "
+                    f"{self.task.name!r}"
+                )
+            self.result.resumed_from = info.id
+            done: dict[tuple[str, int], SampleInfo] = {}
+            for s in log.samples:
+                scored = s.scores is not None or not self.task.scorers
+                if s.status in ("success", "limit") and scored:
+                    done[(s.id, s.epoch)] = s
+            return done
+
+    async def __call__(self) -> EvalResult:
+        task, result = self.task, self.result
+        t0 = time.monotonic()
+        prior = self._prior()
+        plan = [(s, e) for s in self.samples for e in range(1, self.epochs + 1)]
+        pending = [(s, e) for s, e in plan if (str(s.id), e) not in prior]
+        metadata = {
+            "kind": "eval",
+            "task": task.name,
+            "params": task.params,
+            "dataset": task.dataset.location or task.dataset.name,
+            "samples": len(self.samples),
+            "epochs": self.epochs,
+            "scorers": [s.name for s in task.scorers],
+            "resumed_from": result.resumed_from,
+            **task.metadata,
+        }
+        try:
+            async with recording(
+                name=task.name, model=self.model, db=self.db, metadata=metadata
+            ) as rec:
+                result.run_id = rec.run_id
+                result.db = str(rec.db_path) if rec.db_path is not None else None
+                try:
+                    for s, e in plan:
+                        if (str(s.id), e) in prior:
+                            await self._carry(rec, prior[(str(s.id), e)])
+                    self.progress.task_started(task, result, len(pending))
+                    await self._work(rec, pending)
+                except asyncio.CancelledError:
+                    result.status = "cancelled"
+                    raise
+                except Exception as ex:
+                    result.status, result.error = "error", f"{type(ex).__name__}: {ex}"
+                    raise
+                finally:
+                    result.metrics = compute_metrics(task.scorers, result.samples)
+                    result.duration = time.monotonic() - t0
+                    rec.finish(output=self._summary(), status=result.status, error=result.error)
+        except asyncio.CancelledError:
+            result.status = "cancelled"
+            self.progress.task_finished(result)
+            raise
+        except Exception as ex:
+            if not result.run_id:
+                raise  # the run could not even be opened: tell the caller
+            result.status = "error"
+            result.error = result.error or f"{type(ex).__name__}: {ex}"
+            result.duration = time.monotonic() - t0
+        self.progress.task_finished(result)
+        return result
+
+    def _summary(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "metrics": r.metrics,
+            "total": r.total,
+            "completed": r.completed,
+            "errors": r.errors,
+            "limits": r.limits,
+            "tokens": r.tokens,
+        }
+
+    async def _work(self, rec: Recording, pending: list[tuple[Sample, int]]) -> None:
+        items: Iterator[tuple[Sample, int]] = iter(pending)
+
+        async def worker() -> None:
+            for sample, epoch in items:
+                await self._run_sample(rec, sample, epoch)
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(min(self.max_samples, len(pending))):
+                    tg.create_task(worker())
+        except BaseExceptionGroup as group:
+            # a failure outside any sample (the run store): surface the first one
+            raise group.exceptions[0] from None
+
+    async def _carry(self, rec: Recording, info: SampleInfo) -> None:
+        """Copy a finished sample of the resumed run into this run."""
+        scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
+        limit = LimitInfo.model_validate(info.limit) if info.limit else None
+        async with rec.sample(
+            info.id,
+            epoch=info.epoch,
+            input=info.input,
+            target=info.target,
+            metadata={**info.metadata, "resumed_from": self.result.resumed_from},
+        ) as srec:
+            srec.finish(
+                output=info.output,
+                scores={k: v.model_dump() for k, v in scores.items()},
+                limit=limit,
+                status="limit" if info.status == "limit" else "success",
+            )
+        self.result.samples.append(
+            SampleResult(
+                id=info.id,
+                epoch=info.epoch,
+                status="limit" if info.status == "limit" else "success",
+                scores=scores,
+                answer=_answer_of(info.output),
+                limit=limit,
+                resumed=True,
+            )
+        )
+
+    async def _run_sample(self, rec: Recording, sample: Sample, epoch: int) -> None:
+        task = self.task
+        counter = _TokenCounter(self.progress)
+        out = SampleResult(id=str(sample.id), epoch=epoch, status="success")
+        t0 = time.monotonic()
+        input = sample.fresh_input()
+        state = AgentState(
+            messages=[UserMessage(content=input)] if isinstance(input, str) else input
+        )
+        async with rec.sample(
+            str(sample.id),
+            epoch=epoch,
+            input=sample.input,
+            target=sample.target,
+            metadata=sample.metadata,
+        ) as srec:
+            with model_hook(counter), default_model(self.model):
+                try:
+                    async with _sandbox(task, sample):
+                        state = await run(
+                            task.agent, state, limits=task.fresh_limits(), approval=task.approval
+                        )
+                    scores = {s.name: await s(state, sample) for s in task.scorers}
+                except Exception as ex:
+                    out.status, out.error = "error", f"{type(ex).__name__}: {ex}"
+                    srec.finish(output=state.output, messages=state.messages, error=ex)
+                else:
+                    out.scores, out.limit = scores, state.limit
+                    out.status = "limit" if state.limit is not None else "success"
+                    srec.finish(
+                        output=state.output,
+                        messages=state.messages,
+                        scores={k: v.model_dump() for k, v in scores.items()},
+                        limit=state.limit,
+                    )
+        out.answer = state.text if state.output is not None else None
+        out.tokens, out.time = counter.total, time.monotonic() - t0
+        self.result.samples.append(out)
+        self.progress.sample_finished(out)
+
+
+@contextlib.asynccontextmanager
+async def _sandbox(task: Task, sample: Sample) -> AsyncIterator[None]:
+    if task.sandbox is None:
+        if sample.files:
+            raise TaskError(
+                f"sample {sample.id!r} has files but task {task.name!r} has no sandbox "
+                "to put them in; give the task sandbox='bwrap' (or 'local')"
+            )
+        yield
+        return
+    from ..sandbox import use_sandbox
+
+    async with use_sandbox(task.sandbox) as sb:
+        for path, contents in sample.files.items():
+            await sb.write_file(path, contents)
+        yield
+
+
+async def _eval(
+    tasks: TaskSpec | Sequence[TaskSpec],
+    *,
+    model: str | Model | None,
+    max_samples: int | None,
+    epochs: int | None,
+    limit: int | None,
+    db: str | os.PathLike[str] | Literal[False] | None,
+    resume: str | None,
+    task_args: Mapping[str, Any] | None,
+    progress: EvalProgress | None,
+    collect: Callable[[EvalResult], None],
+) -> list[EvalResult]:
+    if max_samples is not None and max_samples < 1:
+        raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
+    if epochs is not None and epochs < 1:
+        raise ConfigurationError(f"epochs must be at least 1, got {epochs}")
+    if limit is not None and limit < 0:
+        raise ConfigurationError(f"limit must be >= 0, got {limit}")
+    task_list = _resolve(tasks, task_args)
+    if resume is not None and len(task_list) != 1:
+        raise ConfigurationError("resume= needs exactly one task (a run is one task)")
+    results: list[EvalResult] = []
+    for task in task_list:
+        runner = _TaskRun(
+            task,
+            model=get_model(model if model is not None else task.model),
+            max_samples=max_samples or DEFAULT_MAX_SAMPLES,
+            epochs=epochs or task.epochs,
+            limit=limit,
+            db=db,
+            resume=resume,
+            progress=progress or _Quiet(),
+        )
+        try:
+            result = await runner()
+        except asyncio.CancelledError:
+            collect(runner.result)
+            raise
+        results.append(result)
+        collect(result)
+    return results
+
+
+async def eval_async(
+    tasks: TaskSpec | Sequence[TaskSpec],
+    *,
+    model: str | Model | None = None,
+    max_samples: int | None = None,
+    epochs: int | None = None,
+    limit: int | None = None,
+    db: str | os.PathLike[str] | Literal[False] | None = None,
+    resume: str | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    progress: EvalProgress | None = None,
+) -> list[EvalResult]:
+    """Evaluate tasks: run every sample of each (``max_samples`` at a time), score it,
+    and record it in the run store — one run per task, one run-store sample per sample
+    and epoch, each with its own store and transcript.
+
+    A sample that raises is recorded as ``error`` (with its traceback) and is not
+    scored; one ended by a limit is recorded as ``limit`` and scored on what it had.
+    Neither stops the others. Cancelling stops the samples in flight (recorded as
+    ``cancelled``), closes the run, and re-raises; ``resume=`` the run later to finish
+    it.
+
+    Args:
+        tasks: A :class:`Task`, ``"FILE.py"``, ``"FILE.py@name"``, a registered task's
+            name, or a list of these. Tasks run one after the other.
+        model: The model evaluated (a name or a :class:`Model`); default: the task's
+            ``model``, else the default model (``$LOOPWRIGHT_MODEL``, else ``local``).
+        max_samples: Samples in flight at once (default :data:`DEFAULT_MAX_SAMPLES`).
+        epochs: Runs per sample (default: the task's ``epochs``).
+        limit: Only the first ``limit`` samples of each dataset.
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
+            ``False`` keeps nothing.
+        resume: A run (id or unique prefix) of the same task: its scored samples are
+            carried into the new run instead of running again.
+        task_args: Arguments for tasks named by file or name (``@task`` parameters).
+        progress: Told about progress (see :class:`EvalProgress`).
+
+    Returns:
+        One :class:`EvalResult` per task.
+    """
+    return await _eval(
+        tasks,
+        model=model,
+        max_samples=max_samples,
+        epochs=epochs,
+        limit=limit,
+        db=db,
+        resume=resume,
+        task_args=task_args,
+        progress=progress,
+        collect=lambda r: None,
+    )
+
+
+def eval(
+    tasks: TaskSpec | Sequence[TaskSpec],
+    *,
+    model: str | Model | None = None,
+    max_samples: int | None = None,
+    epochs: int | None = None,
+    limit: int | None = None,
+    db: str | os.PathLike[str] | Literal[False] | None = None,
+    resume: str | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    progress: EvalProgress | None = None,
+) -> list[EvalResult]:
+    """:func:`eval_async` for scripts (not inside a running event loop).
+
+    Ctrl-C stops cleanly: the samples in flight are cancelled and recorded, the run is
+    closed, and the results so far are returned (the interrupted task's with
+    ``status="cancelled"``; tasks not started are left out).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise ConfigurationError(
+            "eval() called inside a running event loop; use await eval_async()"
+        )
+    done: list[EvalResult] = []
+    try:
+        return asyncio.run(
+            _eval(
+                tasks,
+                model=model,
+                max_samples=max_samples,
+                epochs=epochs,
+                limit=limit,
+                db=db,
+                resume=resume,
+                task_args=task_args,
+                progress=progress,
+                collect=done.append,
+            )
+        )
+    except KeyboardInterrupt:
+        return done
