@@ -18,11 +18,14 @@ import loopwright as lw
 
 pytest.importorskip("openai", reason="the openai SDK is not installed (loopwright[openai])")
 pytest.importorskip(
-    "llama_cpp", reason="llama-cpp-python is not installed: bash scripts/install-local-model.sh"
+    "llama_cpp",
+    reason="llama-cpp-python is not installed: bash scripts/install-local-model.sh",
+    exc_type=ImportError,
 )
 pytest.importorskip(
     "llama_cpp.server.app",
     reason="llama-cpp-python's server extra is missing: pip install 'loopwright[local-server]'",
+    exc_type=ImportError,
 )
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]

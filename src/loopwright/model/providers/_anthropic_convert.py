@@ -103,8 +103,9 @@ def request_options(config: GenerateConfig, tools: Sequence[ToolInfo]) -> dict[s
                 choice["disable_parallel_tool_use"] = True
         if choice is not None:
             opts["tool_choice"] = choice
-    if config.stop_seqs:
-        opts["stop_sequences"] = list(config.stop_seqs)
+    stops = [s for s in config.stop_seqs or [] if s.strip()]  # the API rejects blank ones
+    if stops:
+        opts["stop_sequences"] = stops
     # Sampling settings go in the body directly: recent SDKs no longer take them as
     # arguments (newer models fix them), older ones do; the body works with both.
     extra: dict[str, Any] = {}

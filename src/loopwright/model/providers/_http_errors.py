@@ -65,8 +65,9 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         try:
             value = float(raw)
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(raw) if raw.strip() else None
-            if parsed is None:
+            try:
+                parsed = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError, IndexError):
                 return None
             value = parsed.timestamp() - time.time()
     if value != value or value < 0 or value > MAX_RETRY_AFTER:  # NaN, negative, too long

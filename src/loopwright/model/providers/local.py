@@ -21,7 +21,9 @@ How it behaves:
   :meth:`LocalModelAPI.generate` are ignored; tool calls and tool results still in the
   history are rendered as text.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
-  JSON following the schema. ``stop_seqs``, ``max_tokens`` (default
+  JSON following the schema's structure: types, required properties, ``enum``/``const``,
+  ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
+  ranges for one: validate what you parse.) ``stop_seqs``, ``max_tokens`` (default
   :data:`DEFAULT_MAX_TOKENS`), ``temperature`` (default :data:`DEFAULT_TEMPERATURE`),
   ``top_p`` and ``seed`` are honoured.
 - A conversation longer than the context window (``n_ctx``, default
