@@ -23,7 +23,9 @@ Parsing policy:
   Falsy answers (``0``, ``""``, ``false``, ``[]``) are answers like any other.
 - ``Action Input`` is a JSON object (near-JSON is repaired), or plain text for tools
   taking a single string. A missing or empty input is ``{}`` for a tool without required
-  parameters and a format error otherwise.
+  parameters and a format error otherwise. The arguments are then validated against the
+  tool's schema by the tool layer, like native calls: a mismatch comes back to the model
+  as an ``Observation`` saying what was wrong.
 - Tool names match in any case, in brackets, quotes or backticks (``[Search]``,
   ```search```); an unknown name is passed on as is (the tool layer reports it, listing
   the valid names). ``Action: Final Answer`` is a final answer.
