@@ -12,10 +12,11 @@ Outputs may be :class:`ModelOutput`\\ s, strings (plain text answers) or excepti
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from ..._errors import ConfigurationError, ScriptExhaustedError
 from ..._ids import new_id
@@ -49,11 +50,39 @@ def _message_tokens(message: ChatMessage) -> int:
     return tokens
 
 
+def _copy_value(value: Any) -> Any:
+    """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``."""
+    if isinstance(value, dict):
+        return {k: _copy_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_value(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return copy.deepcopy(value)
+
+
+def _copy_output(item: ModelOutput) -> ModelOutput:
+    """A copy of ``item`` that shares nothing mutable with it.
+
+    The loop and ``Model`` set fields of the output, its message and (on replays) the
+    calls' ids; tools may get the arguments. Every model object and container is copied;
+    strings are shared. (A generic deep copy cost more than the rest of an agent step.)
+    """
+    message = item.message
+    calls = [
+        c.model_copy(update={"arguments": _copy_value(c.arguments)}) for c in message.tool_calls
+    ]
+    update: dict[str, Any] = {"message": message.model_copy(update={"tool_calls": calls})}
+    if item.usage is not None:
+        update["usage"] = item.usage.model_copy()
+    return item.model_copy(update=update)
+
+
 def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> ModelOutput:
     if isinstance(item, ModelOutput):
         # the same scripted object may be replayed: hand out copies, never the original;
         # a replayed copy gets fresh message and tool-call ids (ids must stay unique)
-        output = item.model_copy(deep=True)
+        output = _copy_output(item)
         if reused:
             output.message.id = new_id()
             for call in output.message.tool_calls:
