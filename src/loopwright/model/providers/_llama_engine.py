@@ -133,7 +133,9 @@ class LlamaEngine:
         return llm
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
+        # property order matters: the grammar emits properties in schema order (the json
+        # protocol puts "thought" before "action" so the model reasons first)
+        key = json.dumps(schema)
         grammar = self._grammars.get(key)
         if grammar is not None:
             self._grammars.move_to_end(key)
