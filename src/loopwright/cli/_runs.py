@@ -212,6 +212,7 @@ def export_command(run: str | None, output: str | None, db: str | None) -> int:
     with load_run(run, db=db) as log:
         run_id = log.run_id
     path = Path(output or f"{run_id}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
     export_run(run_id, path, db=db)
     click.echo(str(path))
     return EXIT_OK

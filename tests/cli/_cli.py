@@ -1,0 +1,55 @@
+"""Running the real ``loopwright`` command in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def env_for(db: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LOOPWRIGHT_DB"] = str(db)
+    env["COLUMNS"] = "200"  # wide tables: rows are not wrapped
+    env.pop("LOOPWRIGHT_MODEL", None)
+    return env
+
+
+def cli(
+    *args: str,
+    cwd: Path,
+    db: Path | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> Result:
+    """``python -m loopwright.cli ARGS`` in ``cwd``; the run store defaults to cwd/runs.db."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopwright.cli", *args],
+        cwd=cwd,
+        env=env_for(db or cwd / "runs.db"),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def script(path: Path, items: list[Any]) -> str:
+    """Write a mock-model script; returns the ``-M outputs=@...`` argument."""
+    path.write_text(json.dumps(items))
+    return f"outputs=@{path}"

@@ -1,0 +1,192 @@
+"""``loopwright eval`` through the real entry point."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+
+from ._cli import cli, env_for
+
+TASKS = """
+import asyncio
+import loopwright as lw
+
+def answer(messages, tools, config):
+    return "no idea"
+
+async def add(messages, tools, config):
+    q = next(m.content for m in messages if m.role == "user")
+    a, b = (int(x) for x in q.split("+"))
+    if a == 13:
+        raise lw.ModelAPIError("unlucky")
+    if a >= HANG_FROM:
+        await asyncio.sleep(120)
+    return f"It is {a + b + (1 if a % 4 == 3 else 0)}."
+
+HANG_FROM = 10**9
+
+@lw.task
+def adding(n: int = 8, hang_from: int = 10**9) -> lw.Task:
+    global HANG_FROM
+    HANG_FROM = hang_from
+    data = [{"id": f"q{i}", "input": f"{i}+{i}", "target": str(2 * i)} for i in range(n)]
+    return lw.Task(
+        data,
+        agent=lw.react(submit=False),
+        scorer=[lw.match("numeric"), lw.includes(name="has_it")],
+        model=lw.get_model("mock", outputs=add),
+    )
+
+@lw.task
+def other() -> lw.Task:
+    return lw.Task([{"input": "x", "target": "y"}], agent=lw.react(submit=False),
+                   scorer=lw.match(), model=lw.get_model("mock", outputs=answer))
+"""
+
+
+@pytest.fixture
+def tasks(tmp_path: Path) -> Path:
+    path = tmp_path / "tasks.py"
+    path.write_text(TASKS)
+    return path
+
+
+def test_eval_json_metrics(tmp_path: Path, tasks: Path) -> None:
+    r = cli("eval", f"{tasks}@adding", "--json", "--max-samples", "3", cwd=tmp_path)
+    assert r.code == 0, r.err
+    data = r.json()
+    assert data["exit_code"] == 0
+    [t] = data["tasks"]
+    assert t["task"] == "adding" and t["status"] == "success" and t["model"] == "mock"
+    assert (t["total"], t["completed"], t["errors"]) == (8, 8, 0)
+    # 3 and 7 get a wrong answer: 6/8
+    assert t["metrics"]["match"]["accuracy"] == 0.75
+    assert t["metrics"]["has_it"]["accuracy"] == 0.75
+    assert t["params"] == {}
+    with lw.load_run(t["run_id"], db=tmp_path / "runs.db") as log:
+        assert log.info.name == "adding" and len(log.samples) == 8
+
+
+def test_task_args_limit_epochs_and_table(tmp_path: Path, tasks: Path) -> None:
+    r = cli(
+        "eval", f"{tasks}@adding", "-T", "n=6", "--limit", "4", "--epochs", "2",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert r.out == ""  # the progress bar and the table go to stderr
+    assert "adding" in r.err and "8/8" in r.err  # the bar: done/total
+    assert "accuracy" in r.err and "stderr" in r.err  # the metrics table
+    assert "8/8 samples · 0 errors · 0 limited" in r.err
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.metadata["params"] == {"n": 6} and run.metadata["epochs"] == 2
+    assert run.samples == 8
+
+
+def test_every_task_of_a_file(tmp_path: Path, tasks: Path) -> None:
+    r = cli("eval", str(tasks), "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert [t["task"] for t in r.json()["tasks"]] == ["adding", "other"]
+    assert r.json()["tasks"][1]["metrics"]["match"]["accuracy"] == 0.0
+
+
+def test_failed_samples_exit_1(tmp_path: Path, tasks: Path) -> None:
+    r = cli("eval", f"{tasks}@adding", "-T", "n=15", cwd=tmp_path)
+    assert r.code == 1
+    assert "1 of 15 samples of adding failed" in r.err
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    with lw.load_run(run.id, db=tmp_path / "runs.db") as log:
+        [bad] = [s for s in log.samples if s.status == "error"]
+        assert bad.id == "q13" and "unlucky" in (bad.error or "")
+
+
+def test_eval_usage_errors(tmp_path: Path, tasks: Path) -> None:
+    assert cli("eval", cwd=tmp_path).code == 2
+    r = cli("eval", f"{tasks}@nope", cwd=tmp_path)
+    assert r.code == 2 and "has no task 'nope'" in r.err
+    r = cli("eval", f"{tasks}@adding", "-T", "size=3", cwd=tmp_path)
+    assert r.code == 2 and "no parameter 'size'" in r.err
+    r = cli("eval", f"{tasks}@adding", "--max-samples", "0", cwd=tmp_path)
+    assert r.code == 2
+
+
+def test_ctrl_c_keeps_what_ran_and_resume_finishes(tmp_path: Path, tasks: Path) -> None:
+    db = tmp_path / "runs.db"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loopwright.cli",
+            "eval",
+            f"{tasks}@adding",
+            "-T",
+            "n=6",
+            "-T",
+            "hang_from=4",
+            "--max-samples",
+            "2",
+        ],
+        cwd=tmp_path,
+        env=env_for(db),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while done < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            if db.exists():
+                try:
+                    with lw.load_run(None, db=db) as log:
+                        done = sum(s.status == "success" for s in log.samples)
+                except lw.RunStoreError:
+                    pass
+        assert done == 4, "the first four samples did not finish"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    [run] = lw.list_runs(db)
+    assert f"interrupted: 4/6 samples kept in run {run.id}; finish it with --resume {run.id}" in err
+    assert run.status == "cancelled"
+    with lw.load_run(run.id, db=db) as log:
+        statuses = sorted(s.status for s in log.samples)
+        assert statuses == ["cancelled", "cancelled"] + ["success"] * 4
+
+    r = cli("eval", f"{tasks}@adding", "-T", "n=6", "--resume", run.id, "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["resumed_from"] == run.id and t["completed"] == 6
+    assert t["metrics"]["match"]["accuracy"] == pytest.approx(5 / 6)  # only q3 is wrong
+    with lw.load_run(t["run_id"], db=db) as log:
+        fresh = [s for s in log.samples if "resumed_from" not in s.metadata]
+        assert sorted(s.id for s in fresh) == ["q4", "q5"]
+
+
+def test_eval_runs_without_a_terminal(tmp_path: Path, tasks: Path) -> None:
+    # the progress display must not need a TTY (CI logs)
+    env = env_for(tmp_path / "runs.db")
+    env["TERM"] = "dumb"
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopwright.cli", "eval", f"{tasks}@other"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "1/1 samples" in proc.stderr
+    assert lw.list_runs(tmp_path / "runs.db")[0].metadata["task"] == "other"

@@ -1,0 +1,140 @@
+"""Datasets: from lists, JSONL/JSON and CSV files, with field mapping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+from loopwright.eval import FieldSpec
+
+
+def write_jsonl(path: Path, records: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_list_of_records_strings_and_samples() -> None:
+    ds = lw.as_dataset(
+        [
+            {"input": "2+2?", "target": "4", "level": "easy"},
+            "just a question",
+            lw.Sample(input="x", target=["a", "b"], id="mine"),
+        ]
+    )
+    assert len(ds) == 3
+    assert [s.id for s in ds] == [1, 2, "mine"]  # numbered by position when missing
+    assert ds[0].metadata == {"level": "easy"}
+    assert ds[0].targets == ["4"]
+    assert ds[1].input == "just a question" and ds[1].targets == []
+    assert ds[2].targets == ["a", "b"]
+
+
+def test_duplicate_ids_are_refused() -> None:
+    with pytest.raises(lw.DatasetError, match="appears twice"):
+        lw.as_dataset([{"input": "a", "id": 1}, {"input": "b", "id": 1}])
+
+
+def test_a_single_record_is_not_a_dataset() -> None:
+    with pytest.raises(lw.DatasetError, match="not a single"):
+        lw.as_dataset({"input": "a"})  # type: ignore[arg-type]
+
+
+def test_jsonl_with_field_mapping(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "qa.jsonl",
+        [
+            {"question": "Capital of France?", "answer": "Paris", "qid": "f1", "src": "atlas"},
+            {"question": "2*3?", "answer": 6, "qid": "m1", "src": "maths"},
+        ],
+    )
+    ds = lw.json_dataset(
+        path, fields={"input": "question", "target": "answer", "id": "qid", "metadata": ["src"]}
+    )
+    assert ds.name == "qa" and ds.location == str(path)
+    assert [(s.id, s.input, s.target, s.metadata) for s in ds] == [
+        ("f1", "Capital of France?", "Paris", {"src": "atlas"}),
+        ("m1", "2*3?", "6", {"src": "maths"}),  # a number target becomes text
+    ]
+
+
+def test_jsonl_with_a_function(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [{"q": "a", "choices": ["x", "y"]}])
+    ds = lw.json_dataset(
+        path,
+        fields=lambda r: lw.Sample(input=f"{r['q']} ({'/'.join(r['choices'])})", target="x"),
+    )
+    assert ds[0].input == "a (x/y)" and ds[0].id == 1
+
+
+def test_json_list_file_and_blank_lines(tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text(json.dumps([{"input": "a"}, {"input": "b"}]))
+    assert [s.input for s in lw.json_dataset(tmp_path / "list.json")] == ["a", "b"]
+    (tmp_path / "gaps.jsonl").write_text('{"input": "a"}\n\n{"input": "b"}\n')
+    assert len(lw.json_dataset(tmp_path / "gaps.jsonl")) == 2
+
+
+def test_bad_json_line_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"input": "a"}\n{"input": \n')
+    with pytest.raises(lw.DatasetError, match=r"bad\.jsonl line 2: not valid JSON"):
+        lw.json_dataset(tmp_path / "bad.jsonl")
+
+
+def test_missing_input_field_says_how_to_map(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [{"question": "a"}])
+    with pytest.raises(lw.DatasetError, match=r"line 1: no 'input' field.*'question'.*FieldSpec"):
+        lw.json_dataset(path)
+
+
+def test_missing_file() -> None:
+    with pytest.raises(lw.DatasetError, match="no dataset file"):
+        lw.json_dataset("/nonexistent/data.jsonl")
+
+
+def test_csv_with_mapping_and_list_targets(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text(
+        'id,prompt,answer,topic\n1,Two plus two?,"[""4"", ""four""]",maths\n'
+        "2,Sky colour?,blue,sky\n",
+        encoding="utf-8",
+    )
+    ds = lw.csv_dataset(path, fields=FieldSpec(input="prompt", target="answer"))
+    assert [s.id for s in ds] == ["1", "2"]
+    assert ds[0].targets == ["4", "four"]
+    assert ds[1].target == "blue" and ds[1].metadata == {"topic": "sky"}
+
+
+def test_csv_without_header(tmp_path: Path) -> None:
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(lw.DatasetError, match="no header"):
+        lw.csv_dataset(tmp_path / "empty.csv")
+
+
+def test_sample_files_from_host_paths(tmp_path: Path) -> None:
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "inputs" / "a.txt").write_text("hello")
+    path = write_jsonl(
+        tmp_path / "d.jsonl",
+        [{"input": "x", "files": {"a.txt": "file:inputs/a.txt", "b.txt": "inline"}}],
+    )
+    assert lw.json_dataset(path)[0].files == {"a.txt": "hello", "b.txt": "inline"}
+    write_jsonl(path, [{"input": "x", "files": {"a.txt": "file:missing.txt"}}])
+    with pytest.raises(lw.DatasetError, match="cannot read sample file"):
+        lw.json_dataset(path)
+
+
+def test_filter_and_slice_keep_the_name() -> None:
+    ds = lw.as_dataset([{"input": str(i), "level": i % 2} for i in range(6)], name="n")
+    odd = ds.filter(lambda s: s.metadata["level"] == 1)
+    assert [s.input for s in odd] == ["1", "3", "5"] and odd.name == "n"
+    assert [s.input for s in ds[:2]] == ["0", "1"]
+
+
+def test_message_inputs_get_fresh_ids() -> None:
+    sample = lw.Sample(input=[lw.UserMessage(content="hi")])
+    a, b = sample.fresh_input(), sample.fresh_input()
+    assert isinstance(a, list) and isinstance(b, list)
+    assert a[0].content == b[0].content == "hi" and a[0].id != b[0].id
+    assert sample.input_text == "hi"
