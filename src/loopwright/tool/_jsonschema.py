@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["allows_null", "decode_json_strings", "drop_nulls", "validate_json"]
+__all__ = ["allows_null", "decode_json_strings", "drop_nulls", "has_null", "validate_json"]
 
 _MAX_ERRORS = 10
 
@@ -58,6 +58,22 @@ def allows_null(schema: Any, root: Mapping[str, Any]) -> bool:
         if key in schema:
             return any(allows_null(s, root) for s in schema[key])
     return t is None
+
+
+def has_null(value: Any) -> bool:
+    """Whether JSON-like ``value`` holds a ``null`` anywhere (itself included)."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return False
+    for v in items:  # noqa: SIM110 - a loop is faster than any() over a generator
+        if v is None or (isinstance(v, (dict, list)) and has_null(v)):
+            return True
+    return False
 
 
 def drop_nulls(value: Any, schema: Any, root: Mapping[str, Any] | None = None) -> Any:

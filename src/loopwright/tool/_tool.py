@@ -218,7 +218,7 @@ class Tool(Generic[P, R]):
         return f"Tool({self.name!r}{flags})"
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        from ._jsonschema import decode_json_strings, drop_nulls
+        from ._jsonschema import decode_json_strings, drop_nulls, has_null
 
         if not isinstance(arguments, Mapping):
             from ._schema import signature_hint
@@ -229,7 +229,9 @@ class Tool(Generic[P, R]):
                 f"{signature_hint(self.name, self.info.parameters)}"
             )
         params = self.info.parameters
-        args = drop_nulls(dict(arguments), params)
+        args = dict(arguments)
+        if has_null(args):  # the usual call has none: skip walking the schema
+            args = drop_nulls(args, params)
         try:
             return self._check(args)
         except ToolArgumentsError:
