@@ -110,6 +110,9 @@ class Tool(Generic[P, R]):
         self.terminal = bool(terminal)
         self._description = description
         self._is_async = _is_async(fn)
+        # a sync function known never to block (the built-in ``submit``, ``think``) is
+        # called on the event loop: a worker thread would cost more than the call
+        self._inline = False
         self._spec: FunctionSpec | None = None
         self._info: ToolInfo | None = None
         for attr in _WRAPPER_ASSIGNMENTS:
@@ -292,7 +295,7 @@ class Tool(Generic[P, R]):
 
     async def _invoke(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
         fn: Callable[..., Any] = self.fn
-        if self._is_async:
+        if self._is_async or self._inline:
             result = fn(*args, **kwargs)
         else:
             result = await run_in_thread(fn, *args, **kwargs)

@@ -37,7 +37,9 @@ def submit_tool(
     def submit(answer: Annotated[str, Field(description=answer_description)]) -> str:
         return answer
 
-    return tool(name=name, description=description, terminal=True, defer=True)(submit)
+    made = tool(name=name, description=description, terminal=True, defer=True)(submit)
+    made._inline = True  # it only returns its argument: no worker thread
+    return made
 
 
 submit = submit_tool()

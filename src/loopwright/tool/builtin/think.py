@@ -19,3 +19,6 @@ def think(thought: str) -> str:
         thought: Your thinking, in as much detail as helps.
     """
     return ""
+
+
+think._inline = True  # it only returns: no worker thread
