@@ -13,7 +13,6 @@ import logging
 import os
 import queue
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +60,8 @@ class RunWriter:
         self._error: BaseException | None = None  # raised by the next flush/close
         self._broken = False  # the file cannot be written: stop trying
         self._closed = False
+        # set by flush and close: the thread then skips its wait for more items
+        self._urgent = threading.Event()
         self._thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{self.path.name}", daemon=True
         )
@@ -102,6 +103,7 @@ class RunWriter:
             loop.call_soon_threadsafe(resolve)
 
         self._put(("flush", wake))
+        self._urgent.set()
         await done
         self._raise()
 
@@ -112,6 +114,7 @@ class RunWriter:
             return
         done = threading.Event()
         self._put(("flush", done.set))
+        self._urgent.set()
         done.wait(timeout)
         self._raise()
 
@@ -119,6 +122,7 @@ class RunWriter:
         """Write what is queued, stop the thread, and raise any error it met."""
         if not self._closed:
             self._queue.put(("stop",))
+            self._urgent.set()
             self._closed = True
         await asyncio.to_thread(self._thread.join)
         self._raise()
@@ -127,6 +131,7 @@ class RunWriter:
         """:meth:`aclose` for synchronous code (blocks)."""
         if not self._closed:
             self._queue.put(("stop",))
+            self._urgent.set()
             self._closed = True
         self._thread.join(timeout)
         self._raise()
@@ -147,6 +152,7 @@ class RunWriter:
             self._error, self._broken = ex, True
         stop = False
         while not stop:
+            self._urgent.clear()  # before taking items: a later flush or close is seen
             batch = [self._queue.get()]
             while len(batch) < MAX_BATCH:
                 try:
@@ -168,8 +174,9 @@ class RunWriter:
                     pass
             if not stop and len(batch) < MAX_BATCH:
                 # let the next batch gather: producers then put without waking us, and
-                # the event loop's thread is not slowed by a switch for every event
-                time.sleep(BATCH_WAIT)
+                # the event loop's thread is not slowed by a switch for every event;
+                # a flush or close waiting for us cuts the wait short
+                self._urgent.wait(BATCH_WAIT)
         if conn is not None:
             conn.close()
 
