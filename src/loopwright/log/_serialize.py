@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic_core import to_json
 
 from ..model import AssistantMessage, ChatMessage, ToolMessage
 from ..transcript import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
@@ -61,7 +62,11 @@ def event_record(event: Event) -> dict[str, Any]:
 
 def dump_event(event: Event) -> str:
     """An event as the store's JSON text."""
-    return json.dumps(event_record(event), separators=(",", ":"))
+    record = event_record(event)
+    try:  # pydantic's encoder: several times faster than json.dumps
+        return to_json(record, inf_nan_mode="constants").decode()
+    except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
+        return json.dumps(record, separators=(",", ":"))
 
 
 MessageLookup = Callable[[str], ChatMessage]

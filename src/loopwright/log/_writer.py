@@ -183,12 +183,18 @@ class RunWriter:
     def _write(self, conn: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> None:
         import sqlite3
 
+        # an event put twice in one batch (recorded pending, then completed) is written
+        # once, at its first place: dumped now, it already holds its latest state
+        written: set[int] = set()
         try:
             conn.execute("BEGIN")
             for item in batch:
                 kind = item[0]
                 if kind == "event":
                     _, run_id, sample, seq, event = item
+                    if id(event) in written:
+                        continue
+                    written.add(id(event))
                     try:
                         data = dump_event(event)
                     except Exception as ex:  # a value pydantic cannot serialise
