@@ -1,12 +1,19 @@
-"""The run store writer's batching: an event put twice in one batch, unusual values."""
+"""The run store writer: batching (an event put twice in one batch), unusual values, one
+thread per file shared by concurrent runs, and how errors reach the runs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
+import pytest
+
 import loopwright as lw
+from loopwright.log import _writer
+from loopwright.log._db import RunStoreError
 from loopwright.log._serialize import dump_event, event_record, load_event
 from loopwright.log._writer import RunWriter
 
@@ -65,3 +72,98 @@ def test_the_encoder_writes_what_json_dumps_would() -> None:
         assert json.loads(dump_event(event)) == json.loads(json.dumps(record))
     back = load_event(dump_event(events[1]), lambda id: lw.UserMessage(content=""))
     assert isinstance(back, lw.ToolEvent) and back.call.arguments == {"bad": "\ud800"}
+
+
+def store_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("loopwright-run-store")]
+
+
+async def test_concurrent_runs_on_one_file_share_one_thread(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    before = len(store_threads())
+    started = asyncio.Event()
+    release = asyncio.Event()
+    running = 0
+
+    async def one(i: int) -> str:
+        nonlocal running
+        async with lw.recording(name=f"run{i}", db=db) as rec:
+            lw.transcript().info({"i": i})
+            running += 1
+            if running == 50:
+                started.set()
+            await release.wait()
+        return rec.run_id
+
+    tasks = [asyncio.create_task(one(i)) for i in range(50)]
+    await asyncio.wait_for(started.wait(), 30)
+    assert len(store_threads()) == before + 1  # not one per run
+    other = tmp_path / "other.db"
+    async with lw.recording(name="elsewhere", db=other):
+        assert len(store_threads()) == before + 2  # another file: its own thread
+    release.set()
+    ids = await asyncio.gather(*tasks)
+    assert len(store_threads()) == before  # the last run closed the file
+    assert not Path(f"{db}-wal").exists()  # noqa: ASYNC240 - the WAL was folded into the file
+    runs = {r.id: r for r in lw.list_runs(db)}
+    assert set(runs) == set(ids) and all(r.status == "success" for r in runs.values())
+    conn = sqlite3.connect(db)
+    try:
+        infos = conn.execute("SELECT COUNT(*) FROM events WHERE type = 'info'").fetchone()[0]
+    finally:
+        conn.close()
+    assert infos == 50
+
+
+async def test_an_event_that_cannot_be_serialised_fails_only_its_own_run(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    good, bad = RunWriter(db), RunWriter(db)
+    event = lw.InfoEvent(data="fine")
+    broken = lw.InfoEvent(data="x")
+    broken.data = object()  # type: ignore[assignment]  # slipped past validation
+    good.event("good", "", 0, event)
+    bad.event("bad", "", 0, broken)
+    await good.aclose()
+    with pytest.raises(RunStoreError, match="failed"):
+        await bad.aclose()
+    assert [id for _, id, _ in rows(db)] == [event.id]
+
+
+async def test_after_a_failed_batch_new_runs_get_a_fresh_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "runs.db"
+    before = len(store_threads())
+    first, second = RunWriter(db), RunWriter(db)
+    await first.flush()  # connected
+
+    def disk_error(message: lw.ChatMessage) -> str:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(_writer, "dump_message", disk_error)
+    first.message("r1", "", 0, lw.UserMessage(content="lost"))
+    with pytest.raises(RunStoreError, match="disk I/O error"):
+        await first.flush()
+    with pytest.raises(RunStoreError, match="disk I/O error"):
+        await second.flush()  # same file, same broken connection: told too
+    monkeypatch.undo()
+    third = RunWriter(db)
+    third.event("r3", "", 0, lw.InfoEvent(data="kept"))
+    await third.aclose()
+    assert len(rows(db)) == 1
+    for writer in (first, second):
+        with pytest.raises(RunStoreError):
+            await writer.aclose()
+    assert len(store_threads()) == before  # both connections were closed
+
+
+def test_writers_used_from_a_thread_without_an_event_loop(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    writer = RunWriter(db)
+    writer.event("r", "", 0, lw.InfoEvent(data="sync"))
+    writer.flush_sync(timeout=30)
+    assert len(rows(db)) == 1
+    writer.close(timeout=30)
+    writer.close(timeout=30)  # twice is fine
+    with pytest.raises(RunStoreError, match="closed"):
+        writer.event("r", "", 1, lw.InfoEvent(data="late"))

@@ -1,8 +1,12 @@
-"""The background writer: a thread that streams a run's rows to SQLite in batches.
+"""The background writer: one thread per run store file streams runs' rows to SQLite.
 
-The event loop only puts items on a queue (never blocks); the thread takes whatever has
-accumulated, serialises it, and writes it in one transaction. Each committed batch is
-durable against the process being killed (WAL mode).
+Each run that records to a file gets a :class:`RunWriter`. The writers of one file share
+one thread and one connection, so 2,000 concurrent runs cost one thread, not 2,000. The
+event loop only puts items on the file's queue (never blocks); the thread takes whatever
+has accumulated, serialises it, and writes it in one transaction. Each committed batch
+is durable against the process being killed (WAL mode). When the last writer of a file
+closes, the thread commits what is left, closes the connection (the WAL is folded into
+the file) and ends.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ import logging
 import os
 import queue
 import threading
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,47 +47,44 @@ _INSERT_MESSAGE = """
 INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
 """
 
-_open: weakref.WeakSet[RunWriter] = weakref.WeakSet()
+# An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
+_Item = tuple[Any, ...]
 
 
 class RunWriter:
-    """Writes one run's rows from a background thread.
+    """Writes one run's rows, through the background thread of its file.
 
-    Items are applied in the order they were put. Errors in the thread are kept and
-    raised by the next :meth:`flush` or :meth:`close`.
+    Items are applied in the order they were put. Errors met writing this run's items
+    are kept and raised by the next :meth:`flush` or :meth:`close`.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._queue: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self._error: BaseException | None = None  # raised by the next flush/close
-        self._broken = False  # the file cannot be written: stop trying
         self._closed = False
-        # set by flush and close: the thread then skips its wait for more items
-        self._urgent = threading.Event()
-        self._thread = threading.Thread(
-            target=self._main, name=f"loopwright-run-store:{self.path.name}", daemon=True
-        )
-        self._thread.start()
-        _open.add(self)
+        self._file = _acquire(self.path)
 
     # --- the producer side (any thread; never blocks) ----------------------------
     def execute(self, sql: str, params: tuple[Any, ...]) -> None:
         """Run ``sql`` with ``params`` in the writer's next batch."""
-        self._put(("sql", sql, params))
+        self._put("sql", sql, params)
 
     def event(self, run_id: str, sample: str, seq: int, event: Event) -> None:
         """Write ``event`` (or update it, if one with its id was written before)."""
-        self._put(("event", run_id, sample, seq, event))
+        self._put("event", run_id, sample, seq, event)
 
     def message(self, run_id: str, sample: str, seq: int, message: ChatMessage) -> None:
         """Write ``message`` unless one with its id is already stored for the run."""
-        self._put(("message", run_id, sample, seq, message))
+        self._put("message", run_id, sample, seq, message)
 
-    def _put(self, item: tuple[Any, ...]) -> None:
+    def _put(self, *item: Any) -> None:
         if self._closed:
             raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
-        self._queue.put(item)
+        self._file.queue.put((self, *item))
+
+    def _put_flush(self, wake: Callable[[], None]) -> None:
+        self._file.queue.put((self, "flush", wake))
+        self._file.urgent.set()
 
     async def flush(self) -> None:
         """Wait until everything put so far is committed (without blocking the loop).
@@ -92,6 +92,12 @@ class RunWriter:
         Raises:
             RunStoreError: Writing failed.
         """
+        if self._closed:
+            raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
+        await self._flushed()
+        self._raise()
+
+    async def _flushed(self) -> None:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
@@ -102,38 +108,38 @@ class RunWriter:
         def wake() -> None:
             loop.call_soon_threadsafe(resolve)
 
-        self._put(("flush", wake))
-        self._urgent.set()
+        self._put_flush(wake)
         await done
-        self._raise()
 
     def flush_sync(self, timeout: float | None = None) -> None:
         """Block until everything put so far is committed (for threads and scripts)."""
-        if not self._thread.is_alive():
+        if self._closed or not self._file.thread.is_alive():
             self._raise()
             return
         done = threading.Event()
-        self._put(("flush", done.set))
-        self._urgent.set()
+        self._put_flush(done.set)
         done.wait(timeout)
         self._raise()
 
     async def aclose(self) -> None:
-        """Write what is queued, stop the thread, and raise any error it met."""
+        """Write what is queued, let go of the file (the last writer of a file waits
+        for its thread to close it), and raise any error met."""
         if not self._closed:
-            self._queue.put(("stop",))
-            self._urgent.set()
             self._closed = True
-        await asyncio.to_thread(self._thread.join)
+            await self._flushed()
+            if _release(self._file):
+                await asyncio.to_thread(self._file.thread.join)
         self._raise()
 
     def close(self, timeout: float | None = None) -> None:
         """:meth:`aclose` for synchronous code (blocks)."""
         if not self._closed:
-            self._queue.put(("stop",))
-            self._urgent.set()
             self._closed = True
-        self._thread.join(timeout)
+            done = threading.Event()
+            self._put_flush(done.set)
+            done.wait(timeout)
+            if _release(self._file):
+                self._file.thread.join(timeout)
         self._raise()
 
     def _raise(self) -> None:
@@ -143,29 +149,57 @@ class RunWriter:
                 f"writing the run store {str(self.path)!r} failed: {error!r}"
             ) from error
 
-    # --- the thread ---------------------------------------------------------------
+
+class _FileWriter:
+    """The thread and connection that write one run store file for all its writers."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path, self.key = path, key
+        self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        # set by flushes and closes: the thread then skips its wait for more items
+        self.urgent = threading.Event()
+        self.users = 0  # RunWriters not yet closed (guarded by _lock)
+        self.error: BaseException | None = None  # the file cannot be written: stop trying
+        self.thread = threading.Thread(
+            target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
+        )
+        self.thread.start()
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = self.error or error
+        with _lock:  # runs opened from now on get a fresh connection
+            if _files.get(self.key) is self:
+                del _files[self.key]
+
     def _main(self) -> None:
         conn: sqlite3.Connection | None = None
         try:
             conn = connect(self.path)
         except BaseException as ex:
-            self._error, self._broken = ex, True
+            self._fail(ex)
         stop = False
         while not stop:
-            self._urgent.clear()  # before taking items: a later flush or close is seen
-            batch = [self._queue.get()]
+            self.urgent.clear()  # before taking items: a later flush or close is seen
+            batch = [self.queue.get()]
             while len(batch) < MAX_BATCH:
                 try:
-                    batch.append(self._queue.get_nowait())
+                    batch.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
+            if conn is not None and self.error is None:
+                try:
+                    self._write(conn, batch)
+                except BaseException as ex:  # a bug: keep serving flushes and closes
+                    _log.exception("run store %s: writing a batch failed", self.path)
+                    self._fail(ex)
             wakes: list[Callable[[], None]] = []
-            if conn is not None and not self._broken:
-                self._write(conn, batch)
             for item in batch:
-                if item[0] == "flush":
-                    wakes.append(item[1])
-                elif item[0] == "stop":
+                writer: RunWriter | None = item[0]
+                if writer is not None and self.error is not None and writer._error is None:
+                    writer._error = self.error
+                if item[1] == "flush":
+                    wakes.append(item[2])
+                elif item[1] == "stop":
                     stop = True
             for wake in wakes:
                 try:
@@ -176,11 +210,11 @@ class RunWriter:
                 # let the next batch gather: producers then put without waking us, and
                 # the event loop's thread is not slowed by a switch for every event;
                 # a flush or close waiting for us cuts the wait short
-                self._urgent.wait(BATCH_WAIT)
+                self.urgent.wait(BATCH_WAIT)
         if conn is not None:
             conn.close()
 
-    def _write(self, conn: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> None:
+    def _write(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
         import sqlite3
 
         # an event put twice in one batch (recorded pending, then completed) is written
@@ -189,9 +223,9 @@ class RunWriter:
         try:
             conn.execute("BEGIN")
             for item in batch:
-                kind = item[0]
+                kind = item[1]
                 if kind == "event":
-                    _, run_id, sample, seq, event = item
+                    writer, _, run_id, sample, seq, event = item
                     if id(event) in written:
                         continue
                     written.add(id(event))
@@ -199,7 +233,7 @@ class RunWriter:
                         data = dump_event(event)
                     except Exception as ex:  # a value pydantic cannot serialise
                         _log.error("run store: event %s not written: %r", event.id, ex)
-                        self._error = self._error or ex
+                        writer._error = writer._error or ex
                         continue
                     conn.execute(
                         _UPSERT_EVENT,
@@ -215,28 +249,74 @@ class RunWriter:
                         ),
                     )
                 elif kind == "message":
-                    _, run_id, sample, seq, message = item
+                    _, _, run_id, sample, seq, message = item
                     conn.execute(
                         _INSERT_MESSAGE,
                         (run_id, message.id, sample, seq, message.role, dump_message(message)),
                     )
                 elif kind == "sql":
-                    conn.execute(item[1], item[2])
+                    conn.execute(item[2], item[3])
             conn.execute("COMMIT")
         except (sqlite3.Error, OSError) as ex:
             _log.error("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
-            self._error, self._broken = self._error or ex, True
+            self._fail(ex)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
 
 
+# --- one writer thread per file ------------------------------------------------------------
+_lock = threading.Lock()
+_files: dict[str, _FileWriter] = {}
+
+
+def _key(path: Path) -> str:
+    if str(path) == ":memory:":
+        return f":memory:{object()!r}"  # every in-memory store is its own
+    return os.path.realpath(path)
+
+
+def _acquire(path: Path) -> _FileWriter:
+    key = _key(path)
+    with _lock:
+        file = _files.get(key)
+        if file is None or file.error is not None:
+            file = _files[key] = _FileWriter(path, key)
+        file.users += 1
+        return file
+
+
+def _release(file: _FileWriter) -> bool:
+    """One writer of ``file`` is done; True when it was the last (the thread now ends)."""
+    with _lock:
+        file.users -= 1
+        if file.users > 0:
+            return False
+        if _files.get(file.key) is file:
+            del _files[file.key]
+    file.queue.put((None, "stop"))
+    file.urgent.set()
+    return True
+
+
+def _reset_after_fork() -> None:
+    global _lock, _files
+    _lock, _files = threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 @atexit.register
 def _close_all() -> None:
     """At interpreter exit, commit what open writers still hold."""
-    for writer in list(_open):
-        try:
-            writer.close(timeout=10)
-        except Exception:
-            pass
+    with _lock:
+        files = list(_files.values())
+        _files.clear()
+    for file in files:
+        file.queue.put((None, "stop"))
+        file.urgent.set()
+    for file in files:
+        file.thread.join(timeout=10)
