@@ -80,10 +80,9 @@ def test_task_args_limit_epochs_and_table(tmp_path: Path, tasks: Path) -> None:
         cwd=tmp_path,
     )  # fmt: skip
     assert r.code == 0, r.err
-    assert r.out == ""  # the progress bar and the table go to stderr
-    assert "adding" in r.err and "8/8" in r.err  # the bar: done/total
-    assert "accuracy" in r.err and "stderr" in r.err  # the metrics table
-    assert "8/8 samples · 0 errors · 0 limited" in r.err
+    assert "adding" in r.err and "8/8" in r.err  # the progress bar, on stderr
+    assert "accuracy" in r.out and "stderr" in r.out  # the metrics table, on stdout
+    assert "8/8 samples · 0 errors · 0 limited" in r.out
     [run] = lw.list_runs(tmp_path / "runs.db")
     assert run.metadata["params"] == {"n": 6} and run.metadata["epochs"] == 2
     assert run.samples == 8
@@ -188,5 +187,5 @@ def test_eval_runs_without_a_terminal(tmp_path: Path, tasks: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "1/1 samples" in proc.stderr
+    assert "1/1 samples" in proc.stdout
     assert lw.list_runs(tmp_path / "runs.db")[0].metadata["task"] == "other"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -83,16 +84,75 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert r.code == 0, r.err
     data = r.json()
     assert set(data) == {
-        "status", "answer", "completed", "limit", "error", "run_id", "db", "model", "steps",
-        "usage", "exit_code",
+        "status", "answer", "completed", "limit", "error", "run_id", "db", "model",
+        "protocol", "steps", "usage", "exit_code",
     }  # fmt: skip
     assert data["status"] == "answered" and data["answer"] == "Paris."
     assert data["completed"] == "answer" and data["exit_code"] == 0 and data["steps"] == 1
     assert data["limit"] is None and data["error"] is None and data["model"] == "mock"
+    assert data["protocol"] == "native"
     assert data["usage"]["total_tokens"] > 0
     assert data["db"] == str(tmp_path / "runs.db")  # $LOOPWRIGHT_DB
     assert lw.list_runs(data["db"])[0].id == data["run_id"]
     assert r.err == ""  # no live display with --json
+
+
+def test_protocol_option(tmp_path: Path) -> None:
+    outputs = script(tmp_path / "s.json", ["Final Answer: 4"])
+    r = cli(
+        "run", "2+2?", "-m", "mock", "-M", outputs, "--protocol", "react", "--json", cwd=tmp_path
+    )
+    assert r.code == 0 and r.json()["protocol"] == "react"
+
+
+def bwrap_works() -> bool:
+    async def probe() -> None:
+        async with lw.use_sandbox("bwrap"):
+            pass
+
+    try:
+        asyncio.run(probe())
+    except lw.SandboxError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("sandbox", ["local", None])
+def test_sandbox_tools(tmp_path: Path, sandbox: str | None) -> None:
+    if sandbox is None and not bwrap_works():
+        pytest.skip("bubblewrap cannot run here (the default sandbox)")
+    outputs = script(
+        tmp_path / "s.json",
+        [{"tool": "bash", "arguments": {"cmd": "echo hi > f.txt && cat f.txt && pwd"}}, "done"],
+    )
+    args = ["--sandbox", sandbox] if sandbox else []
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", outputs, "--tool", "bash", *args, "--json", cwd=tmp_path
+    )
+    assert r.code == 0, r.err
+    with lw.load_run(r.json()["run_id"], db=tmp_path / "runs.db") as log:
+        [result] = [m for m in log.messages() if m.role == "tool"]
+    assert result.content.startswith("hi\n")
+    if sandbox is None:  # bwrap: a private /workspace, not a host folder
+        assert result.content.split()[-1] == "/workspace"
+    assert not (tmp_path / "f.txt").exists()  # not written in the current folder
+
+
+def test_approval_policy_rejects(tmp_path: Path) -> None:
+    outputs = script(
+        tmp_path / "s.json",
+        [{"tool": "bash", "arguments": {"cmd": "touch x"}}, "I was not allowed."],
+    )
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", outputs, "--tool", "bash", "--sandbox", "local",
+        "--approval", "prod", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    with lw.load_run(r.json()["run_id"], db=tmp_path / "runs.db") as log:
+        [result] = [m for m in log.messages() if isinstance(m, lw.ToolMessage)]
+        decisions = [e.decision for e in log.events() if isinstance(e, lw.ApprovalEvent)]
+    assert result.error is not None and decisions == ["reject"]
 
 
 def test_step_limit_exits_3(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.eval import default_max_samples
 
 
 def question(messages: Sequence[lw.ChatMessage]) -> str:
@@ -128,6 +129,16 @@ async def test_concurrency_is_bounded_by_max_samples() -> None:
         [result] = await lw.eval_async(task(12), model=model.model(), max_samples=k, db=False)
         assert result.completed == 12
         assert model.max_inflight == k  # k reached (the gate waits for it), never more
+
+
+async def test_default_concurrency_is_the_models_connection_limit() -> None:
+    model = Arithmetic(gate=2)
+    limited = lw.get_model("mock", outputs=model, config=lw.GenerateConfig(max_connections=2))
+    assert default_max_samples(limited) == 2
+    await lw.eval_async(task(6), model=limited, db=False)
+    assert model.max_inflight == 2
+    assert default_max_samples(lw.get_model("mock")) == 10
+    assert default_max_samples(lw.get_model("local")) == 1  # one call at a time
 
 
 async def test_errors_are_isolated_and_recorded(tmp_path: Path) -> None:

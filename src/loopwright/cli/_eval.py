@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..eval import EvalResult
 from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -30,7 +31,8 @@ __all__ = ["eval_command"]
     "--max-samples",
     type=click.IntRange(min=1),
     metavar="K",
-    help="Samples in flight at once (default 8).",
+    help="Samples in flight at once (default: as many calls as the model takes at once: "
+    "1 for the embedded model, 10 for API providers).",
 )
 @click.option("--epochs", type=click.IntRange(min=1), metavar="E", help="Run each sample E times.")
 @click.option(
@@ -81,12 +83,12 @@ def eval_command(
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
-    from ..eval import EvalResult, RichProgress, parse_task_args
+    from ..eval import RichProgress, parse_task_args
     from ..eval._runner import _eval
 
     chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
     targs = parse_task_args(task_args) or None
-    progress = None if as_json or quiet else RichProgress()
+    progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False
     with contextlib.ExitStack() as stack:
@@ -117,6 +119,8 @@ def eval_command(
 
         click.echo(json.dumps({"tasks": summary_rows(results), "exit_code": code}))
         return code
+    if not quiet:
+        _print_tables(results)
     for r in results:
         if r.status == "error":
             click.echo(f"error: task {r.task}: {r.error}", err=True)
@@ -133,3 +137,18 @@ def eval_command(
                 err=True,
             )
     return code
+
+
+def _print_tables(results: list[EvalResult]) -> None:
+    """Each task's metrics table and summary line, on stdout."""
+    from rich.console import Console
+
+    from ..eval._progress import metrics_table, summary_line
+
+    console = Console(highlight=False)
+    for r in results:
+        if not r.run_id:
+            continue
+        if r.metrics:
+            console.print(metrics_table(r))
+        console.print(summary_line(r), style="dim", markup=False)

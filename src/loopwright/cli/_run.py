@@ -116,9 +116,9 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
 @click.option(
     "--approval",
     type=click.Choice(APPROVAL_PRESETS),
-    help="An approval policy for tool calls: ci (safe tools only, no prompts), dev "
-    "(ask in the terminal for risky ones), prod (strict), auto (approve all), human "
-    "(ask for every call).",
+    help="An approval policy for tool calls: ci (approve all: trusted automation), dev "
+    "(ask in the terminal before running code or writing files), prod (reject those), "
+    "auto (approve all), human (ask about every call).",
 )
 @click.option("--system", metavar="PROMPT", help="The system prompt (a default one otherwise).")
 @click.option(
@@ -240,6 +240,7 @@ def _report(
         "run_id": agent.run_id,
         "db": agent.db,
         "model": model.name,
+        "protocol": model.tool_protocol.name,
         "steps": agent.steps,
         "usage": model.usage.model_dump(exclude_none=True),
         "exit_code": code,

@@ -27,7 +27,7 @@ from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
 from ._progress import RichProgress
 from ._results import EvalResult, SampleResult, compute_metrics
-from ._runner import DEFAULT_MAX_SAMPLES, EvalProgress, eval, eval_async
+from ._runner import EvalProgress, default_max_samples, eval, eval_async
 from ._sample import Sample
 from ._score import Score, ScoreFn, Scorer, scorer
 from ._scorers import includes, match, normalize_text, pattern
@@ -35,7 +35,6 @@ from ._task import Task, TaskError, get_task, load_tasks, parse_task_args, regis
 
 __all__ = [
     "DEFAULT_GRADER_TEMPLATE",
-    "DEFAULT_MAX_SAMPLES",
     "Dataset",
     "DatasetError",
     "EvalProgress",
@@ -55,6 +54,7 @@ __all__ = [
     "as_dataset",
     "compute_metrics",
     "csv_dataset",
+    "default_max_samples",
     "eval",
     "eval_async",
     "get_task",

@@ -57,6 +57,7 @@ class RichProgress:
         self._score_sum = 0.0
         self._scored = 0
         self._errors = 0
+        self._logged = 0.0
 
     def __enter__(self) -> RichProgress:
         return self
@@ -90,6 +91,7 @@ class RichProgress:
         self._first = task.scorers[0].name if task.scorers else None
         self._tokens, self._ran, self._t0 = 0, 0, time.monotonic()
         self._score_sum, self._scored, self._errors = 0.0, 0, 0
+        self._logged = self._t0
         for done in result.samples:  # resumed ones
             self._count(done)
         self._progress = Progress(
@@ -126,6 +128,27 @@ class RichProgress:
         if self._progress is not None and self._bar is not None:
             self._progress.advance(self._bar)
         self._refresh()
+        if not self.console.is_terminal:
+            self._log_line()
+
+    def _log_line(self) -> None:
+        """Without a terminal (CI logs) the bar cannot redraw: print a line at every
+        tenth of the way, and at least every 30 seconds."""
+        r = self._result
+        if r is None:
+            return
+        done = len(r.samples)
+        step = max(1, r.total // 10)
+        now = time.monotonic()
+        if done % step and done != r.total and now - self._logged < 30:
+            return
+        self._logged = now
+        line = f"{r.task}: {done}/{r.total} · {self.stats()}"
+        elapsed = now - self._t0
+        if self._ran and done < r.total and elapsed > 0:
+            left = (r.total - done) * elapsed / self._ran
+            line += f" · eta {int(left // 60)}:{int(left % 60):02d}"
+        self.console.print(line, highlight=False, markup=False)
 
     def task_finished(self, result: EvalResult) -> None:
         self._refresh()
@@ -133,7 +156,7 @@ class RichProgress:
         if self.table and result.run_id:
             if result.metrics:
                 self.console.print(metrics_table(result))
-            self.console.print(summary_line(result), style="dim", highlight=False)
+            self.console.print(summary_line(result), style="dim", highlight=False, markup=False)
 
     # --- drawing ------------------------------------------------------------------------
     def stats(self) -> str:
@@ -162,11 +185,12 @@ def _fmt(value: float) -> str:
 def metrics_table(result: EvalResult) -> Table:
     """A task's metrics as a rich table: one row per scorer, one column per metric."""
     from rich.table import Table
+    from rich.text import Text
 
     title = f"{result.task} · {result.model or ''}"
     if result.status != "success":
         title += f" · {result.status}"
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(title=Text(title), title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("scorer", style="bold")
     names: list[str] = []
     for metrics in result.metrics.values():
@@ -174,7 +198,7 @@ def metrics_table(result: EvalResult) -> Table:
     for name in names:
         table.add_column(name, justify="right")
     for scorer, metrics in result.metrics.items():
-        table.add_row(scorer, *(_fmt(metrics[n]) if n in metrics else "" for n in names))
+        table.add_row(Text(scorer), *(_fmt(metrics[n]) if n in metrics else "" for n in names))
     return table
 
 

@@ -20,10 +20,15 @@ from ._sample import Sample
 from ._score import Score
 from ._task import Task, TaskError, load_tasks
 
-__all__ = ["DEFAULT_MAX_SAMPLES", "EvalProgress", "TaskSpec", "eval", "eval_async"]
+__all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "eval", "eval_async"]
 
-DEFAULT_MAX_SAMPLES = 8
-"""Samples in flight at once when ``max_samples`` is not given."""
+
+def default_max_samples(model: Model) -> int:
+    """Samples in flight when ``max_samples`` is not given: as many as the model takes
+    calls at once (its ``max_connections``; 1 for the embedded model, whose calls run one
+    at a time and reuse the cache of the conversation before, 10 for API providers)."""
+    return model.config.max_connections or model.api.default_max_connections()
+
 
 TaskSpec: TypeAlias = "Task | str"
 """A :class:`Task`, or where to find one: ``FILE.py``, ``FILE.py@name``, a registered
@@ -346,10 +351,11 @@ async def _eval(
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
     results: list[EvalResult] = []
     for task in task_list:
+        chosen = get_model(model if model is not None else task.model)
         runner = _TaskRun(
             task,
-            model=get_model(model if model is not None else task.model),
-            max_samples=max_samples or DEFAULT_MAX_SAMPLES,
+            model=chosen,
+            max_samples=max_samples or default_max_samples(chosen),
             epochs=epochs or task.epochs,
             limit=limit,
             db=db,
@@ -393,7 +399,7 @@ async def eval_async(
             name, or a list of these. Tasks run one after the other.
         model: The model evaluated (a name or a :class:`Model`); default: the task's
             ``model``, else the default model (``$LOOPWRIGHT_MODEL``, else ``local``).
-        max_samples: Samples in flight at once (default :data:`DEFAULT_MAX_SAMPLES`).
+        max_samples: Samples in flight at once (default: :func:`default_max_samples`).
         epochs: Runs per sample (default: the task's ``epochs``).
         limit: Only the first ``limit`` samples of each dataset.
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
