@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..model import ModelCall, model_hook
-from ._events import LoggerEvent, ModelEvent, ToolEvent
+from ._events import BaseEvent, LoggerEvent, ModelEvent, ToolEvent
 from ._transcript import Transcript, _pop, _push, _scope, checkpoint_store, current_transcript
 
 if TYPE_CHECKING:
@@ -20,6 +20,14 @@ _EVENT = "loopwright.transcript.event"
 _TRANSCRIPT = "loopwright.transcript"
 _TOKEN = "loopwright.transcript.token"
 _WAITED = "loopwright.transcript.waited"
+
+
+def _set(event: BaseEvent, **values: Any) -> None:
+    """Set several plain fields of ``event`` at once: what pydantic's ``__setattr__``
+    does for each (the events do not validate assignments), at a fraction of its
+    per-attribute cost."""
+    event.__dict__.update(values)
+    event.__pydantic_fields_set__.update(values)
 
 
 def _error_text(error: BaseException) -> str:
@@ -57,14 +65,17 @@ class _ModelHook:
         # waits not reported through on_wait (queueing for a connection slot)
         t.add_wait(call.wait_time - call.data.pop(_WAITED, 0.0))
         out = call.output
-        ev.output = out
-        ev.usage = out.usage if out is not None else None
-        ev.error = _error_text(call.error) if call.error is not None else None
-        ev.retries = call.retries
-        ev.duration = call.duration
-        ev.wait_time = call.wait_time
-        ev.working_time = max(0.0, call.duration - call.wait_time)
-        ev.pending = None
+        _set(
+            ev,
+            output=out,
+            usage=out.usage if out is not None else None,
+            error=_error_text(call.error) if call.error is not None else None,
+            retries=call.retries,
+            duration=call.duration,
+            wait_time=call.wait_time,
+            working_time=max(0.0, call.duration - call.wait_time),
+            pending=None,
+        )
         if out is not None:
             t.add_messages([out.message])
         t.update(ev)
@@ -98,15 +109,18 @@ class _ToolHook:
         approval = ex.approval
         if approval is not None and approval.decision == "modify" and approval.modified:
             ev.call = approval.modified
-        ev.approval = approval
         msg = ex.message
-        ev.result = msg
-        ev.error = msg.error if msg is not None else None
-        ev.failure = _error_text(ex.error) if ex.error is not None else None
-        ev.truncated = ex.truncated
-        ev.duration = ex.duration
-        ev.working_time = max(0.0, ex.duration - ex.wait_time)
-        ev.pending = None
+        _set(
+            ev,
+            approval=approval,
+            result=msg,
+            error=msg.error if msg is not None else None,
+            failure=_error_text(ex.error) if ex.error is not None else None,
+            truncated=ex.truncated,
+            duration=ex.duration,
+            working_time=max(0.0, ex.duration - ex.wait_time),
+            pending=None,
+        )
         if msg is not None:
             t.add_messages([msg])
         t.update(ev)
