@@ -33,18 +33,41 @@ FLOOR = "floor (bare asyncio, dicts)"
 class Samples:
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    wall1: list[float] = field(default_factory=list)
+    cpu1: list[float] = field(default_factory=list)
 
-    def us_per_step(self, steps: int) -> tuple[float, float]:
-        return (
-            statistics.median(self.wall) / steps * 1e6,
-            statistics.median(self.cpu) / steps * 1e6,
+
+@dataclass
+class Figures:
+    """One configuration's figures (microseconds unless said otherwise)."""
+
+    wall: float
+    """Wall time of the whole run divided by its steps."""
+    cpu: float
+    """CPU time (all threads) of the whole run divided by its steps."""
+    marginal_wall: float
+    """What a step adds: (run of N steps - run of 1 step) / (N - 1), wall."""
+    marginal_cpu: float
+    """The same in CPU time."""
+    one_step_ms: float
+    """Wall milliseconds of a run of one step: opening and closing the run dominate."""
+
+    @classmethod
+    def of(cls, s: Samples, steps: int) -> Figures:
+        med = statistics.median
+        return cls(
+            wall=med(s.wall) / steps * 1e6,
+            cpu=med(s.cpu) / steps * 1e6,
+            marginal_wall=(med(s.wall) - med(s.wall1)) / (steps - 1) * 1e6,
+            marginal_cpu=(med(s.cpu) - med(s.cpu1)) / (steps - 1) * 1e6,
+            one_step_ms=med(s.wall1) * 1e3,
         )
 
 
 async def measure(
     steps: int, rounds: int, warmup: int, configs: list[Config] | None = None
-) -> dict[str, tuple[float, float]]:
-    """``{name: (wall µs/step, cpu µs/step)}`` for the floor and each configuration."""
+) -> dict[str, Figures]:
+    """The figures of the floor and of each configuration, by name."""
     configs = configs if configs is not None else CONFIGS
     folder = tempfile.mkdtemp(prefix="lw-bench-")
     db = fresh_db(folder, "per_step")
@@ -58,11 +81,16 @@ async def measure(
         for i in order:
             if i == len(runners):
                 w, c = await time_floor(steps, floor_reps)
+                w1, c1 = await time_floor(1, floor_reps)
                 name = FLOOR
             else:
                 w, c = await runners[i].time_one(steps)
+                w1, c1 = await runners[i].time_one(1)
                 name = runners[i].config.name
             if r >= warmup:
-                samples[name].wall.append(w)
-                samples[name].cpu.append(c)
-    return {name: s.us_per_step(steps) for name, s in samples.items()}
+                s = samples[name]
+                s.wall.append(w)
+                s.cpu.append(c)
+                s.wall1.append(w1)
+                s.cpu1.append(c1)
+    return {name: Figures.of(s, steps) for name, s in samples.items()}

@@ -64,38 +64,53 @@ def _commit() -> str:
         return "unknown"
 
 
-def per_step(report: Report, steps: int, rounds: int, warmup: int) -> None:
-    figures = asyncio.run(_per_step.measure(steps, rounds, warmup))
-    floor_wall, floor_cpu = figures[_per_step.FLOOR]
+def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[str] | None) -> None:
+    configs = _per_step.CONFIGS
+    if names:
+        configs = [c for c in configs if c.name in names]
+    figures = asyncio.run(_per_step.measure(steps, rounds, warmup, configs))
+    floor = figures[_per_step.FLOOR]
     rows = []
-    for name, (wall, cpu) in figures.items():
+    for name, f in figures.items():
         rows.append(
             [
                 name,
-                f"{wall:.1f}",
-                f"{wall / floor_wall:.0f}x",
-                f"{cpu:.1f}",
-                f"{cpu / floor_cpu:.0f}x",
+                f"{f.wall:.1f}",
+                f"{f.wall / floor.wall:.0f}x",
+                f"{f.cpu:.1f}",
+                f"{f.cpu / floor.cpu:.0f}x",
+                f"{f.marginal_cpu:.1f}",
+                f"{f.one_step_ms:.2f}",
             ]
         )
     report.table(
         f"Per-step overhead: one agent of {steps} steps (scripted model, trivial tool), "
         f"median of {rounds} rounds after {warmup} warm-up",
-        ["configuration", "wall µs/step", "wall / floor", "CPU µs/step", "CPU / floor"],
+        [
+            "configuration",
+            "wall µs/step",
+            "wall / floor",
+            "CPU µs/step",
+            "CPU / floor",
+            "CPU µs/step beyond a 1-step run",
+            "1-step run, ms",
+        ],
         rows,
     )
+    report.raw["per_step"] = {name: f.__dict__ for name, f in figures.items()}
+    if "native" not in figures or "native + run store" not in figures:
+        return
     off, on = figures["native"], figures["native + run store"]
     report.target(
         "per step, run store off, within 10x of the floor",
-        f"{off[0] / floor_wall:.0f}x wall, {off[1] / floor_cpu:.0f}x CPU",
-        off[1] / floor_cpu <= 10,
+        f"{off.wall / floor.wall:.0f}x wall, {off.cpu / floor.cpu:.0f}x CPU",
+        off.cpu / floor.cpu <= 10,
     )
     report.target(
         "per step, run store on, within 20x of the floor",
-        f"{on[0] / floor_wall:.0f}x wall, {on[1] / floor_cpu:.0f}x CPU",
-        on[1] / floor_cpu <= 20,
+        f"{on.wall / floor.wall:.0f}x wall, {on.cpu / floor.cpu:.0f}x CPU",
+        on.cpu / floor.cpu <= 20,
     )
-    report.raw["per_step"] = figures
 
 
 def growth(report: Report, steps: int, runs: int) -> None:
@@ -253,6 +268,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and runs")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--steps", type=int, default=50, help="steps of the per-step agent")
+    parser.add_argument(
+        "--configs",
+        default="",
+        help="per_step: only these configurations (comma-separated names, e.g. 'native')",
+    )
+    parser.add_argument("--rounds", type=int, default=0, help="per_step: rounds (0: default)")
     parser.add_argument("--out", default=str(HERE / "results" / "latest.md"))
     args = parser.parse_args()
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -268,7 +289,8 @@ def main() -> None:
     )
     if "per_step" in only:
         rounds, warmup = (5, 2) if args.quick else (15, 3)
-        per_step(report, args.steps, rounds, warmup)
+        names = [n.strip() for n in args.configs.split(",") if n.strip()]
+        per_step(report, args.steps, args.rounds or rounds, warmup, names)
     if "growth" in only:
         growth(report, 1010, 1 if args.quick else 3)
     if "concurrency" in only:
