@@ -125,6 +125,8 @@ class MockModelAPI(ModelAPI):
         # (first message id, count, id of last counted message, tokens): input tokens are
         # counted for new messages only, so usage costs O(new) per call, not O(history).
         self._prefix: tuple[str, int, str, int] | None = None
+        # the last output's message and its tokens: it comes back as the next input
+        self._last_output: tuple[ChatMessage, int] | None = None
         if outputs is None:
             self._script, self._repeat = [DEFAULT_TEXT], True
         elif callable(outputs):
@@ -194,11 +196,13 @@ class MockModelAPI(ModelAPI):
         p = self._prefix
         if p and n >= p[1] and p[1] and messages[0].id == p[0] and messages[p[1] - 1].id == p[2]:
             start, tokens = p[1], p[3]
+        last = self._last_output
         for m in messages[start:]:
-            tokens += _message_tokens(m)
+            tokens += last[1] if last is not None and m is last[0] else _message_tokens(m)
         if n:
             self._prefix = (messages[0].id, n, messages[n - 1].id, tokens)
         out_tokens = _message_tokens(output.message)
+        self._last_output = (output.message, out_tokens)
         return Usage(
             input_tokens=tokens, output_tokens=out_tokens, total_tokens=tokens + out_tokens
         )
