@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .._errors import ModelAPIError
 from ._chat import ChatMessage, ToolInfo
@@ -38,6 +39,9 @@ class ModelAPI(abc.ABC):
     provider: str = ""
     model_name: str = ""
     supports_tools: bool = True
+    protocol_options: dict[str, dict[str, Any]] = {}
+    """Keyword arguments for the text protocols when built for this model, by protocol
+    name (e.g. ``{"json": {"max_thought": 300}}`` to bound a small model's thoughts)."""
 
     @abc.abstractmethod
     async def generate(

@@ -135,7 +135,10 @@ class Model:
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
-            tool_protocol, supports_tools=api.supports_tools, provider=api.provider
+            tool_protocol,
+            supports_tools=api.supports_tools,
+            provider=api.provider,
+            options=api.protocol_options,
         )
         """How tools reach the model (``native``, ``react``, ``json``): ``generate``
         renders the request with it and parses the reply back into tool calls."""

@@ -110,11 +110,17 @@ def is_format_error(output: ModelOutput | AssistantMessage) -> bool:
 
 
 def resolve_tool_protocol(
-    spec: ToolProtocol | str | None, *, supports_tools: bool = True, provider: str = ""
+    spec: ToolProtocol | str | None,
+    *,
+    supports_tools: bool = True,
+    provider: str = "",
+    options: dict[str, dict[str, Any]] | None = None,
 ) -> ToolProtocol:
     """The protocol for ``spec``: a :class:`ToolProtocol`, a name, or ``None``.
 
     ``None`` means ``native`` where the provider has native tool calling, else ``json``.
+    ``options`` maps a protocol name to the keyword arguments its class is built with
+    (a provider's defaults, from ``ModelAPI.protocol_options``).
 
     Raises:
         ConfigurationError: An unknown name, or ``native`` for a provider without tool
@@ -139,11 +145,11 @@ def resolve_tool_protocol(
     if name == "react":
         from ._react import ReActProtocol
 
-        return ReActProtocol()
+        return ReActProtocol(**(options or {}).get("react", {}))
     if name == "json":
         from ._json import JsonProtocol
 
-        return JsonProtocol()
+        return JsonProtocol(**(options or {}).get("json", {}))
     raise ConfigurationError(
         f"unknown tool_protocol {spec!r}; use 'native', 'react', 'json' or a ToolProtocol"
     )
