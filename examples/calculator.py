@@ -66,7 +66,7 @@ tools = [multiply, add, divide]
 
 
 @lw.agent
-def calculator(max_steps: int = 12) -> lw.Agent:
+def calculator(max_steps: int = 6) -> lw.Agent:
     """The calculator agent: answers when it has the number (no submit tool)."""
     return lw.react(
         name="calculator",
@@ -88,7 +88,7 @@ def main() -> None:
             calculator(),
             args.question,
             model=args.model,
-            limits=[lw.time_limit(300)],
+            limits=[lw.time_limit(120)],
         )
     print(state.text or f"(no answer: {state.completed})")
 

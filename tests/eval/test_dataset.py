@@ -138,3 +138,12 @@ def test_message_inputs_get_fresh_ids() -> None:
     assert isinstance(a, list) and isinstance(b, list)
     assert a[0].content == b[0].content == "hi" and a[0].id != b[0].id
     assert sample.input_text == "hi"
+
+
+def test_sample_positional_arguments() -> None:
+    s = lw.Sample("What is 2+2?", "4", "q1", {"level": 1}, {"a.txt": "x"})
+    assert (s.input, s.target, s.id, s.metadata, s.files) == (
+        "What is 2+2?", "4", "q1", {"level": 1}, {"a.txt": "x"},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="input"):
+        lw.Sample(3)  # type: ignore[arg-type]

@@ -187,6 +187,22 @@ async def test_limits_are_per_sample_and_scored() -> None:
     assert result.limits == 3 and result.metrics["match"]["accuracy"] == 0.0
 
 
+async def test_a_time_limit_hit_does_not_leak_into_later_samples() -> None:
+    # one worker runs the samples one after the other: a sample ended by its time limit
+    # must leave nothing behind for the next (its own fresh limits, its own context)
+    async def agent(state: lw.AgentState) -> lw.AgentState:
+        if question(state.messages) == "0+0":
+            await asyncio.sleep(30)
+        lw.check_limits()  # what every agent loop does between steps
+        state.output = lw.ModelOutput.from_text("ok")
+        return state
+
+    t = lw.Task(dataset(4), agent=agent, limits=[lw.time_limit(0.3)], name="slow")
+    [result] = await lw.eval_async(t, model="mock", max_samples=1, db=False)
+    status = {s.id: s.status for s in result.samples}
+    assert status == {"s0": "limit", "s1": "success", "s2": "success", "s3": "success"}
+
+
 async def test_resume_skips_finished_samples(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     broken = Arithmetic(fail={"3+3", "4+4"})

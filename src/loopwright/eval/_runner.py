@@ -229,7 +229,9 @@ class _TaskRun:
 
         async def worker() -> None:
             for sample, epoch in items:
-                await self._run_sample(rec, sample, epoch)
+                # each sample in a task of its own: a context of its own, so that
+                # nothing one sample leaves in contextvars reaches the next
+                await asyncio.create_task(self._run_sample(rec, sample, epoch))
 
         try:
             async with asyncio.TaskGroup() as tg:

@@ -36,6 +36,25 @@ class Sample(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     files: dict[str, str] = Field(default_factory=dict)
 
+    def __init__(
+        self,
+        input: str | list[ChatMessage],
+        target: str | list[str] = "",
+        id: str | int | None = None,
+        metadata: dict[str, Any] | None = None,
+        files: dict[str, str] | None = None,
+        **data: Any,
+    ) -> None:
+        """``Sample("What is 2+2?", "4")`` or with keywords."""
+        super().__init__(
+            input=input,
+            target=target,
+            id=id,
+            metadata=metadata or {},
+            files=files or {},
+            **data,
+        )
+
     @property
     def targets(self) -> list[str]:
         """The target as a list of acceptable answers (empty when there is none)."""
