@@ -87,6 +87,16 @@ async def test_time_limit_cancels_a_model_call_in_flight() -> None:
     assert time.monotonic() - start < 10
 
 
+async def test_a_fired_time_limit_is_gone_after_its_scope() -> None:
+    from loopwright.limits import active_limits
+
+    with pytest.raises(LimitExceededError):
+        with time_limit(0.05):
+            await asyncio.sleep(5)
+    assert active_limits() == ()
+    assert (await scripted().generate(HI)).text  # no stale limit vetoes later calls
+
+
 async def test_time_limit_does_not_swallow_foreign_cancellation() -> None:
     async def body() -> None:
         with time_limit(30):

@@ -117,11 +117,13 @@ class Limit:
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
-        self._stop(exc)
-        _active.reset(self._token)  # type: ignore[arg-type]
-        if self._hooks_token is not None:
-            _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
-        self._token = self._hooks_token = None
+        try:
+            self._stop(exc)  # may raise LimitExceededError (a time limit that fired)
+        finally:
+            _active.reset(self._token)  # type: ignore[arg-type]
+            if self._hooks_token is not None:
+                _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
+            self._token = self._hooks_token = None
 
     def _start(self) -> None:
         pass
