@@ -8,6 +8,8 @@ new tokens (llama-cpp-python finds the common prefix itself).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
@@ -223,6 +225,22 @@ class LlamaEngine:
 
 _engines: dict[tuple[str, str], LlamaEngine] = {}
 _engines_lock = threading.Lock()
+
+
+def _close_engines() -> None:
+    """Free the loaded models while the interpreter is still whole: left to the garbage
+    collector at shutdown, llama.cpp's destructor fails noisily on half-torn-down modules."""
+    with _engines_lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    for engine in engines:
+        llm, engine._llm = engine._llm, None
+        if llm is not None:
+            with contextlib.suppress(Exception):
+                llm.close()
+
+
+atexit.register(_close_engines)
 
 
 def get_engine(path: str, settings: dict[str, Any]) -> LlamaEngine:
