@@ -5,6 +5,11 @@ Optional integrations (provider SDKs, llama.cpp, the CLI's UI) are imported lazi
 """
 
 # ruff: noqa: I001  (imports are grouped by part, one section per part)
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
 from ._errors import (
     ConfigurationError,
     LoopwrightError,
@@ -78,7 +83,6 @@ from .model.protocols import (
     ToolProtocol,
     is_format_error,
 )
-from .tool.builtin.llm_fallback import llm_fallback
 
 # --- limits, history, agent (issue 4) ------------------------------------------------
 from .agent import (
@@ -123,108 +127,236 @@ from .limits import (
     working_limit,
 )
 
-# --- store, transcript, log (issue 7) ------------------------------------------------
-from .display import ConsoleDisplay, console_display
-from .log import (
-    Recording,
-    RunInfo,
-    RunLog,
-    RunStoreError,
-    SampleInfo,
-    SampleRecording,
-    current_recording,
-    export_run,
-    import_run,
-    list_runs,
-    load_run,
-    recording,
-)
-from .store import Store, StoreError, StoreModel, store, store_as, store_context
-from .transcript import (
-    ApprovalEvent,
-    ErrorEvent,
-    Event,
-    InfoEvent,
-    LimitEvent,
-    LoggerEvent,
-    ModelEvent,
-    SandboxEvent,
-    SpanBegin,
-    SpanEnd,
-    StoreEvent,
-    SubtaskEvent,
-    ToolEvent,
-    Transcript,
-    fork,
-    observe_transcripts,
-    span,
-    subtask,
-    transcript,
-    transcript_context,
-)
+# --- imported on first use (keeps `import loopwright` fast) --------------------------
+# store, transcript, log (issue 7); sandbox, approval (issue 8); eval (issue 9).
+# Add a name here AND in the TYPE_CHECKING block below (for type checkers).
+_LAZY: dict[str, str] = {
+    "ConsoleDisplay": "loopwright.display",
+    "console_display": "loopwright.display",
+    "Recording": "loopwright.log",
+    "RunInfo": "loopwright.log",
+    "RunLog": "loopwright.log",
+    "RunStoreError": "loopwright.log",
+    "SampleInfo": "loopwright.log",
+    "SampleRecording": "loopwright.log",
+    "current_recording": "loopwright.log",
+    "export_run": "loopwright.log",
+    "import_run": "loopwright.log",
+    "list_runs": "loopwright.log",
+    "load_run": "loopwright.log",
+    "recording": "loopwright.log",
+    "Store": "loopwright.store",
+    "StoreError": "loopwright.store",
+    "StoreModel": "loopwright.store",
+    "store": "loopwright.store",
+    "store_as": "loopwright.store",
+    "store_context": "loopwright.store",
+    "ApprovalEvent": "loopwright.transcript",
+    "ErrorEvent": "loopwright.transcript",
+    "Event": "loopwright.transcript",
+    "InfoEvent": "loopwright.transcript",
+    "LimitEvent": "loopwright.transcript",
+    "LoggerEvent": "loopwright.transcript",
+    "ModelEvent": "loopwright.transcript",
+    "SandboxEvent": "loopwright.transcript",
+    "SpanBegin": "loopwright.transcript",
+    "SpanEnd": "loopwright.transcript",
+    "StoreEvent": "loopwright.transcript",
+    "SubtaskEvent": "loopwright.transcript",
+    "ToolEvent": "loopwright.transcript",
+    "Transcript": "loopwright.transcript",
+    "fork": "loopwright.transcript",
+    "observe_transcripts": "loopwright.transcript",
+    "span": "loopwright.transcript",
+    "subtask": "loopwright.transcript",
+    "transcript": "loopwright.transcript",
+    "transcript_context": "loopwright.transcript",
+    "ApprovalRule": "loopwright.approval",
+    "approval_policy": "loopwright.approval",
+    "auto_approver": "loopwright.approval",
+    "get_approval_policy": "loopwright.approval",
+    "human_approver": "loopwright.approval",
+    "ExecResult": "loopwright.sandbox",
+    "ExecTimeoutError": "loopwright.sandbox",
+    "SandboxEnvironment": "loopwright.sandbox",
+    "SandboxError": "loopwright.sandbox",
+    "SandboxLimits": "loopwright.sandbox",
+    "SandboxUnavailableError": "loopwright.sandbox",
+    "max_sandboxes": "loopwright.sandbox",
+    "register_sandbox": "loopwright.sandbox",
+    "sandbox": "loopwright.sandbox",
+    "sandbox_backends": "loopwright.sandbox",
+    "set_max_sandboxes": "loopwright.sandbox",
+    "use_sandbox": "loopwright.sandbox",
+    "bash": "loopwright.tool.builtin.bash",
+    "files": "loopwright.tool.builtin.files",
+    "python": "loopwright.tool.builtin.python",
+    "text_editor": "loopwright.tool.builtin.text_editor",
+    "Dataset": "loopwright.eval",
+    "DatasetError": "loopwright.eval",
+    "EvalProgress": "loopwright.eval",
+    "EvalResult": "loopwright.eval",
+    "FieldSpec": "loopwright.eval",
+    "Metric": "loopwright.eval",
+    "RichProgress": "loopwright.eval",
+    "Sample": "loopwright.eval",
+    "SampleResult": "loopwright.eval",
+    "Score": "loopwright.eval",
+    "Scorer": "loopwright.eval",
+    "Task": "loopwright.eval",
+    "TaskError": "loopwright.eval",
+    "accuracy": "loopwright.eval",
+    "as_dataset": "loopwright.eval",
+    "csv_dataset": "loopwright.eval",
+    "eval": "loopwright.eval",
+    "eval_async": "loopwright.eval",
+    "get_task": "loopwright.eval",
+    "includes": "loopwright.eval",
+    "json_dataset": "loopwright.eval",
+    "load_tasks": "loopwright.eval",
+    "match": "loopwright.eval",
+    "mean": "loopwright.eval",
+    "model_graded": "loopwright.eval",
+    "pattern": "loopwright.eval",
+    "registered_tasks": "loopwright.eval",
+    "scorer": "loopwright.eval",
+    "stderr": "loopwright.eval",
+    "task": "loopwright.eval",
+    "llm_fallback": "loopwright.tool.builtin.llm_fallback",
+}
 
-# --- sandbox, approval (issue 8) -----------------------------------------------------
-from .approval import (
-    ApprovalRule,
-    approval_policy,
-    auto_approver,
-    get_approval_policy,
-    human_approver,
-)
-from .sandbox import (
-    ExecResult,
-    ExecTimeoutError,
-    SandboxEnvironment,
-    SandboxError,
-    SandboxLimits,
-    SandboxUnavailableError,
-    max_sandboxes,
-    register_sandbox,
-    sandbox,
-    sandbox_backends,
-    set_max_sandboxes,
-    use_sandbox,
-)
-from .tool.builtin.bash import bash
-from .tool.builtin.files import files
-from .tool.builtin.python import python
-from .tool.builtin.text_editor import text_editor
+if TYPE_CHECKING:
+    # --- store, transcript, log (issue 7) ------------------------------------------------
+    from .display import ConsoleDisplay, console_display
+    from .log import (
+        Recording,
+        RunInfo,
+        RunLog,
+        RunStoreError,
+        SampleInfo,
+        SampleRecording,
+        current_recording,
+        export_run,
+        import_run,
+        list_runs,
+        load_run,
+        recording,
+    )
+    from .store import Store, StoreError, StoreModel, store, store_as, store_context
+    from .transcript import (
+        ApprovalEvent,
+        ErrorEvent,
+        Event,
+        InfoEvent,
+        LimitEvent,
+        LoggerEvent,
+        ModelEvent,
+        SandboxEvent,
+        SpanBegin,
+        SpanEnd,
+        StoreEvent,
+        SubtaskEvent,
+        ToolEvent,
+        Transcript,
+        fork,
+        observe_transcripts,
+        span,
+        subtask,
+        transcript,
+        transcript_context,
+    )
 
-# --- eval (issue 9) ------------------------------------------------------------------
-from .eval import (
-    Dataset,
-    DatasetError,
-    EvalProgress,
-    EvalResult,
-    FieldSpec,
-    Metric,
-    RichProgress,
-    Sample,
-    SampleResult,
-    Score,
-    Scorer,
-    Task,
-    TaskError,
-    accuracy,
-    as_dataset,
-    csv_dataset,
-    eval,
-    eval_async,
-    get_task,
-    includes,
-    json_dataset,
-    load_tasks,
-    match,
-    mean,
-    model_graded,
-    pattern,
-    registered_tasks,
-    scorer,
-    stderr,
-    task,
-)
+    # --- sandbox, approval (issue 8) -----------------------------------------------------
+    from .approval import (
+        ApprovalRule,
+        approval_policy,
+        auto_approver,
+        get_approval_policy,
+        human_approver,
+    )
+    from .sandbox import (
+        ExecResult,
+        ExecTimeoutError,
+        SandboxEnvironment,
+        SandboxError,
+        SandboxLimits,
+        SandboxUnavailableError,
+        max_sandboxes,
+        register_sandbox,
+        sandbox,
+        sandbox_backends,
+        set_max_sandboxes,
+        use_sandbox,
+    )
+    from .tool.builtin.bash import bash
+    from .tool.builtin.files import files
+    from .tool.builtin.python import python
+    from .tool.builtin.text_editor import text_editor
+
+    # --- eval (issue 9) ------------------------------------------------------------------
+    from .eval import (
+        Dataset,
+        DatasetError,
+        EvalProgress,
+        EvalResult,
+        FieldSpec,
+        Metric,
+        RichProgress,
+        Sample,
+        SampleResult,
+        Score,
+        Scorer,
+        Task,
+        TaskError,
+        accuracy,
+        as_dataset,
+        csv_dataset,
+        eval,
+        eval_async,
+        get_task,
+        includes,
+        json_dataset,
+        load_tasks,
+        match,
+        mean,
+        model_graded,
+        pattern,
+        registered_tasks,
+        scorer,
+        stderr,
+        task,
+    )
+
+    from .tool.builtin.llm_fallback import llm_fallback
 
 __version__ = "0.1.0"
+
+# Functions named like their modules (``store``, ``sandbox``, ``eval``): importing the
+# module must not replace the function on the package, as the import system would.
+_SHADOWED = frozenset(n for n, m in _LAZY.items() if m.rsplit(".", 1)[-1] == n)
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "ActionExample",
