@@ -139,13 +139,17 @@ def growth(report: Report, steps: int, runs: int) -> None:
     report.target("step 1,000 costs <= 1.5x step 10 (native)", f"{worst:.2f}x", worst <= 1.5)
 
 
-def _concurrency_run(agents: int, steps: int, store: str | None, floor: bool) -> dict[str, Any]:
+def _concurrency_run(
+    agents: int, steps: int, store: str | None, floor: bool, gc_tuned: bool = False
+) -> dict[str, Any]:
     cmd = [sys.executable, str(HERE / "_concurrency.py"), "--agents", str(agents)]
     cmd += ["--steps", str(steps)]
     if store:
         cmd += ["--store", store]
     if floor:
         cmd.append("--floor")
+    if gc_tuned:
+        cmd.append("--gc-tuned")
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE, timeout=1800)
     if out.returncode != 0:
         return {"agents": agents, "errors": -1, "first_error": out.stderr.strip()[-500:]}
@@ -158,16 +162,19 @@ def concurrency(report: Report, counts: list[int], steps: int) -> None:
     rows = []
     ok_2000: bool | None = None
     for agents in counts:
-        for name, store, floor in (
-            ("floor (bare asyncio)", None, True),
-            ("loopwright", None, False),
-            ("loopwright + run store", os.path.join(folder, f"c{agents}.db"), False),
-        ):
-            r = _concurrency_run(agents, steps, store, floor)
+        scenarios: list[tuple[str, str | None, bool, bool]] = [
+            ("floor (bare asyncio)", None, True, False),
+            ("loopwright", None, False, False),
+            ("loopwright + run store", os.path.join(folder, f"c{agents}.db"), False, False),
+        ]
+        if agents == max(counts):
+            scenarios.append(("loopwright, gc tuned", None, False, True))
+        for name, store, floor, gc_tuned in scenarios:
+            r = _concurrency_run(agents, steps, store, floor, gc_tuned)
             report.raw.setdefault("concurrency", []).append({"name": name, **r})
             if r.get("errors", -1) != 0 and "steps_per_s" not in r:
                 rows.append([str(agents), name, "failed", "", "", "", "", "", r["first_error"]])
-                if not floor and agents == max(counts):
+                if not floor and not gc_tuned and agents == max(counts):
                     ok_2000 = False
                 continue
             beyond = r["rss_per_agent"] - r["history_per_agent"]
@@ -184,7 +191,7 @@ def concurrency(report: Report, counts: list[int], steps: int) -> None:
                     str(r["errors"]),
                 ]
             )
-            if not floor and agents == max(counts):
+            if not floor and not gc_tuned and agents == max(counts):
                 good = r["errors"] == 0 and beyond < 100 * 1024
                 ok_2000 = good if ok_2000 is None else ok_2000 and good
     report.table(
