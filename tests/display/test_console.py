@@ -100,3 +100,18 @@ def test_abbreviate() -> None:
     assert abbreviate("short", 10) == "short"
     assert abbreviate("x" * 30, 10) == "xxxxxxxxxx … (+20 chars)"
     assert abbreviate("a\nb\nc\nd", 100, max_lines=2) == "a\nb … (+3 chars)"
+
+
+async def test_a_model_call_stopped_by_a_limit_is_not_shown_as_a_step() -> None:
+    out, buffer = console()
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("shout", {"text": "a"})] * 5)
+    with lw.console_display(out):
+        state = await lw.run(
+            lw.react(tools=[shout]), "go", model=model, db=False, limits=[lw.step_limit(2)]
+        )
+    assert state.limit is not None
+    text = buffer.getvalue()
+    assert "step 2" in text
+    assert "step 3" not in text
+    assert "model error" not in text
+    assert "limit reached: step limit of 2" in text

@@ -134,8 +134,8 @@ class ConsoleDisplay:
         n = self.max_chars
         t = self._text
         if isinstance(ev, ModelEvent):
-            if ev.pending:
-                return []
+            if ev.pending or (ev.error or "").startswith("LimitExceededError"):
+                return []  # a call a limit stopped never happened: the LimitEvent says it
             self.steps += 1
             head = [
                 ("step ", "bold cyan"),
