@@ -187,6 +187,21 @@ async def test_limits_are_per_sample_and_scored() -> None:
     assert result.limits == 3 and result.metrics["match"]["accuracy"] == 0.0
 
 
+async def test_a_sample_ended_by_a_limit_records_one_limit_event(tmp_path: Path) -> None:
+    model = lw.get_model(
+        "mock", outputs=[lw.ModelOutput.for_tool_call("think", {"thought": "x"})] * 4
+    )
+    agent = lw.react(tools=[lw.think], submit=False)
+    t = lw.Task(dataset(1), agent=agent, scorer=lw.match("numeric"), limits=[lw.step_limit(1)])
+    db = tmp_path / "runs.db"
+    [result] = await lw.eval_async(t, model=model, db=db, max_samples=1)
+    sample = result.samples[0]
+    with lw.load_run(result.run_id, db=db) as log:
+        limits = [e for e in log.events(log.samples[0]) if isinstance(e, lw.LimitEvent)]
+    assert sample.status == "limit"
+    assert len(limits) == 1
+
+
 async def test_a_time_limit_hit_does_not_leak_into_later_samples() -> None:
     # one worker runs the samples one after the other: a sample ended by its time limit
     # must leave nothing behind for the next (its own fresh limits, its own context)

@@ -134,11 +134,17 @@ class _Outcome:
             from ..limits import LimitExceededError
 
             info = limit.info if isinstance(limit, LimitExceededError) else limit
-            t.record(
-                LimitEvent(
-                    type=str(info.type), limit=info.limit, value=info.value, message=info.message
+            # a run nested in a sample already recorded this very limit: say it once
+            recent = t.events[-8:]
+            if not any(isinstance(e, LimitEvent) and e.message == info.message for e in recent):
+                t.record(
+                    LimitEvent(
+                        type=str(info.type),
+                        limit=info.limit,
+                        value=info.value,
+                        message=info.message,
+                    )
                 )
-            )
             self.limit = info.model_dump_json()
         if error is not None:
             tb = None
