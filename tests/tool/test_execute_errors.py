@@ -240,3 +240,16 @@ async def test_cancelling_execute_tools_cancels_running_calls_and_waits_for_them
         async with asyncio.timeout(0.2):
             await lw.execute_tools(calls("slow", "slow"), [slow])
     assert cleaned.is_set()  # the call finished cleaning up before execute_tools returned
+
+
+async def test_a_text_protocol_format_error_reaches_the_model_unwrapped() -> None:
+    from loopwright.model.protocols import FORMAT_ERROR_FUNCTION
+
+    text = "Your reply had no Action. Reply as: Thought: ... Action: ... Action Input: ..."
+    message = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(function=FORMAT_ERROR_FUNCTION, parse_error=text)]
+    )
+    [result] = await lw.execute_tools(message, [])
+    assert result.text == text
+    assert result.error is not None
+    assert result.error.type == "parsing"

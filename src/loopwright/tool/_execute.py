@@ -18,6 +18,7 @@ from ..model import (
     ToolCallErrorType,
     ToolMessage,
 )
+from ..model.protocols import FORMAT_ERROR_FUNCTION
 from ._approval import current_approver
 from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
 from ._hooks import ToolExecution, ToolHook, current_tool_hooks
@@ -342,6 +343,9 @@ def _os_error_text(err: OSError, default: str) -> str:
 
 
 def _parse_message(call: ToolCall) -> str:
+    if call.function == FORMAT_ERROR_FUNCTION:
+        # a text protocol could not find any action: its message already says it all
+        return str(call.parse_error)
     return (
         f"Could not parse the arguments of the call to {call.function!r}: {call.parse_error}. "
         "Send the arguments as a JSON object matching the tool's parameters."
