@@ -56,6 +56,20 @@ _ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", 
 
 
 @dataclass(slots=True)
+class _Cursor:
+    """A conversation's last rendered request, so the next one renders only what is new."""
+
+    first: ChatMessage
+    last: ChatMessage
+    n: int
+    toolset_key: object
+    today: str
+    unmerged: list[ChatMessage]
+    out: list[ChatMessage]
+    tail: int  # index in ``unmerged`` where the source of ``out[-1]`` starts
+
+
+@dataclass(slots=True)
 class ToolSet:
     """The tools of one request, prepared for a text protocol (cached per tool list)."""
 
@@ -170,6 +184,8 @@ class TextProtocol(ToolProtocol):
         # call id -> parse_error of the format errors this protocol produced: their
         # results are shown to the model with our own wording of what was wrong
         self._format_errors: LRU[str, str] = LRU(1024)
+        # first message id -> where that conversation's last request stood
+        self._cursors: LRU[str, _Cursor] = LRU(1024)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -225,31 +241,61 @@ class TextProtocol(ToolProtocol):
         config: GenerateConfig,
     ) -> ProtocolRequest:
         toolset = self._toolset(tools, config.tool_choice)
-        out: list[ChatMessage] = []
-        start = 0
-        if toolset is not None:
-            first = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
-            out.append(self._system(first, toolset))
-            start = 1 if first is not None else 0
+        n = len(messages)
+        first = messages[0] if n else None
+        today = self._today().isoformat()
+        tkey = toolset.key if toolset is not None else None
+        cur = self._cursors.get(first.id) if first is not None else None
+        if (
+            cur is not None
+            and cur.first is first
+            and cur.toolset_key == tkey
+            and cur.today == today
+            and 0 < cur.n <= n
+            and messages[cur.n - 1] is cur.last
+        ):
+            # the conversation grew since the last request: render only the new messages
+            # (a list concatenation copies pointers; nothing is walked in Python)
+            unmerged = cur.unmerged + self._render_range(messages, cur.n, n, toolset)
+            kept, tail = cur.out[:-1], cur.tail
+        else:
+            unmerged = []
+            begin = 0
+            if toolset is not None:
+                system = first if isinstance(first, SystemMessage) else None
+                unmerged.append(self._system(system, toolset, today))
+                begin = 1 if system is not None else 0
+            unmerged += self._render_range(messages, begin, n, toolset)
+            kept, tail = [], 0
+        if self.merge_user_turns:
+            merged, last_start = self._merge(unmerged, tail)
+            out = kept + merged
+            tail += last_start
+        else:
+            out, tail = unmerged, max(len(unmerged) - 1, 0)
+        if first is not None:
+            self._cursors.put(
+                first.id, _Cursor(first, messages[n - 1], n, tkey, today, unmerged, out, tail)
+            )
+        return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
+
+    def _render_range(
+        self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
+    ) -> list[ChatMessage]:
         cached = self._messages.get
-        last_user = adjacent_users = False
-        for i in range(start, len(messages)):
+        out: list[ChatMessage] = []
+        for i in range(begin, end):
             message = messages[i]
             role = message.role
             if role == "user" or role == "system":
                 out.append(message)
+                continue
+            hit = cached(message.id)
+            if hit is not None and hit[0] is message:
+                out.append(hit[1])
             else:
-                hit = cached(message.id)
-                if hit is not None and hit[0] is message:
-                    out.append(hit[1])
-                else:
-                    out.append(self._render_new(message, toolset))
-            user = role == "user" or role == "tool"  # tool results become user turns
-            adjacent_users = adjacent_users or (user and last_user)
-            last_user = user
-        if adjacent_users and self.merge_user_turns:
-            out = self._merge(out)
-        return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
+                out.append(self._render_new(message, toolset))
+        return out
 
     def _render_new(self, message: ChatMessage, toolset: ToolSet | None) -> ChatMessage:
         rendered: ChatMessage
@@ -269,14 +315,19 @@ class TextProtocol(ToolProtocol):
         self._messages.put(message.id, (message, rendered))
         return rendered
 
-    def _merge(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+    def _merge(self, messages: list[ChatMessage], begin: int = 0) -> tuple[list[ChatMessage], int]:
+        """Join adjacent user turns of ``messages[begin:]`` (tool results become user
+        turns). Returns the joined list and the offset (from ``begin``) where the source
+        of its last item starts: a later request re-merges from there."""
         out: list[ChatMessage] = []
-        i, n = 0, len(messages)
+        i, n = begin, len(messages)
+        last_start = 0
         while i < n:
             j = i + 1
             if isinstance(messages[i], UserMessage):
                 while j < n and isinstance(messages[j], UserMessage):
                     j += 1
+            last_start = i - begin
             if j - i == 1:
                 out.append(messages[i])
             else:
@@ -288,10 +339,9 @@ class TextProtocol(ToolProtocol):
                     self._merged.put(key, merged)
                 out.append(merged)
             i = j
-        return out
+        return out, last_start
 
-    def _system(self, first: SystemMessage | None, toolset: ToolSet) -> SystemMessage:
-        today = self._today().isoformat()
+    def _system(self, first: SystemMessage | None, toolset: ToolSet, today: str) -> SystemMessage:
         key = (first.id if first is not None else "", toolset.key, today)
         hit = self._systems.get(key)
         if hit is not None and hit[0] is first:

@@ -1,0 +1,90 @@
+"""Text protocols render only what is new in a growing conversation, with the same result
+as rendering the whole conversation afresh."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import loopwright as lw
+from loopwright.model.protocols import JsonProtocol, ReActProtocol
+
+TOOLS = [
+    lw.ToolInfo(
+        name="add",
+        description="Add.",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+    ),
+    lw.ToolInfo(
+        name="submit",
+        description="Answer.",
+        parameters={
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+        },
+    ),
+]
+CONFIG = lw.GenerateConfig()
+
+# one step of a conversation: what gets appended
+steps = st.sampled_from(["tool", "two_tools", "text", "nudge", "text_and_nudge"])
+
+
+def grow(messages: list[lw.ChatMessage], step: str, i: int) -> None:
+    if step in ("tool", "two_tools"):
+        calls = [lw.ToolCall(function="add", arguments={"a": i, "b": 1})]
+        if step == "two_tools":
+            calls.append(lw.ToolCall(function="add", arguments={"a": 1, "b": i}))
+        messages.append(lw.AssistantMessage(reasoning=f"step {i}", tool_calls=calls))
+        for c in calls:
+            messages.append(lw.ToolMessage(tool_call_id=c.id, function="add", content=str(i + 1)))
+    elif step == "text":
+        messages.append(lw.AssistantMessage(content=f"thinking {i}"))
+    elif step == "nudge":
+        messages.append(lw.UserMessage(content=f"continue {i}"))
+    else:
+        messages.append(lw.AssistantMessage(content=f"maybe {i}"))
+        messages.append(lw.UserMessage(content=f"go on {i}"))
+
+
+def shape(request_messages: list[lw.ChatMessage]) -> list[tuple[str, str]]:
+    return [(m.role, m.content) for m in request_messages]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(steps, min_size=1, max_size=12), st.booleans(), st.booleans())
+def test_incremental_rendering_equals_a_fresh_full_rendering(
+    plan: list[str], use_json: bool, with_system: bool
+) -> None:
+    make = JsonProtocol if use_json else ReActProtocol
+    incremental = make()
+    messages: list[lw.ChatMessage] = []
+    if with_system:
+        messages.append(lw.SystemMessage(content="Be brief."))
+    messages.append(lw.UserMessage(content="What is 2 + 2?"))
+    previous: list[lw.ChatMessage] | None = None
+    for i, step in enumerate(plan):
+        grow(messages, step, i)
+        got = incremental.render(messages, TOOLS, CONFIG).messages
+        fresh = make().render(messages, TOOLS, CONFIG).messages
+        assert shape(got) == shape(fresh)
+        if previous is not None:
+            # the prefix is stable: earlier requests are a prefix of later ones, save the
+            # last item (a run of user turns may have grown)
+            assert got[: len(previous) - 1] == previous[:-1]
+        previous = got
+
+
+def test_a_pruned_conversation_is_rendered_afresh() -> None:
+    protocol = ReActProtocol()
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content="task")]
+    for i in range(6):
+        grow(messages, "tool", i)
+        protocol.render(messages, TOOLS, CONFIG)
+    pruned = lw.prune(messages, keep_last=2)
+    grow(pruned, "nudge", 99)
+    got = protocol.render(pruned, TOOLS, CONFIG).messages
+    assert shape(got) == shape(ReActProtocol().render(pruned, TOOLS, CONFIG).messages)
