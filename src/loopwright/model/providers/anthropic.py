@@ -25,9 +25,7 @@ classified for :class:`~loopwright.Model`'s retries as for the openai provider (
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,6 +40,7 @@ from .._config import GenerateConfig
 from .._output import ModelOutput
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
 from ._http_errors import classify_status, sdk_failure
+from ._sdk_clients import PerLoopClients
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
@@ -113,28 +112,17 @@ class AnthropicAPI(ModelAPI):
         self.base_url = url.rstrip("/")
         self._headers = dict(default_headers) if default_headers else None
         self._client_args = client_args
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, anthropic_sdk.AsyncAnthropic
-        ] = weakref.WeakKeyDictionary()
+        self._clients: PerLoopClients[anthropic_sdk.AsyncAnthropic] = PerLoopClients(
+            self._sdk.AsyncAnthropic,
+            self._sdk.DefaultAsyncHttpxClient,
+            api_key=self._api_key,
+            base_url=self.base_url,
+            headers=self._headers,
+            client_args=self._client_args,
+        )
 
     def _client(self) -> anthropic_sdk.AsyncAnthropic:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            args = dict(self._client_args)
-            # the SDK's default HTTP client closes itself when garbage-collected by
-            # scheduling a task on whatever loop runs then: after a loop has ended (each
-            # run_sync), that fails noisily. A plain one just lets its sockets go.
-            args.setdefault("http_client", self._sdk.DefaultAsyncHttpxClient())
-            client = self._sdk.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                max_retries=0,  # Model retries, with its own policy and accounting
-                default_headers=self._headers,
-                **args,
-            )
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -183,12 +171,4 @@ class AnthropicAPI(ModelAPI):
         return super().classify_error(error)
 
     async def aclose(self) -> None:
-        clients = list(self._clients.items())
-        self._clients.clear()
-        try:
-            current = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        for loop, client in clients:
-            if loop is current:
-                await client.close()
+        await self._clients.aclose()

@@ -42,9 +42,7 @@ Rate limits, overload, 5xx and connection failures are retried by
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -61,6 +59,7 @@ from .._config import GenerateConfig
 from .._output import ModelOutput
 from ._http_errors import classify_status, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
+from ._sdk_clients import PerLoopClients
 
 if TYPE_CHECKING:
     import openai as openai_sdk
@@ -206,29 +205,17 @@ class OpenAIAPI(ModelAPI):
         )
         self._headers = dict(default_headers) if default_headers else None
         self._client_args = client_args
-        # one SDK client per event loop: its connection pool belongs to the loop
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, openai_sdk.AsyncOpenAI
-        ] = weakref.WeakKeyDictionary()
+        self._clients: PerLoopClients[openai_sdk.AsyncOpenAI] = PerLoopClients(
+            self._sdk.AsyncOpenAI,
+            self._sdk.DefaultAsyncHttpxClient,
+            api_key=self._api_key,
+            base_url=self.base_url,
+            headers=self._headers,
+            client_args=self._client_args,
+        )
 
     def _client(self) -> openai_sdk.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            args = dict(self._client_args)
-            # the SDK's default HTTP client closes itself when garbage-collected by
-            # scheduling a task on whatever loop runs then: after a loop has ended (each
-            # run_sync), that fails noisily. A plain one just lets its sockets go.
-            args.setdefault("http_client", self._sdk.DefaultAsyncHttpxClient())
-            client = self._sdk.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                max_retries=0,  # Model retries, with its own policy and accounting
-                default_headers=self._headers,
-                **args,
-            )
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -285,15 +272,7 @@ class OpenAIAPI(ModelAPI):
         return super().classify_error(error)
 
     async def aclose(self) -> None:
-        clients = list(self._clients.items())
-        self._clients.clear()
-        try:
-            current = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        for loop, client in clients:
-            if loop is current:
-                await client.close()
+        await self._clients.aclose()
 
 
 def _shortcut(provider: str, model_name: str, **kwargs: Any) -> OpenAIAPI:

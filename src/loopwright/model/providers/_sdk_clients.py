@@ -1,0 +1,69 @@
+"""One SDK client per event loop, shared by the SDK-based providers."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+__all__ = ["PerLoopClients"]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class PerLoopClients(Generic[C]):
+    """SDK clients by event loop: a client's connection pool belongs to the loop it was
+    made on, so each loop (e.g. each ``run_sync``) gets its own.
+
+    ``make(**kwargs)`` builds a client (the SDK class); every client gets ``max_retries=0``
+    (``Model`` retries, with its own policy and accounting) and a plain HTTP client from
+    ``http_client()``: the SDK's default one closes itself at garbage collection by
+    scheduling a task on whatever loop runs then, which fails noisily once a loop ended.
+    """
+
+    def __init__(
+        self,
+        make: Callable[..., C],
+        http_client: Callable[[], Any],
+        *,
+        api_key: str,
+        base_url: str,
+        headers: Mapping[str, str] | None,
+        client_args: Mapping[str, Any],
+    ) -> None:
+        self._make, self._http_client = make, http_client
+        self._kwargs = dict(client_args)
+        self._kwargs.update(
+            api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers
+        )
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, C] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> C:
+        """The running loop's client (made on first use)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            kwargs = dict(self._kwargs)
+            kwargs.setdefault("http_client", self._http_client())
+            client = self._clients[loop] = self._make(**kwargs)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client; clients of other loops are just dropped."""
+        clients = list(self._clients.items())
+        self._clients.clear()
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for loop, client in clients:
+            if loop is current:
+                await client.close()
