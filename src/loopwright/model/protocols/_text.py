@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import datetime
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,20 @@ ANSWER_TOOL_NAMES = ("submit", "finish")
 
 _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
 _ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(template: str) -> Any:
+    """A Jinja2 template, compiled once per process for each template text (~3 ms each)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    return env.from_string(template)
 
 
 @dataclass(slots=True)
@@ -354,15 +369,7 @@ class TextProtocol(ToolProtocol):
     def render_prompt(self, system: str, toolset: ToolSet, today: str) -> str:
         """The system prompt: the template rendered for ``toolset``."""
         if self._compiled is None:
-            import jinja2
-
-            env = jinja2.Environment(
-                undefined=jinja2.StrictUndefined,
-                trim_blocks=True,
-                lstrip_blocks=True,
-                autoescape=False,
-            )
-            self._compiled = env.from_string(self.template)
+            self._compiled = _compile(self.template)
         tools = [
             {
                 "name": t.name,
