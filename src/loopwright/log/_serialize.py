@@ -30,12 +30,19 @@ def _messages() -> TypeAdapter[ChatMessage]:
 
 def dump_message(message: ChatMessage) -> str:
     """A message as the store's JSON."""
-    return message.model_dump_json(exclude_none=True)
+    try:
+        return message.model_dump_json(exclude_none=True)
+    except (ValueError, UnicodeError):  # e.g. a lone surrogate (os.fsdecode of a bad name)
+        data = message.model_dump(mode="json", exclude_none=True)
+        return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 
 
 def load_message(data: str | bytes) -> ChatMessage:
     """A message from the store's JSON."""
-    return _messages().validate_json(data)
+    try:
+        return _messages().validate_json(data)
+    except ValueError:  # pydantic's JSON parser refuses escaped lone surrogates
+        return _messages().validate_python(json.loads(data))
 
 
 def _ref(id: str) -> dict[str, str]:

@@ -249,21 +249,27 @@ class _FileWriter:
                         ),
                     )
                 elif kind == "message":
-                    _, _, run_id, sample, seq, message = item
+                    writer, _, run_id, sample, seq, message = item
+                    try:
+                        text = dump_message(message)
+                    except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
+                        _log.error("run store: message %s not written: %r", message.id, ex)
+                        writer._error = writer._error or ex
+                        continue
                     conn.execute(
                         _INSERT_MESSAGE,
-                        (run_id, message.id, sample, seq, message.role, dump_message(message)),
+                        (run_id, message.id, sample, seq, message.role, text),
                     )
                 elif kind == "sql":
                     conn.execute(item[2], item[3])
             conn.execute("COMMIT")
-        except (sqlite3.Error, OSError) as ex:
+        except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
             _log.error("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
-            self._fail(ex)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            self._fail(ex)
 
 
 # --- one writer thread per file ------------------------------------------------------------
