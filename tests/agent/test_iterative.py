@@ -68,8 +68,9 @@ async def test_time_budget_with_an_injected_clock() -> None:
     assert state.limit is not None
     assert state.limit.type == "time"
     assert clock.now == 120  # steps at t=0, 40, 80; stopped at 120
-    # each model call and each tool execution got the remaining budget as timeout
-    assert budgets == [100, 100, 60, 60, 20, 20]
+    # each model call and each tool execution got the budget left when it started
+    # (the model call's 40 s are not granted again to the tools)
+    assert budgets == [100, 60, 60, 20, 20, 0.001]
 
 
 async def test_productive_time_excludes_retry_waits() -> None:

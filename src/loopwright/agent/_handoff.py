@@ -94,8 +94,13 @@ def handoff(agent: Agent, name: str | None = None, description: str | None = Non
     )
 
 
-async def run_handoff(target: Handoff, call: ToolCall, state: AgentState) -> AgentState:
-    """Answer the handoff call, then let the target agent continue ``state``."""
+async def run_handoff(
+    target: Handoff, call: ToolCall, state: AgentState, extras: list[AnyTool] | None = None
+) -> AgentState:
+    """Answer the handoff call, then let the target agent continue ``state``.
+
+    The target gets the conversation and the run's extra tools (``extras``), not the
+    calling agent's own tools."""
     state.messages.append(
         ToolMessage(
             tool_call_id=call.id,
@@ -103,6 +108,7 @@ async def run_handoff(target: Handoff, call: ToolCall, state: AgentState) -> Age
             content=f"You are now {target.name.removeprefix('transfer_to_')}; continue the task.",
         )
     )
+    state.tools = list(extras or [])
     result = await target.agent(state)
     if result is not state:
         state.messages, state.output = result.messages, result.output

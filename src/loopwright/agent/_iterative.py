@@ -21,7 +21,8 @@ from ..model import (
     get_model,
     model_hook,
 )
-from ..tool import ToolTerminated, execute_tools
+from ..tool import Tool, ToolTerminated, execute_tools
+from ._react import NOT_RUN, answer_output
 from ._state import AgentState, AnyTool, close_open_calls
 
 __all__ = ["DEFAULT_NUDGE", "IterativeAgent", "iterative"]
@@ -99,42 +100,54 @@ class IterativeAgent:
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        state.tools = list(self.tools)
+        known = {t.name for t in self.tools}
+        extras = [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
+        tools = [*self.tools, *extras]  # the agent's own, and any the run added
+        state.tools = tools
         if self.prompt is not None and not (
             state.messages and isinstance(state.messages[0], SystemMessage)
         ):
             state.messages.insert(0, SystemMessage(content=self.prompt))
         meter = _WaitMeter()
         start = self.clock()
-        with model_hook(meter):
-            step = 0
-            while True:
-                step += 1
-                elapsed = self.clock() - start - (meter.waited if self.productive_time else 0.0)
-                if self.time_limit is not None and elapsed >= self.time_limit:
-                    state.limit = LimitInfo(
-                        type="working" if self.productive_time else "time",
-                        limit=self.time_limit,
-                        value=elapsed,
-                        message=f"iterative agent: time budget of {self.time_limit:g}s used",
-                    )
-                    state.completed = "limit"
-                    return state
-                if self.max_steps is not None and step > self.max_steps:
-                    state.limit = LimitInfo(
-                        type="step",
-                        limit=self.max_steps,
-                        value=step,
-                        message=f"iterative agent: {self.max_steps} steps done",
-                    )
-                    state.completed = "limit"
-                    return state
-                if self.progress_every and step % self.progress_every == 0:
-                    _report_progress(step, elapsed, state)
-                check_limits()
-                budget = self._remaining(elapsed)
-                if await self._step(state, model, budget):
-                    return state
+
+        def elapsed() -> float:
+            return self.clock() - start - (meter.waited if self.productive_time else 0.0)
+
+        def remaining() -> float | None:
+            return self._remaining(elapsed())
+
+        try:
+            with model_hook(meter):
+                step = 0
+                while True:
+                    step += 1
+                    used = elapsed()
+                    if self.time_limit is not None and used >= self.time_limit:
+                        state.limit = LimitInfo(
+                            type="working" if self.productive_time else "time",
+                            limit=self.time_limit,
+                            value=used,
+                            message=f"iterative agent: time budget of {self.time_limit:g}s used",
+                        )
+                        state.completed = "limit"
+                        return state
+                    if self.max_steps is not None and step > self.max_steps:
+                        state.limit = LimitInfo(
+                            type="step",
+                            limit=self.max_steps,
+                            value=step,
+                            message=f"iterative agent: {self.max_steps} steps done",
+                        )
+                        state.completed = "limit"
+                        return state
+                    if self.progress_every and step % self.progress_every == 0:
+                        _report_progress(step, used, state)
+                    check_limits()
+                    if await self._step(state, model, tools, remaining):
+                        return state
+        finally:
+            close_open_calls(state, NOT_RUN)
 
     def _remaining(self, elapsed: float) -> float | None:
         own = None if self.time_limit is None else max(self.time_limit - elapsed, 0.001)
@@ -142,24 +155,42 @@ class IterativeAgent:
         candidates = [x for x in (own, outer) if x is not None]
         return min(candidates) if candidates else None
 
-    async def _step(self, state: AgentState, model: Model, budget: float | None) -> bool:
-        """One step: True when the agent is done."""
+    async def _step(
+        self,
+        state: AgentState,
+        model: Model,
+        tools: list[AnyTool],
+        remaining: Callable[[], float | None],
+    ) -> bool:
+        """One step: True when the agent is done. Every part of it (history policy, model
+        call, tools) gets the budget left when it starts; when that runs out, the step
+        ends and the budget check before the next step ends the run."""
         if self.history is not None:
             usage = state.output.usage if state.output is not None else None
-            state.messages = await self.history.apply(state.messages, usage)
+            try:
+                async with self.timeout_factory(remaining()):
+                    state.messages = await self.history.apply(state.messages, usage)
+            except TimeoutError:
+                return False
+        budget = remaining()
         nudge = UserMessage(content=self.nudge.format(remaining=_fmt_remaining(budget)))
         messages: list[ChatMessage] = state.messages
         messages.append(nudge)  # ephemeral: sent with this request, never kept
         try:
             async with self.timeout_factory(budget):
-                output = await model.generate(messages, self.tools, self.config)
+                output = await model.generate(messages, tools, self.config)
         except TimeoutError:
-            return False  # the budget check at the top of the loop ends the run
+            return False
         finally:
             if messages and messages[-1] is nudge:
                 messages.pop()
         if output.stop_reason == "model_length" and not output.tool_calls:
-            state.messages = await (self.history or DEFAULT_OVERFLOW_POLICY).reduce(state.messages)
+            policy = self.history or DEFAULT_OVERFLOW_POLICY
+            try:
+                async with self.timeout_factory(remaining()):
+                    state.messages = await policy.reduce(state.messages)
+            except TimeoutError:
+                pass
             return False
         state.output = output
         state.messages.append(output.message)
@@ -170,28 +201,23 @@ class IterativeAgent:
         if not output.tool_calls:
             return False
         try:
-            async with self.timeout_factory(budget):
-                results = await execute_tools(output.message, self.tools, messages=state.messages)
+            async with self.timeout_factory(remaining()):
+                results = await execute_tools(output.message, tools, messages=state.messages)
         except ToolTerminated as ex:
             state.messages.extend(ex.messages)
-            close_open_calls(state, f"Not run: the run was terminated ({ex}).")
+            close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
             state.completed = "terminated"
             return True
         except TimeoutError:
+            close_open_calls(state, "Not run to the end: the time budget ran out.")
             return False
         state.messages.extend(results)
-        by_name = {t.name: t for t in self.tools}
+        by_name = {t.name: t for t in tools}
         for result in results:
             tool = by_name.get(result.function)
             if tool is not None and tool.terminal and result.error is None:
                 state.completed = "submit"
-                state.output = output.model_copy(
-                    update={
-                        "message": output.message.model_copy(
-                            update={"content": result.content, "tool_calls": []}
-                        )
-                    }
-                )
+                state.output = answer_output(output, result)
                 return True
         return False
 

@@ -36,6 +36,7 @@ OVERFLOW_HINT = (
 MAX_TOKENS_CONTINUE = (
     "Your reply was cut off by the output token limit. Continue exactly where you stopped."
 )
+NOT_RUN = "Not run: the agent stopped before running this call."
 CONTENT_FILTER_RETRY = (
     "Your last reply was blocked by the provider's content filter. Rephrase it, or take a "
     "different approach."
@@ -112,9 +113,10 @@ class ReactAgent:
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        tools = list(self.tools)
-        known = {t.name for t in tools}
-        tools += [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
+        known = {t.name for t in self.tools}
+        # tools the run added (run(..., tools=)): offered too, and passed on at a handoff
+        extras = [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
+        tools = [*self.tools, *extras]
         state.tools = tools
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         if self.prompt is not None:
@@ -123,13 +125,17 @@ class ReactAgent:
         try:
             if limit is not None:
                 with limit:
-                    await self._loop(state, model, tools, offered)
+                    await self._loop(state, model, tools, offered, extras)
             else:
-                await self._loop(state, model, tools, offered)
+                await self._loop(state, model, tools, offered, extras)
         except LimitExceededError as ex:
             if limit is None or ex.limit is not limit:
                 raise
             state.limit, state.completed = ex.info, "limit"
+        finally:
+            # however the agent stopped (stop keyword, limit, cancellation...), the state
+            # never ends with a tool call that has no result: providers reject those
+            close_open_calls(state, NOT_RUN)
         return state
 
     def _install_prompt(self, messages: list[ChatMessage]) -> None:
@@ -142,7 +148,12 @@ class ReactAgent:
             messages.insert(0, system)
 
     async def _loop(
-        self, state: AgentState, model: Model, tools: list[AnyTool], offered: list[Any]
+        self,
+        state: AgentState,
+        model: Model,
+        tools: list[AnyTool],
+        offered: list[Any],
+        extras: list[AnyTool],
     ) -> None:
         format_errors = content_filtered = continues = overflows = 0
         by_name = {t.name: t for t in tools}
@@ -178,7 +189,7 @@ class ReactAgent:
                 return
 
             if output.tool_calls:
-                if await self._run_tools(state, output, tools, by_name):
+                if await self._run_tools(state, output, tools, by_name, extras):
                     return
                 # every call unparseable: a format error (text protocols, bad JSON)
                 if all(c.parse_error for c in output.tool_calls):
@@ -213,6 +224,7 @@ class ReactAgent:
         output: ModelOutput,
         tools: list[AnyTool],
         by_name: dict[str, AnyTool],
+        extras: list[AnyTool],
     ) -> bool:
         """Run the output's tool calls; True when the agent is done."""
         message = output.message
@@ -227,14 +239,14 @@ class ReactAgent:
             )
         except ToolTerminated as ex:
             state.messages.extend(ex.messages)
-            close_open_calls(state, f"Not run: the run was terminated ({ex}).")
+            close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
             state.completed = "terminated"
             return True
         state.messages.extend(results)
         for result in results:
             tool = by_name.get(result.function)
             if tool is not None and tool.terminal and result.error is None:
-                state.output = _answer(output, result)
+                state.output = answer_output(output, result)
                 state.completed = "submit"
                 return True
         if handoff_calls:
@@ -247,7 +259,7 @@ class ReactAgent:
                         content="Only one handoff per turn; this one was ignored.",
                     )
                 )
-            await run_handoff(self.handoffs[first.function], first, state)
+            await run_handoff(self.handoffs[first.function], first, state, extras)
             return True
         return False
 
@@ -283,7 +295,8 @@ class ReactAgent:
         return default
 
 
-def _answer(output: ModelOutput, result: ToolMessage) -> ModelOutput:
+def answer_output(output: ModelOutput, result: ToolMessage) -> ModelOutput:
+    """The agent's output when a terminal tool answered: its result as a new message."""
     message = AssistantMessage(content=result.content, model=output.message.model)
     return output.model_copy(update={"message": message, "stop_reason": "stop"})
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError
 from ..limits import LimitInfo
-from ..model import ChatMessage, ModelOutput
+from ..model import ChatMessage, ModelOutput, ToolCallErrorType
 from ..tool import Tool
 
 AnyTool: TypeAlias = Tool[..., Any]
@@ -126,7 +126,9 @@ def get_agent(name: str, **kwargs: Any) -> Agent:
     return factory(**kwargs)
 
 
-def close_open_calls(state: AgentState, explanation: str) -> None:
+def close_open_calls(
+    state: AgentState, explanation: str, error_type: ToolCallErrorType = "limit"
+) -> None:
     """Answer every tool call of the last assistant message that has no result yet, so
     the conversation never ends with a dangling call (providers reject those)."""
     from ..model import AssistantMessage, ToolCallError, ToolMessage
@@ -143,7 +145,7 @@ def close_open_calls(state: AgentState, explanation: str) -> None:
                             tool_call_id=call.id,
                             function=call.function,
                             content=explanation,
-                            error=ToolCallError(type="approval", message=explanation),
+                            error=ToolCallError(type=error_type, message=explanation),
                         )
                     )
             return
