@@ -1,6 +1,8 @@
 """Text protocols render only what is new in a growing conversation, with the same result
 as rendering the whole conversation afresh."""
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +90,58 @@ def test_a_pruned_conversation_is_rendered_afresh() -> None:
     grow(pruned, "nudge", 99)
     got = protocol.render(pruned, TOOLS, CONFIG).messages
     assert shape(got) == shape(ReActProtocol().render(pruned, TOOLS, CONFIG).messages)
+
+
+def counting(protocol: ReActProtocol) -> list[int]:
+    walked: list[int] = []
+    original = protocol._render_range
+
+    def spy(messages: Any, begin: int, end: int, toolset: Any) -> list[lw.ChatMessage]:
+        walked.append(end - begin)
+        return original(messages, begin, end, toolset)
+
+    protocol._render_range = spy  # type: ignore[method-assign]
+    return walked
+
+
+def test_an_edited_middle_message_is_rendered_afresh() -> None:
+    protocol = ReActProtocol()
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="task"),
+        lw.UserMessage(content="SECRET " * 3),
+        lw.UserMessage(content="last"),
+    ]
+    protocol.render(messages, TOOLS, CONFIG)
+    edited = [messages[0], messages[1].model_copy(update={"content": "[redacted]", "id": "x"})]
+    edited.append(messages[2])
+    got = protocol.render(edited, TOOLS, CONFIG).messages
+    assert "SECRET" not in " ".join(m.content for m in got)
+    assert "[redacted]" in got[-1].content
+
+
+def test_a_replaced_last_message_resumes_from_the_checkpoint() -> None:
+    # iterative() sends an ephemeral nudge last, then drops it: only new work is rendered
+    protocol = ReActProtocol()
+    walked = counting(protocol)
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content="task")]
+    for i in range(30):
+        grow(messages, "tool", i)
+        nudge = lw.UserMessage(content=f"nudge {i}")
+        got = protocol.render([*messages, nudge], TOOLS, CONFIG).messages
+        assert shape(got) == shape(
+            ReActProtocol().render([*messages, nudge], TOOLS, CONFIG).messages
+        )
+    assert max(walked[-10:]) <= 2
+
+
+def test_conversations_sharing_a_first_message_keep_their_own_checkpoints() -> None:
+    protocol = ReActProtocol()
+    walked = counting(protocol)
+    system = lw.SystemMessage(content="You are helpful.")
+    a: list[lw.ChatMessage] = [system, lw.UserMessage(content="a")]
+    b: list[lw.ChatMessage] = [system, lw.UserMessage(content="b")]
+    for i in range(20):
+        for conversation in (a, b):
+            grow(conversation, "tool", i)
+            protocol.render(conversation, TOOLS, CONFIG)
+    assert max(walked[-10:]) <= 2

@@ -72,16 +72,29 @@ def _compile(template: str) -> Any:
 
 @dataclass(slots=True)
 class _Cursor:
-    """A conversation's last rendered request, so the next one renders only what is new."""
+    """A checkpoint of a conversation's rendering, so a later request renders only what
+    is new after it."""
 
-    first: ChatMessage
-    last: ChatMessage
+    src: list[ChatMessage]  # the messages rendered (the same objects)
     n: int
     toolset_key: object
     today: str
     unmerged: list[ChatMessage]
     out: list[ChatMessage]
     tail: int  # index in ``unmerged`` where the source of ``out[-1]`` starts
+
+
+_CURSORS_PER_START = 4
+
+
+def _extends(new: _Cursor, old: _Cursor) -> bool:
+    """Whether ``new`` makes ``old`` useless (same conversation, further along)."""
+    return (
+        old.n <= new.n
+        and old.toolset_key == new.toolset_key
+        and new.src[old.n - 1] is old.src[-1]
+        and new.src[: old.n] == old.src
+    )
 
 
 @dataclass(slots=True)
@@ -200,7 +213,7 @@ class TextProtocol(ToolProtocol):
         # results are shown to the model with our own wording of what was wrong
         self._format_errors: LRU[str, str] = LRU(1024)
         # first message id -> where that conversation's last request stood
-        self._cursors: LRU[str, _Cursor] = LRU(1024)
+        self._cursors: LRU[str, list[_Cursor]] = LRU(1024)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -257,42 +270,79 @@ class TextProtocol(ToolProtocol):
     ) -> ProtocolRequest:
         toolset = self._toolset(tools, config.tool_choice)
         n = len(messages)
-        first = messages[0] if n else None
         today = self._today().isoformat()
         tkey = toolset.key if toolset is not None else None
-        cur = self._cursors.get(first.id) if first is not None else None
-        if (
-            cur is not None
-            and cur.first is first
-            and cur.toolset_key == tkey
-            and cur.today == today
-            and 0 < cur.n <= n
-            and messages[cur.n - 1] is cur.last
-        ):
-            # the conversation grew since the last request: render only the new messages
-            # (a list concatenation copies pointers; nothing is walked in Python)
-            unmerged = cur.unmerged + self._render_range(messages, cur.n, n, toolset)
+        # A checkpoint is kept for "all but the last message": a conversation that grew
+        # resumes from it, and so does one whose last message is replaced each request
+        # (iterative()'s ephemeral nudge). Only the messages after it are rendered.
+        stop = n - 1 if n > 1 else n
+        cur = self._resume(messages, stop, tkey, today)
+        if cur is not None:
+            unmerged = cur.unmerged + self._render_range(messages, cur.n, stop, toolset)
             kept, tail = cur.out[:-1], cur.tail
         else:
             unmerged = []
             begin = 0
             if toolset is not None:
+                first = messages[0] if n else None
                 system = first if isinstance(first, SystemMessage) else None
                 unmerged.append(self._system(system, toolset, today))
                 begin = 1 if system is not None else 0
-            unmerged += self._render_range(messages, begin, n, toolset)
+            unmerged += self._render_range(messages, begin, stop, toolset)
             kept, tail = [], 0
-        if self.merge_user_turns:
-            merged, last_start = self._merge(unmerged, tail)
-            out = kept + merged
-            tail += last_start
-        else:
-            out, tail = unmerged, max(len(unmerged) - 1, 0)
-        if first is not None:
-            self._cursors.put(
-                first.id, _Cursor(first, messages[n - 1], n, tkey, today, unmerged, out, tail)
-            )
+        out, tail = self._merged_tail(unmerged, kept, tail)
+        if stop > 0 and (stop < n or cur is None):
+            self._checkpoint(messages, stop, tkey, today, unmerged, out, tail)
+        if stop < n:  # the last message, after the checkpoint
+            unmerged = unmerged + self._render_range(messages, stop, n, toolset)
+            out, _ = self._merged_tail(unmerged, out[:-1], tail)
         return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
+
+    def _merged_tail(
+        self, unmerged: list[ChatMessage], kept: list[ChatMessage], tail: int
+    ) -> tuple[list[ChatMessage], int]:
+        """``kept`` plus ``unmerged[tail:]`` with adjacent user turns joined, and the new
+        tail (where the source of the result's last item starts in ``unmerged``)."""
+        if not self.merge_user_turns:
+            return unmerged, max(len(unmerged) - 1, 0)
+        merged, last_start = self._merge(unmerged, tail)
+        return kept + merged, tail + last_start
+
+    def _resume(
+        self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
+    ) -> _Cursor | None:
+        """The longest checkpoint of this conversation that ``messages[:stop]`` extends:
+        the same message objects in the same places (one C-level pointer compare)."""
+        if not messages:
+            return None
+        best: _Cursor | None = None
+        for cur in self._cursors.get(messages[0].id) or ():
+            if (
+                cur.toolset_key == tkey
+                and cur.today == today
+                and 0 < cur.n <= stop
+                and (best is None or cur.n > best.n)
+                and messages[cur.n - 1] is cur.src[-1]
+                and list(messages[: cur.n]) == cur.src
+            ):
+                best = cur
+        return best
+
+    def _checkpoint(
+        self,
+        messages: Sequence[ChatMessage],
+        n: int,
+        tkey: object,
+        today: str,
+        unmerged: list[ChatMessage],
+        out: list[ChatMessage],
+        tail: int,
+    ) -> None:
+        key = messages[0].id
+        cursor = _Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
+        kept = [c for c in self._cursors.get(key) or () if not _extends(cursor, c)]
+        # a few conversations may share a first message (a module-level system prompt)
+        self._cursors.put(key, [cursor, *kept][:_CURSORS_PER_START])
 
     def _render_range(
         self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
