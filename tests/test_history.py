@@ -181,3 +181,36 @@ async def test_compose_reduce_uses_the_first_policy_that_shrinks() -> None:
     policy = compose(truncate_when(10_000), prune_when(keep_last=4))
     reduced = await policy.reduce(messages)
     assert len(reduced) < len(messages)
+
+
+def test_a_result_before_its_call_does_not_count() -> None:
+    call = lw.ToolCall(id="x", function="f")
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="task"),
+        lw.ToolMessage(tool_call_id="x", function="f", content="early"),
+        lw.AssistantMessage(content="", tool_calls=[call]),
+    ]
+    assert [m.role for m in fix_tool_pairs(messages)] == ["user"]
+
+
+async def test_compact_keeps_recent_user_messages_in_place() -> None:
+    def turn(i: int) -> list[lw.ChatMessage]:
+        c = lw.ToolCall(function="noop")
+        return [
+            lw.AssistantMessage(content=f"step {i}", tool_calls=[c]),
+            lw.ToolMessage(tool_call_id=c.id, function="noop", content=f"result {i}"),
+        ]
+
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content="TASK")]
+    for i in range(4):
+        messages += turn(i)
+    messages += [
+        lw.AssistantMessage(content="I think I am done."),
+        lw.UserMessage(content="NUDGE"),
+        *turn(9),
+    ]
+    out = await compact(messages, keep_last=4, model=lw.get_model("mock", outputs=["SUMMARY"]))
+    texts = [m.text for m in out]
+    assert texts[0] == "TASK"
+    assert texts[1].startswith("[Summary of")
+    assert texts[2:] == ["I think I am done.", "NUDGE", "step 9", "result 9"]

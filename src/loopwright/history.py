@@ -27,6 +27,7 @@ from .model import (
     GenerateConfig,
     Model,
     SystemMessage,
+    ToolCall,
     ToolMessage,
     Usage,
     UserMessage,
@@ -50,25 +51,32 @@ __all__ = [
 def fix_tool_pairs(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """Drop tool results whose call is missing and tool calls whose result is missing.
 
-    An assistant message that loses all its tool calls and has no text is dropped too.
-    A tool call counts as answered only by a tool result that comes after it.
+    A tool call counts as answered only by a tool result that comes after it, and a
+    result only by a call before it. An assistant message that loses all its tool calls
+    and has no text is dropped too.
     """
-    answered: set[str] = set()
-    for m in messages:
+    answered_later: set[str] = set()
+    keep_calls: dict[int, list[ToolCall]] = {}
+    for i in range(len(messages) - 1, -1, -1):  # which calls have a result after them
+        m = messages[i]
         if isinstance(m, ToolMessage):
-            answered.add(m.tool_call_id)
+            answered_later.add(m.tool_call_id)
+        elif isinstance(m, AssistantMessage) and m.tool_calls:
+            keep_calls[i] = [c for c in m.tool_calls if c.id in answered_later]
     called: set[str] = set()
     out: list[ChatMessage] = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if isinstance(m, AssistantMessage) and m.tool_calls:
-            keep = [c for c in m.tool_calls if c.id in answered]
+            keep = keep_calls[i]
             if len(keep) != len(m.tool_calls):
                 if not keep and not m.content.strip():
                     continue
                 m = m.model_copy(update={"tool_calls": keep, "id": new_id()})
             called.update(c.id for c in keep)
-        elif isinstance(m, ToolMessage) and m.tool_call_id not in called:
-            continue
+        elif isinstance(m, ToolMessage):
+            if m.tool_call_id not in called:
+                continue
+            called.discard(m.tool_call_id)  # one result per call
         out.append(m)
     return out
 
@@ -144,8 +152,8 @@ async def compact(
     summary = UserMessage(
         content=f"[Summary of {len(older)} earlier messages]\n{output.text.strip()}"
     )
-    anchors = [m for m in kept if isinstance(m, (SystemMessage, UserMessage))][:2]
-    anchor_ids = {m.id for m in anchors}
+    anchor_ids = {messages[i].id for i in _anchors(messages)}
+    anchors = [m for m in kept if m.id in anchor_ids]
     rest = [m for m in kept if m.id not in anchor_ids]
     return fix_tool_pairs([*anchors, summary, *rest])
 
