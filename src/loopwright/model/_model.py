@@ -240,12 +240,15 @@ class Model:
                 wait = _backoff(attempt, cfg, decision.after)
                 attempt += 1
                 call.retries = attempt
-                call.wait_time += wait
                 for hook in _hooks.get():
                     on_wait = getattr(hook, "on_wait", None)
                     if on_wait is not None:
                         on_wait(call, wait)
-                await asyncio.sleep(wait)
+                slept_from = time.perf_counter()
+                try:
+                    await asyncio.sleep(wait)
+                finally:  # what was really waited (a cancelled sleep is cut short)
+                    call.wait_time += time.perf_counter() - slept_from
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
         timeout = call.config.timeout
