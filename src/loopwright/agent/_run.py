@@ -82,6 +82,17 @@ async def run(
     if tools is not None:
         state.tools = list(tools)
     chosen = get_model(model) if model is not None else None
+    # settle the configuration before the run is recorded: a mistake here is a usage
+    # error, not a failed run
+    policy = None
+    if approval is not None:
+        from ..approval import get_approval_policy
+
+        policy = get_approval_policy(approval)
+    if isinstance(sandbox, str):
+        from ..sandbox import sandbox_backend
+
+        sandbox_backend(sandbox)
     run_name = name or getattr(agent, "name", None) or getattr(agent, "__name__", None)
     with run_scope() as depth:
         async with contextlib.AsyncExitStack() as stack:
@@ -100,10 +111,8 @@ async def run(
                 from ..sandbox import use_sandbox
 
                 await stack.enter_async_context(use_sandbox(sandbox))
-            if approval is not None:
-                from ..approval import get_approval_policy
-
-                stack.enter_context(approver(get_approval_policy(approval)))
+            if policy is not None:
+                stack.enter_context(approver(policy))
             try:
                 # limits exit inside the try: a time limit turns its cancellation into
                 # LimitExceededError on exit
@@ -116,10 +125,13 @@ async def run(
                 if raise_on_limit or not owned:
                     raise
                 state.limit, state.completed = ex.info, "limit"
+                limit_error: LimitExceededError | None = ex
+            else:
+                limit_error = None
             rec.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
-                limit=state.limit,
+                limit=limit_error or state.limit,
             )
             return state
 

@@ -109,6 +109,22 @@ class _Sink:
         self.writer.message(self.run_id, self.sample, next(self.mseq), message)
 
 
+_RECORDED = "_loopwright_recorded"
+
+
+def _recorded(x: object) -> bool:
+    """Whether an exception was already recorded as an event (by a nested run)."""
+    return isinstance(x, BaseException) and getattr(x, _RECORDED, False)
+
+
+def _mark_recorded(x: object) -> None:
+    if isinstance(x, BaseException):
+        try:
+            setattr(x, _RECORDED, True)
+        except AttributeError:  # an exception type without a __dict__
+            pass
+
+
 class _Outcome:
     """How a run or sample ended; turned into events and a row update."""
 
@@ -134,9 +150,12 @@ class _Outcome:
             from ..limits import LimitExceededError
 
             info = limit.info if isinstance(limit, LimitExceededError) else limit
-            # a run nested in a sample already recorded this very limit: say it once
+            # said once: a run nested in a sample or a tool recorded this very limit
+            # already (the same exception), or it is among the latest events
             recent = t.events[-8:]
-            if not any(isinstance(e, LimitEvent) and e.message == info.message for e in recent):
+            if not _recorded(limit) and not any(
+                isinstance(e, LimitEvent) and e.message == info.message for e in recent
+            ):
                 t.record(
                     LimitEvent(
                         type=str(info.type),
@@ -145,14 +164,16 @@ class _Outcome:
                         message=info.message,
                     )
                 )
+            _mark_recorded(limit)
             self.limit = info.model_dump_json()
         if error is not None:
-            tb = None
-            if isinstance(error, BaseException) and error.__traceback__ is not None:
-                tb = "".join(traceback.format_exception(error))
-            name = type(error).__name__ if isinstance(error, BaseException) else "Error"
-            message = str(error)
-            t.record(ErrorEvent(error=name, message=message, traceback=tb))
+            if not _recorded(error):
+                tb = None
+                if isinstance(error, BaseException) and error.__traceback__ is not None:
+                    tb = "".join(traceback.format_exception(error))
+                name = type(error).__name__ if isinstance(error, BaseException) else "Error"
+                t.record(ErrorEvent(error=name, message=str(error), traceback=tb))
+                _mark_recorded(error)
             self.error = _error_text(error)
         if messages is not None:
             t.add_messages(messages)
