@@ -1,6 +1,7 @@
 """Text protocols render only what is new in a growing conversation, with the same result
 as rendering the whole conversation afresh."""
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -145,3 +146,26 @@ def test_conversations_sharing_a_first_message_keep_their_own_checkpoints() -> N
             grow(conversation, "tool", i)
             protocol.render(conversation, TOOLS, CONFIG)
     assert max(walked[-10:]) <= 2
+
+
+def test_a_provider_sets_text_protocol_defaults() -> None:
+    from collections.abc import Sequence as Seq
+
+    class Small(lw.ModelAPI):
+        provider = "small-test"
+        supports_tools = False
+        protocol_options = {"json": {"max_thought": 42}}
+
+        async def generate(
+            self, messages: Seq[lw.ChatMessage], tools: Seq[lw.ToolInfo], config: lw.GenerateConfig
+        ) -> lw.ModelOutput:
+            return lw.ModelOutput.from_text("{}")
+
+    lw.register_provider("small-test", lambda name, **kw: Small())
+    model = lw.get_model("small-test")
+    assert isinstance(model.tool_protocol, JsonProtocol)
+    assert model.tool_protocol.max_thought == 42
+    request = model.tool_protocol.render([lw.UserMessage(content="q")], TOOLS, CONFIG)
+    schema = request.config.response_schema
+    assert schema is not None
+    assert '"maxLength": 42' in json.dumps(schema)

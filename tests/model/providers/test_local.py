@@ -259,3 +259,18 @@ async def test_react_agent_answers_through_the_json_protocol_with_a_valid_call()
         results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
         assert results and results[0].error is None
         assert results[0].content == str(first.arguments["a"] * first.arguments["b"])
+
+
+async def test_loaded_models_are_freed_by_the_exit_handler() -> None:
+    # registered with atexit: llama.cpp's destructor fails noisily when the garbage
+    # collector runs it on half-torn-down modules at interpreter shutdown
+    config = lw.GenerateConfig(max_tokens=2)
+    await lw.get_model("local", config=config).generate([lw.UserMessage(content="Hi")])
+    engines = list(_llama_engine._engines.values())
+    assert any(e._llm is not None for e in engines)
+    _llama_engine._close_engines()
+    assert _llama_engine._engines == {}
+    assert all(e._llm is None for e in engines)
+    # a later use loads the model again
+    out = await lw.get_model("local", config=config).generate([lw.UserMessage(content="Hi")])
+    assert out.usage is not None
