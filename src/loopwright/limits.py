@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -74,9 +75,10 @@ class LimitExceededError(LoopwrightError):
         msg = message or f"{limit.type} limit of {limit.limit:g} reached ({value:g})"
         super().__init__(msg)
 
-    @property
+    @functools.cached_property
     def info(self) -> LimitInfo:
-        """The limit as data, for ``state.limit`` and the transcript."""
+        """The limit as data, for ``state.limit`` and the transcript (one object per
+        error, so the run store can tell it was already recorded)."""
         return LimitInfo(
             type=self.type, limit=self.limit.limit, value=self.value, message=str(self)
         )

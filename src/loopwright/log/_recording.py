@@ -24,13 +24,15 @@ import logging
 import os
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 from .._ids import new_id
+from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage, Model
 from ..store import Store, current_store, store_context
 from ..transcript import (
@@ -46,9 +48,6 @@ from ..transcript import (
 )
 from ._db import resolve_db
 from ._writer import RunWriter
-
-if TYPE_CHECKING:
-    from ..limits import LimitExceededError, LimitInfo
 
 __all__ = ["Recording", "RunStatus", "SampleRecording", "current_recording", "recording"]
 
@@ -90,8 +89,6 @@ def _error_text(error: BaseException | str) -> str:
 
 
 def _is_limit(error: BaseException) -> TypeGuard[LimitExceededError]:
-    from ..limits import LimitExceededError
-
     return isinstance(error, LimitExceededError)
 
 
@@ -109,16 +106,22 @@ class _Sink:
         self.writer.message(self.run_id, self.sample, next(self.mseq), message)
 
 
+# what a nested run already recorded: exceptions carry a mark, LimitInfos are remembered
 _RECORDED = "_loopwright_recorded"
+_recorded_infos: weakref.WeakValueDictionary[int, LimitInfo] = weakref.WeakValueDictionary()
 
 
 def _recorded(x: object) -> bool:
-    """Whether an exception was already recorded as an event (by a nested run)."""
-    return isinstance(x, BaseException) and getattr(x, _RECORDED, False)
+    """Whether an error or a limit was already recorded as an event (by a nested run)."""
+    if isinstance(x, BaseException):
+        return bool(getattr(x, _RECORDED, False))
+    return isinstance(x, LimitInfo) and _recorded_infos.get(id(x)) is x
 
 
 def _mark_recorded(x: object) -> None:
-    if isinstance(x, BaseException):
+    if isinstance(x, LimitInfo):
+        _recorded_infos[id(x)] = x
+    elif isinstance(x, BaseException):
         try:
             setattr(x, _RECORDED, True)
         except AttributeError:  # an exception type without a __dict__
@@ -147,15 +150,10 @@ class _Outcome:
         limit: LimitInfo | LimitExceededError | None,
     ) -> None:
         if limit is not None:
-            from ..limits import LimitExceededError
-
             info = limit.info if isinstance(limit, LimitExceededError) else limit
-            # said once: a run nested in a sample or a tool recorded this very limit
-            # already (the same exception), or it is among the latest events
-            recent = t.events[-8:]
-            if not _recorded(limit) and not any(
-                isinstance(e, LimitEvent) and e.message == info.message for e in recent
-            ):
+            # said once: a run nested in a sample or a tool may have recorded this very
+            # limit already (the same exception, or the same LimitInfo in its state)
+            if not (_recorded(limit) or _recorded(info)):
                 t.record(
                     LimitEvent(
                         type=str(info.type),
@@ -165,6 +163,7 @@ class _Outcome:
                     )
                 )
             _mark_recorded(limit)
+            _mark_recorded(info)
             self.limit = info.model_dump_json()
         if error is not None:
             if not _recorded(error):
