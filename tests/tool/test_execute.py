@@ -274,18 +274,38 @@ async def test_max_parallel_caps_concurrency() -> None:
     assert peak == 2
 
 
-async def test_every_call_runs_in_its_own_task() -> None:
+async def test_every_call_runs_in_its_own_context_and_parallel_calls_in_own_tasks() -> None:
+    import contextvars
+
+    var: contextvars.ContextVar[int] = contextvars.ContextVar("var", default=0)
     tasks: list[asyncio.Task[Any] | None] = []
+    seen: list[int] = []
 
     @lw.tool
     async def where() -> None:
-        """Where."""
+        """Where (alone in its batch)."""
         tasks.append(asyncio.current_task())
+        seen.append(var.get())
+        var.set(var.get() + 1)
+
+    @lw.tool(parallel=True)
+    async def together() -> None:
+        """Where (runs with the others)."""
+        tasks.append(asyncio.current_task())
+        seen.append(var.get())
+        var.set(var.get() + 1)
 
     outer = asyncio.current_task()
     await lw.execute_tools(calls("where", "where"), [where])
+    # calls alone run in the caller's task, each in a fresh copy of its context
+    assert tasks == [outer, outer]
+    assert seen == [0, 0]
+    assert var.get() == 0
+    tasks.clear()
+    await lw.execute_tools(calls("together", "together"), [together])
     assert len({id(t) for t in tasks}) == 2
     assert outer not in tasks
+    assert var.get() == 0
 
 
 # --- output limit -----------------------------------------------------------------------

@@ -124,3 +124,33 @@ async def test_a_renamed_submit_keeps_running_on_the_loop(monkeypatch: pytest.Mo
     done = lw.tool_with(submit, name="done")
     [result] = await lw.execute_tools(calls("done", answer="42"), [done])
     assert result.content == "42"
+
+
+async def test_a_call_alone_waits_in_the_callers_task_and_gets_what_is_thrown_in() -> None:
+    """The call alone is driven in its own context by the caller's task: futures it
+    waits for are waited for by that task, their exceptions reach the tool, and a
+    bare yield (``sleep(0)``) is passed through."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+    log: list[str] = []
+
+    @lw.tool
+    async def waits() -> str:
+        """Waits for a future that fails."""
+        await asyncio.sleep(0)
+        try:
+            await fut
+        except ValueError as ex:
+            log.append(f"caught {ex}")
+        await asyncio.sleep(0)
+        return "after"
+
+    task = asyncio.create_task(lw.execute_tools(calls("waits"), [waits]))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()
+    fut.set_exception(ValueError("boom"))
+    [result] = await task
+    assert log == ["caught boom"]
+    assert result.content == "after"
+    assert result.error is None

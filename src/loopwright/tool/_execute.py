@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Generator, Sequence
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -34,19 +35,20 @@ DEFAULT_MAX_PARALLEL = 8
 class _Run:
     """What every call of one ``execute_tools`` shares."""
 
-    __slots__ = ("max_output", "messages", "slots", "tools")
+    __slots__ = ("max_output", "max_parallel", "messages", "slots", "tools")
 
     def __init__(
         self,
         tools: dict[str, Tool[..., Any]],
         max_output: int,
         messages: Sequence[ChatMessage],
-        slots: asyncio.Semaphore,
+        max_parallel: int,
     ) -> None:
         self.tools = tools
         self.max_output = max_output
         self.messages = messages
-        self.slots = slots
+        self.max_parallel = max_parallel
+        self.slots: asyncio.Semaphore | None = None  # made by the first parallel batch
 
 
 async def execute_tools(
@@ -62,7 +64,9 @@ async def execute_tools(
     - Consecutive calls of tools marked ``parallel`` run concurrently (at most
       ``max_parallel`` at once); any other call runs alone, after the calls before it
       finished and before the calls after it start.
-    - Sync tools run in worker threads; every call runs in its own asyncio task.
+    - Sync tools run in worker threads. Every call runs in its own context (a copy of
+      the caller's: contextvars it sets do not leak out); calls that run together run
+      in their own asyncio tasks, a call alone in the caller's task.
     - Before a call runs, the approval policy in force (``loopwright.approver``) is
       asked: ``approve`` runs it, ``modify`` runs the modified call, ``reject`` and an
       unanswered ``escalate`` tell the model why (an ``approval`` error), ``terminate``
@@ -108,7 +112,7 @@ async def execute_tools(
         raise ConfigurationError(f"max_output must be >= 0 (0: no limit), got {max_output}.")
     if max_parallel < 1:
         raise ConfigurationError(f"max_parallel must be >= 1, got {max_parallel}.")
-    run = _Run(by_name, max_output, messages, asyncio.Semaphore(max_parallel))
+    run = _Run(by_name, max_output, messages, max_parallel)
     results: list[ToolMessage] = []
     for batch in _batches(calls, by_name):
         try:
@@ -135,14 +139,52 @@ def _batches(calls: Sequence[ToolCall], tools: dict[str, Tool[..., Any]]) -> lis
     return batches
 
 
+class _InContext:
+    """Await a coroutine in the caller's task but in its own context.
+
+    What a task per call gave a call alone (contextvars set by the call stay in it;
+    cancelling the caller cancels the call, which may clean up), without the task: its
+    creation and the two trips through the event loop cost more than the rest of a
+    cheap call. Each step of the coroutine runs in ``context``; whatever it waits for
+    is waited for by the caller's task, and whatever is thrown into that task
+    (cancellation, a future's exception) is thrown into the coroutine.
+    """
+
+    __slots__ = ("context", "coro")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], context: contextvars.Context) -> None:
+        self.coro = coro
+        self.context = context
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, run = self.coro, self.context.run
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                if error is None:
+                    waited = run(coro.send, send)
+                else:
+                    waited, error = run(coro.throw, error), None
+            except StopIteration as done:
+                return done.value
+            try:
+                send = yield waited
+            except GeneratorExit:
+                run(coro.close)
+                raise
+            except BaseException as thrown:  # noqa: BLE001 - passed on to the coroutine
+                send, error = None, thrown
+
+
 async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
-    """One call alone, in its own task: awaited directly (``asyncio.wait`` costs as much
-    again as the task), with the same outcome on every path."""
+    """One call alone: in the caller's task, in a copy of its context."""
     me = asyncio.current_task()
     cancels = me.cancelling() if me is not None else 0
-    task = asyncio.create_task(_execute_call(call, run), name=f"tool {call.function} {call.id}")
     try:
-        result = await task  # cancelling us cancels it; we resume once it cleaned up
+        result: ToolMessage = await _InContext(
+            _execute_call(call, run), contextvars.copy_context()
+        )
     except ToolTerminated as ex:
         ex.messages = []
         raise
@@ -154,8 +196,10 @@ async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
 async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
     if len(batch) == 1:
         return [await _run_one(batch[0], run)]
+    if run.slots is None:
+        run.slots = asyncio.Semaphore(run.max_parallel)
     tasks = [
-        asyncio.create_task(_execute_call(call, run), name=f"tool {call.function} {call.id}")
+        asyncio.create_task(_slotted(call, run), name=f"tool {call.function} {call.id}")
         for call in batch
     ]
     try:
@@ -187,24 +231,30 @@ async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
     raise first
 
 
-async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
+async def _slotted(call: ToolCall, run: _Run) -> ToolMessage:
+    """A call of a parallel batch: at most ``max_parallel`` run at once."""
+    assert run.slots is not None
     async with run.slots:
-        ex = ToolExecution(call=call, tool=run.tools.get(call.function))
-        hooks = current_tool_hooks()
-        entered = 0
-        start = time.perf_counter()
-        try:
-            for hook in hooks:
-                hook.before_tool(ex)
-                entered += 1
-            ex.message = await _produce(ex, run)
-            return ex.message
-        except BaseException as err:
-            ex.error = err
-            raise
-        finally:
-            ex.duration = time.perf_counter() - start
-            _after(hooks[:entered], ex)
+        return await _execute_call(call, run)
+
+
+async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
+    ex = ToolExecution(call=call, tool=run.tools.get(call.function))
+    hooks = current_tool_hooks()
+    entered = 0
+    start = time.perf_counter()
+    try:
+        for hook in hooks:
+            hook.before_tool(ex)
+            entered += 1
+        ex.message = await _produce(ex, run)
+        return ex.message
+    except BaseException as err:
+        ex.error = err
+        raise
+    finally:
+        ex.duration = time.perf_counter() - start
+        _after(hooks[:entered], ex)
 
 
 def _after(hooks: Sequence[ToolHook], ex: ToolExecution) -> None:
