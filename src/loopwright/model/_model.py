@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .._errors import ModelError, ModelTimeoutError
+from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
@@ -93,6 +94,13 @@ _slots: weakref.WeakKeyDictionary[
 _slots = weakref.WeakKeyDictionary()
 
 
+class _NoLoop:
+    """Stands for "no event loop yet" in a model's slot cache."""
+
+
+_NO_LOOP: Any = _NoLoop()
+
+
 def _slot(key: str, limit: int) -> asyncio.Semaphore:
     per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
     sem = per_loop.get((key, limit))
@@ -134,6 +142,9 @@ class Model:
         self._base_config = DEFAULT_CONFIG.merge(self.config)
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
+        # (event loop, connection limit, its semaphore): the last slot used
+        self._slot_cache: tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore]
+        self._slot_cache = (weakref.ref(_NO_LOOP), 0, asyncio.Semaphore())
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
             supports_tools=api.supports_tools,
@@ -214,7 +225,13 @@ class Model:
         api = self.api
         max_retries = cfg.max_retries if cfg.max_retries is not None else 5
         limit = cfg.max_connections or api.default_max_connections()
-        slot = _slot(api.connection_key(), limit)
+        loop = asyncio.get_running_loop()
+        cached = self._slot_cache
+        if cached[0]() is loop and cached[1] == limit:
+            slot = cached[2]
+        else:
+            slot = _slot(api.connection_key(), limit)
+            self._slot_cache = (weakref.ref(loop), limit, slot)
         attempt = 0
         while True:
             queued = time.perf_counter()
@@ -223,11 +240,10 @@ class Model:
                     began = time.perf_counter()
                     call.wait_time += began - queued
                     output = await self._attempt(call)
-                    output.time = time.perf_counter() - began
-                    if not output.model:
-                        output.model = api.name
+                    name = output.model or api.name
+                    set_fields(output, time=time.perf_counter() - began, model=name)
                     if output.message.model is None:
-                        output.message.model = output.model
+                        set_fields(output.message, model=name)
                     return output
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise

@@ -38,17 +38,17 @@ class Usage(BaseModel):
     cache_write_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        def opt(a: int | None, b: int | None) -> int | None:
-            return None if a is None and b is None else (a or 0) + (b or 0)
-
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            reasoning_tokens=opt(self.reasoning_tokens, other.reasoning_tokens),
-            cache_read_tokens=opt(self.cache_read_tokens, other.cache_read_tokens),
-            cache_write_tokens=opt(self.cache_write_tokens, other.cache_write_tokens),
-        )
+        a, b = self.__dict__, other.__dict__
+        values = {
+            "input_tokens": a["input_tokens"] + b["input_tokens"],
+            "output_tokens": a["output_tokens"] + b["output_tokens"],
+            "total_tokens": a["total_tokens"] + b["total_tokens"],
+        }
+        for name in _OPTIONAL_TOKENS:  # None + None stays None: "not reported"
+            x, y = a[name], b[name]
+            if x is not None or y is not None:
+                values[name] = (x or 0) + (y or 0)
+        return Usage(**values)
 
     def __radd__(self, other: Any) -> Usage:
         # sum() starts from 0
@@ -57,6 +57,9 @@ class Usage(BaseModel):
         if isinstance(other, Usage):
             return other + self
         return NotImplemented
+
+
+_OPTIONAL_TOKENS = ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 class ModelOutput(BaseModel):

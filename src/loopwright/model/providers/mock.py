@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from ..._errors import ConfigurationError, ScriptExhaustedError
+from ..._fast import copy_model, set_fields
 from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
@@ -46,17 +46,21 @@ def _message_tokens(message: ChatMessage) -> int:
     if message.role == "assistant":
         for call in message.tool_calls:
             tokens += 4 + _estimate_tokens(call.function)
-            tokens += _estimate_tokens(json.dumps(call.arguments, default=str))
+            # repr is close enough to the JSON for an estimate, and much cheaper
+            tokens += _estimate_tokens(repr(call.arguments))
     return tokens
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 def _copy_value(value: Any) -> Any:
     """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``."""
     if isinstance(value, dict):
-        return {k: _copy_value(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else _copy_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy_value(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+        return [v if type(v) in _ATOMS else _copy_value(v) for v in value]
+    if type(value) in _ATOMS:
         return value
     return copy.deepcopy(value)
 
@@ -69,13 +73,12 @@ def _copy_output(item: ModelOutput) -> ModelOutput:
     strings are shared. (A generic deep copy cost more than the rest of an agent step.)
     """
     message = item.message
-    calls = [
-        c.model_copy(update={"arguments": _copy_value(c.arguments)}) for c in message.tool_calls
-    ]
-    update: dict[str, Any] = {"message": message.model_copy(update={"tool_calls": calls})}
-    if item.usage is not None:
-        update["usage"] = item.usage.model_copy()
-    return item.model_copy(update=update)
+    calls = [copy_model(c, arguments=_copy_value(c.arguments)) for c in message.tool_calls]
+    if item.usage is None:
+        return copy_model(item, message=copy_model(message, tool_calls=calls))
+    return copy_model(
+        item, message=copy_model(message, tool_calls=calls), usage=copy_model(item.usage)
+    )
 
 
 def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> ModelOutput:
@@ -84,9 +87,9 @@ def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> 
         # a replayed copy gets fresh message and tool-call ids (ids must stay unique)
         output = _copy_output(item)
         if reused:
-            output.message.id = new_id()
+            set_fields(output.message, id=new_id())
             for call in output.message.tool_calls:
-                call.id = new_id()
+                set_fields(call, id=new_id())
         return output
     if isinstance(item, str):
         return ModelOutput.from_text(item)
@@ -184,10 +187,10 @@ class MockModelAPI(ModelAPI):
             reused = id(item) in self._served
             self._served.add(id(item))
             output = _as_output(item, f"outputs[{self._next - 1}]", reused=reused)
-        if output.tool_calls and output.stop_reason == "stop":
-            output.stop_reason = "tool_calls"
+        if output.message.tool_calls and output.stop_reason == "stop":
+            set_fields(output, stop_reason="tool_calls")
         if output.usage is None:
-            output.usage = self._usage(messages, output)
+            set_fields(output, usage=self._usage(messages, output))
         return output
 
     def _usage(self, messages: Sequence[ChatMessage], output: ModelOutput) -> Usage:
