@@ -8,11 +8,13 @@ import functools
 import inspect
 import re
 import warnings
+from types import CoroutineType
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from ..model import ToolInfo
 from ._errors import ToolArgumentsError, ToolDefinitionError
+from ._jsonschema import decode_json_strings, drop_nulls, has_null
 from ._threads import run_in_thread
 
 if TYPE_CHECKING:
@@ -221,8 +223,6 @@ class Tool(Generic[P, R]):
         return f"Tool({self.name!r}{flags})"
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        from ._jsonschema import decode_json_strings, drop_nulls, has_null
-
         if not isinstance(arguments, Mapping):
             from ._schema import signature_hint
 
@@ -295,7 +295,11 @@ class Tool(Generic[P, R]):
 
     async def _invoke(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
         fn: Callable[..., Any] = self.fn
-        if self._is_async or self._inline:
+        if self._is_async:
+            result = fn(*args, **kwargs)
+            if type(result) is CoroutineType:  # the usual case: skip the general check
+                return await result
+        elif self._inline:
             result = fn(*args, **kwargs)
         else:
             result = await run_in_thread(fn, *args, **kwargs)

@@ -7,9 +7,12 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from .._fast import set_fields
+from .._ids import new_id
 from ..model import ModelCall, model_hook
-from ._events import BaseEvent, LoggerEvent, ModelEvent, ToolEvent
-from ._transcript import Transcript, _pop, _push, _scope, checkpoint_store, current_transcript
+from ..store import current_store
+from ._events import LoggerEvent, ModelEvent, ToolEvent
+from ._transcript import Transcript, _pop, _push, _scope, checkpoint_store
 
 if TYPE_CHECKING:
     from ..tool import ToolExecution
@@ -22,34 +25,45 @@ _TOKEN = "loopwright.transcript.token"
 _WAITED = "loopwright.transcript.waited"
 
 
-def _set(event: BaseEvent, **values: Any) -> None:
-    """Set several plain fields of ``event`` at once: what pydantic's ``__setattr__``
-    does for each (the events do not validate assignments), at a fraction of its
-    per-attribute cost."""
-    event.__dict__.update(values)
-    event.__pydantic_fields_set__.update(values)
-
-
 def _error_text(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _checkpoint(t: Transcript) -> None:
+    """Record the store's changes, if there are any (cheap when there are none)."""
+    s = current_store()
+    if s is not None and s.dirty:
+        checkpoint_store(t)
 
 
 class _ModelHook:
     """Records each model call as a :class:`ModelEvent` in the current transcript."""
 
     def before_generate(self, call: ModelCall) -> None:
-        t = current_transcript()
-        if t is None:
+        scope = _scope.get()
+        if scope is None:
             return
-        checkpoint_store(t)
+        t = scope.transcript
+        _checkpoint(t)
+        event_id = new_id()
+        base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
-            model=call.model.name, tools=list(call.tools), config=call.config, pending=True
+            id=event_id,
+            span_id=scope.span_id,
+            working_start=t.working_time(),
+            model=call.model.name,
+            input=rest,
+            input_base=base,
+            input_base_count=count,
+            tools=call.tools,
+            config=call.config,
+            pending=True,
         )
-        t._model_input_refs(ev, call.messages)
-        t.record(ev)
-        call.data[_EVENT] = ev
-        call.data[_TRANSCRIPT] = t
+        t._append(ev, scope.events)
+        data = call.data
+        data[_EVENT] = ev
+        data[_TRANSCRIPT] = t
 
     def on_wait(self, call: ModelCall, seconds: float) -> None:
         t: Transcript | None = call.data.get(_TRANSCRIPT)
@@ -58,14 +72,15 @@ class _ModelHook:
             call.data[_WAITED] = call.data.get(_WAITED, 0.0) + seconds
 
     def after_generate(self, call: ModelCall) -> None:
-        ev: ModelEvent | None = call.data.pop(_EVENT, None)
-        t: Transcript | None = call.data.pop(_TRANSCRIPT, None)
+        data = call.data
+        ev: ModelEvent | None = data.pop(_EVENT, None)
+        t: Transcript | None = data.pop(_TRANSCRIPT, None)
         if ev is None or t is None:
             return
         # waits not reported through on_wait (queueing for a connection slot)
-        t.add_wait(call.wait_time - call.data.pop(_WAITED, 0.0))
+        t.add_wait(call.wait_time - data.pop(_WAITED, 0.0))
         out = call.output
-        _set(
+        set_fields(
             ev,
             output=out,
             usage=out.usage if out is not None else None,
@@ -77,9 +92,10 @@ class _ModelHook:
             pending=None,
         )
         if out is not None:
-            t.add_messages([out.message])
+            with t._root.lock:
+                t._add_message(out.message)
         t.update(ev)
-        checkpoint_store(t)
+        _checkpoint(t)
 
 
 class _ToolHook:
@@ -87,42 +103,49 @@ class _ToolHook:
     sub-agent's model calls, store changes, info) are recorded within it."""
 
     def before_tool(self, ex: ToolExecution) -> None:
-        t = current_transcript()
-        if t is None:
+        scope = _scope.get()
+        if scope is None:
             return
-        checkpoint_store(t)
-        ev = t.record(ToolEvent(call=ex.call, pending=True))
-        ex.data[_EVENT] = ev
-        ex.data[_TRANSCRIPT] = t
-        ex.data[_TOKEN] = _push(t, ev.events, ev.id)
+        t = scope.transcript
+        _checkpoint(t)
+        ev = ToolEvent(
+            span_id=scope.span_id, working_start=t.working_time(), call=ex.call, pending=True
+        )
+        t._append(ev, scope.events)
+        data = ex.data
+        data[_EVENT] = ev
+        data[_TRANSCRIPT] = t
+        data[_TOKEN] = _push(t, ev.events, ev.id)
 
     def after_tool(self, ex: ToolExecution) -> None:
-        ev: ToolEvent | None = ex.data.pop(_EVENT, None)
-        t: Transcript | None = ex.data.pop(_TRANSCRIPT, None)
+        data = ex.data
+        ev: ToolEvent | None = data.pop(_EVENT, None)
+        t: Transcript | None = data.pop(_TRANSCRIPT, None)
         if ev is None or t is None:
             return
         try:
-            checkpoint_store(t)  # changes made by the tool, within its event
+            _checkpoint(t)  # changes made by the tool, within its event
         finally:
-            _pop(ex.data.pop(_TOKEN))
+            _pop(data.pop(_TOKEN))
         t.add_wait(ex.wait_time)
         approval = ex.approval
-        if approval is not None and approval.decision == "modify" and approval.modified:
-            ev.call = approval.modified
         msg = ex.message
-        _set(
-            ev,
-            approval=approval,
-            result=msg,
-            error=msg.error if msg is not None else None,
-            failure=_error_text(ex.error) if ex.error is not None else None,
-            truncated=ex.truncated,
-            duration=ex.duration,
-            working_time=max(0.0, ex.duration - ex.wait_time),
-            pending=None,
-        )
+        values: dict[str, Any] = {
+            "approval": approval,
+            "result": msg,
+            "error": msg.error if msg is not None else None,
+            "failure": _error_text(ex.error) if ex.error is not None else None,
+            "truncated": ex.truncated,
+            "duration": ex.duration,
+            "working_time": max(0.0, ex.duration - ex.wait_time),
+            "pending": None,
+        }
+        if approval is not None and approval.decision == "modify" and approval.modified:
+            values["call"] = approval.modified
+        set_fields(ev, **values)
         if msg is not None:
-            t.add_messages([msg])
+            with t._root.lock:
+                t._add_message(msg)
         t.update(ev)
 
 

@@ -11,6 +11,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .._fast import set_fields
 from ..model import ChatMessage
 from ..store import current_store
 from ._events import BaseEvent, Event, InfoEvent, ModelEvent, StoreEvent, SubtaskEvent, ToolEvent
@@ -117,22 +118,32 @@ class Transcript:
             target, span = scope.events, scope.span_id
         else:
             target, span = self.events, self.span_id
-        if event.span_id is None:
-            event.span_id = span
+        values: dict[str, Any] = {}
+        if event.span_id is None and span is not None:
+            values["span_id"] = span
         if not event.working_start:
-            event.working_start = self.working_time()
+            values["working_start"] = self.working_time()
+        if values:
+            set_fields(event, **values)
+        self._append(event, target)
+        return event
+
+    def _append(self, event: BaseEvent, target: list[Event]) -> None:
+        """Append an event whose ``span_id`` and ``working_start`` are set already."""
         root = self._root
         with root.lock:
             target.append(event)  # type: ignore[arg-type]
             if isinstance(event, ModelEvent):
                 root.model_events[event.id] = event
-            self._notify(event)
-        return event
+            if root.event_subscribers:
+                self._notify(event)
 
     def update(self, event: BaseEvent) -> None:
         """Tell the subscribers that ``event`` changed (a pending event completed)."""
-        with self._root.lock:
-            self._notify(event)
+        root = self._root
+        if root.event_subscribers:
+            with root.lock:
+                self._notify(event)
 
     def info(self, data: Any, *, source: str | None = None) -> InfoEvent:
         """Record an :class:`InfoEvent`: a (markdown) string or any JSON-serialisable data.
@@ -157,16 +168,25 @@ class Transcript:
         Events refer to messages by id; recording a message here makes it readable from
         the run store. Model and tool events do it for their messages on their own.
         """
-        root = self._root
         new: list[ChatMessage] = []
-        with root.lock:
+        with self._root.lock:
             for m in messages:
-                if m.id not in root.messages:
-                    root.messages[m.id] = m
+                if self._add_message(m):
                     new.append(m)
-                    for sub in list(root.message_subscribers):
-                        self._call(sub, m, root.message_subscribers)
         return new
+
+    def _add_message(self, m: ChatMessage) -> bool:
+        """Record one message (the caller holds the lock, or runs on the event loop's
+        thread with nothing else recording); True if it is new."""
+        root = self._root
+        if m.id in root.messages:
+            return False
+        root.messages[m.id] = m
+        subs = root.message_subscribers
+        if subs:
+            for sub in list(subs):
+                self._call(sub, m, subs)
+        return True
 
     def message(self, id: str) -> ChatMessage | None:
         """The message with this id, if an event of this run referred to it."""
@@ -240,9 +260,12 @@ class Transcript:
             self._root.waiting += seconds
 
     # --- model inputs ---------------------------------------------------------------
-    def _model_input_refs(self, event: ModelEvent, messages: Sequence[ChatMessage]) -> None:
-        """Fill ``event.input*`` with a reference to the longest shared prefix of an
-        earlier call's input, plus the ids of the rest; record new messages.
+    def _model_input_refs(
+        self, event_id: str, messages: Sequence[ChatMessage]
+    ) -> tuple[str | None, int, list[str]]:
+        """The input fields of a new model event: a reference to the longest shared
+        prefix of an earlier call's input (``input_base``, ``input_base_count``) and the
+        ids of the rest (``input``); the new messages are recorded.
 
         The prefix is found by comparing message objects (identity first, at C speed),
         so the cost per call is a pointer comparison per message plus the new messages.
@@ -250,6 +273,7 @@ class Transcript:
         root = self._root
         msgs = list(messages)
         k = 0
+        base_id: str | None = None
         base = root.bases.get(msgs[0].id) if msgs else None
         if base is not None:
             base_msgs = base[1]
@@ -260,11 +284,14 @@ class Transcript:
                 while k < n and msgs[k].id == base_msgs[k].id:
                     k += 1
             if k:
-                event.input_base, event.input_base_count = base[0], k
-        event.input = [m.id for m in msgs[k:]]
-        self.add_messages(msgs[k:])
+                base_id = base[0]
+        rest = msgs[k:]
+        with root.lock:
+            for m in rest:
+                self._add_message(m)
         if msgs:
-            root.bases[msgs[0].id] = (event.id, msgs)
+            root.bases[msgs[0].id] = (event_id, msgs)
+        return base_id, k, [m.id for m in rest]
 
 
 def _walk(events: Sequence[Event]) -> Iterator[Event]:
