@@ -173,7 +173,7 @@ class _InContext:
             except GeneratorExit:
                 run(coro.close)
                 raise
-            except BaseException as thrown:  # noqa: BLE001 - passed on to the coroutine
+            except BaseException as thrown:
                 send, error = None, thrown
 
 
@@ -182,9 +182,7 @@ async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
     me = asyncio.current_task()
     cancels = me.cancelling() if me is not None else 0
     try:
-        result: ToolMessage = await _InContext(
-            _execute_call(call, run), contextvars.copy_context()
-        )
+        result: ToolMessage = await _InContext(_execute_call(call, run), contextvars.copy_context())
     except ToolTerminated as ex:
         ex.messages = []
         raise

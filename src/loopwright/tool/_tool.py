@@ -8,8 +8,8 @@ import functools
 import inspect
 import re
 import warnings
-from types import CoroutineType
 from collections.abc import Callable, Mapping
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from ..model import ToolInfo
