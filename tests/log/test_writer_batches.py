@@ -167,3 +167,43 @@ def test_writers_used_from_a_thread_without_an_event_loop(tmp_path: Path) -> Non
     writer.close(timeout=30)  # twice is fine
     with pytest.raises(RunStoreError, match="closed"):
         writer.event("r", "", 1, lw.InfoEvent(data="late"))
+
+
+async def test_model_events_serialise_as_their_record_does(tmp_path: Path) -> None:
+    """The model event's JSON is built from pieces (the tools once per list of tools):
+    it must say what the general record says, pending or done, with or without output,
+    and fall back to the general way for values the fast way refuses."""
+    from pydantic_core import to_json
+
+    events: list[lw.Event] = []
+
+    @lw.tool
+    async def echo(text: str) -> str:
+        """Echo.
+
+        Args:
+            text: What to echo.
+        """
+        return text
+
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("echo", {"text": "héllo"}),
+            lw.ModelOutput.for_tool_call("echo", {"text": "\ud800 lone"}),
+            RuntimeError("provider down"),
+        ],
+    )
+    with lw.observe_transcripts(events.append), pytest.raises(RuntimeError):
+        await lw.run(lw.react(tools=[echo]), "go", model=model, db=False)
+    # the last call failed: its event has no output
+    unique = {id(e): e for e in events}  # a pending event is seen again when completed
+    models = [e for e in unique.values() if isinstance(e, lw.ModelEvent)]
+    assert len(models) == 3 and models[-1].output is None and models[-1].error
+    pending = lw.ModelEvent(model="m", pending=True, tools=[echo.info])
+    for event in [*models, pending]:
+        expected = json.loads(to_json(event_record(event), inf_nan_mode="constants"))
+        assert json.loads(dump_event(event)) == expected
+    assert json.loads(dump_event(models[0]))["output"]["message"] == {
+        "$ref": models[0].output.message.id  # type: ignore[union-attr]
+    }

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-from ..model import AssistantMessage, ChatMessage, ToolMessage
+from ..model import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
 from ..transcript import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
@@ -69,11 +69,53 @@ def event_record(event: Event) -> dict[str, Any]:
 
 def dump_event(event: Event) -> str:
     """An event as the store's JSON text."""
+    try:
+        if isinstance(event, ModelEvent):
+            return _dump_model_event(event)
+    except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate: the general way
+        pass
     record = event_record(event)
     try:  # pydantic's encoder: several times faster than json.dumps
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
         return json.dumps(record, separators=(",", ":"))
+
+
+_MODEL_EVENT_REST = {"tools", "output"}
+_OUTPUT_REST = {"message"}
+# the JSON of a list of tools, by the identity of its ToolInfo objects (kept alive here,
+# so an id is not reused): every model call of a run offers the same tools
+_tools_json: dict[tuple[int, ...], tuple[list[ToolInfo], str]] = {}
+
+
+def _dump_tools(tools: list[ToolInfo]) -> str:
+    key = tuple(map(id, tools))
+    hit = _tools_json.get(key)
+    if hit is not None:
+        return hit[1]
+    text = to_json(tools, exclude_none=True, inf_nan_mode="constants").decode()
+    if len(_tools_json) >= 256:
+        _tools_json.clear()
+    _tools_json[key] = (list(tools), text)
+    return text
+
+
+def _dump_model_event(event: ModelEvent) -> str:
+    """What ``to_json(event_record(event))`` gives, built from pieces: the tools offered
+    (the largest part, the same at every step) are serialised once per list of tools.
+
+    Tool descriptions are treated as fixed once offered (``Tool.info`` builds them once).
+    """
+    head = event.model_dump_json(exclude_none=True, exclude=_MODEL_EVENT_REST)
+    parts = [head[:-1], ',"tools":', _dump_tools(event.tools)]
+    out = event.output
+    if out is not None:
+        body = out.model_dump_json(exclude_none=True, exclude=_OUTPUT_REST)
+        ref = json.dumps(out.message.id)
+        parts += [',"output":', body[:-1], "," if len(body) > 2 else "", '"message":{"$ref":']
+        parts += [ref, "}}"]
+    parts.append("}")
+    return "".join(parts)
 
 
 MessageLookup = Callable[[str], ChatMessage]

@@ -217,51 +217,61 @@ class _FileWriter:
     def _write(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
         import sqlite3
 
+        # serialise first, then write each table's rows with one executemany: rows of
+        # different tables do not depend on each other's order (no foreign keys or
+        # triggers), and the batch commits as one transaction
+        sql: list[tuple[str, tuple[Any, ...]]] = []
+        events: list[tuple[Any, ...]] = []
+        messages: list[tuple[Any, ...]] = []
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
+        for item in batch:
+            kind = item[1]
+            if kind == "event":
+                writer, _, run_id, sample, seq, event = item
+                if id(event) in written:
+                    continue
+                written.add(id(event))
+                try:
+                    data = dump_event(event)
+                except Exception as ex:  # a value pydantic cannot serialise
+                    _log.error("run store: event %s not written: %r", event.id, ex)
+                    writer._error = writer._error or ex
+                    continue
+                events.append(
+                    (
+                        run_id,
+                        seq,
+                        event.id,
+                        sample,
+                        event.span_id,
+                        event.event,
+                        event.timestamp.isoformat(),
+                        data,
+                    )
+                )
+            elif kind == "message":
+                writer, _, run_id, sample, seq, message = item
+                try:
+                    text = dump_message(message)
+                except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
+                    _log.error("run store: message %s not written: %r", message.id, ex)
+                    writer._error = writer._error or ex
+                    continue
+                messages.append((run_id, message.id, sample, seq, message.role, text))
+            elif kind == "sql":
+                sql.append((item[2], item[3]))
+        if not (sql or events or messages):
+            return
         try:
             conn.execute("BEGIN")
-            for item in batch:
-                kind = item[1]
-                if kind == "event":
-                    writer, _, run_id, sample, seq, event = item
-                    if id(event) in written:
-                        continue
-                    written.add(id(event))
-                    try:
-                        data = dump_event(event)
-                    except Exception as ex:  # a value pydantic cannot serialise
-                        _log.error("run store: event %s not written: %r", event.id, ex)
-                        writer._error = writer._error or ex
-                        continue
-                    conn.execute(
-                        _UPSERT_EVENT,
-                        (
-                            run_id,
-                            seq,
-                            event.id,
-                            sample,
-                            event.span_id,
-                            event.event,
-                            event.timestamp.isoformat(),
-                            data,
-                        ),
-                    )
-                elif kind == "message":
-                    writer, _, run_id, sample, seq, message = item
-                    try:
-                        text = dump_message(message)
-                    except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
-                        _log.error("run store: message %s not written: %r", message.id, ex)
-                        writer._error = writer._error or ex
-                        continue
-                    conn.execute(
-                        _INSERT_MESSAGE,
-                        (run_id, message.id, sample, seq, message.role, text),
-                    )
-                elif kind == "sql":
-                    conn.execute(item[2], item[3])
+            for statement, params in sql:
+                conn.execute(statement, params)
+            if events:
+                conn.executemany(_UPSERT_EVENT, events)
+            if messages:
+                conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
         except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
             _log.error("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
