@@ -278,7 +278,8 @@ class Transcript:
         if base is not None:
             base_msgs = base[1]
             n = min(len(base_msgs), len(msgs))
-            if msgs[:n] == base_msgs[:n]:
+            # the usual call extends the last one: one slice, compared at C speed
+            if msgs[:n] == (base_msgs if n == len(base_msgs) else base_msgs[:n]):
                 k = n
             else:
                 while k < n and msgs[k].id == base_msgs[k].id:
