@@ -53,7 +53,7 @@ class ToolExecution:
 class ToolHook(Protocol):
     """Observes tool calls.
 
-    Both methods run inside the call's own asyncio task, in the context the tool
+    Both methods run in the call's own context (a copy of the caller's), the one the tool
     function runs in (sync tools see it through their worker thread), so contextvars
     set in ``before_tool`` are visible to the tool. ``before_tool`` may raise to stop
     the call (the exception propagates out of ``execute_tools``); ``after_tool`` runs on
