@@ -209,3 +209,30 @@ async def test_tools_may_be_tool_infos_or_objects_with_info() -> None:
     model = lw.get_model("mock", outputs=capture)
     await model.generate(HI, [lw.ToolInfo(name="plain"), HasInfo()])
     assert seen == [["plain", "from_object"]]
+
+
+def test_the_connection_limit_follows_the_event_loop_and_the_calls_limit() -> None:
+    """A model keeps the last connection slot it used; another event loop (a semaphore
+    belongs to one) or another ``max_connections`` must get its own."""
+    running = peak = 0
+
+    async def tracked(*_: object) -> str:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return "done"
+
+    lw.register_provider("loops-test", lambda name, **kw: _Named("loops-test", tracked))
+    model = lw.get_model("loops-test", config=lw.GenerateConfig(max_connections=1))
+
+    async def burst(config: lw.GenerateConfig | None = None) -> int:
+        nonlocal peak
+        peak = 0
+        await asyncio.gather(*(model.generate(HI, config=config) for _ in range(4)))
+        return peak
+
+    assert asyncio.run(burst()) == 1
+    assert asyncio.run(burst()) == 1  # a new loop: waiting must not use the old one's slot
+    assert asyncio.run(burst(lw.GenerateConfig(max_connections=3))) == 3

@@ -94,13 +94,6 @@ _slots: weakref.WeakKeyDictionary[
 _slots = weakref.WeakKeyDictionary()
 
 
-class _NoLoop:
-    """Stands for "no event loop yet" in a model's slot cache."""
-
-
-_NO_LOOP: Any = _NoLoop()
-
-
 def _slot(key: str, limit: int) -> asyncio.Semaphore:
     per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
     sem = per_loop.get((key, limit))
@@ -142,9 +135,11 @@ class Model:
         self._base_config = DEFAULT_CONFIG.merge(self.config)
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
-        # (event loop, connection limit, its semaphore): the last slot used
-        self._slot_cache: tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore]
-        self._slot_cache = (weakref.ref(_NO_LOOP), 0, asyncio.Semaphore())
+        # (event loop, connection limit, its semaphore): the last slot used; the provider's
+        # connection key is fixed for the life of its ModelAPI
+        self._slot_cache: (
+            tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore] | None
+        ) = None
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
             supports_tools=api.supports_tools,
@@ -227,7 +222,7 @@ class Model:
         limit = cfg.max_connections or api.default_max_connections()
         loop = asyncio.get_running_loop()
         cached = self._slot_cache
-        if cached[0]() is loop and cached[1] == limit:
+        if cached is not None and cached[0]() is loop and cached[1] == limit:
             slot = cached[2]
         else:
             slot = _slot(api.connection_key(), limit)
