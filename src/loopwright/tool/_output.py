@@ -15,13 +15,10 @@ def result_text(value: Any) -> str:
     replaced); numbers, booleans, lists, tuples, sets, dicts, pydantic models and
     dataclass instances as JSON; anything else via ``str()``.
     """
-    kind = type(value)
-    if kind is str:
-        return value  # type: ignore[no-any-return]
-    if kind is int:
-        return str(value)  # what JSON would say, without the encoder
     if isinstance(value, str):
         return value
+    if type(value) is int:
+        return str(value)  # what JSON would say, without the encoder
     if value is None:
         return ""
     if isinstance(value, bytes | bytearray | memoryview):

@@ -92,8 +92,7 @@ class _ModelHook:
             pending=None,
         )
         if out is not None:
-            with t._root.lock:
-                t._add_message(out.message)
+            t.add_messages([out.message])
         t.update(ev)
         _checkpoint(t)
 
@@ -144,8 +143,7 @@ class _ToolHook:
             values["call"] = approval.modified
         set_fields(ev, **values)
         if msg is not None:
-            with t._root.lock:
-                t._add_message(msg)
+            t.add_messages([msg])
         t.update(ev)
 
 

@@ -168,25 +168,17 @@ class Transcript:
         Events refer to messages by id; recording a message here makes it readable from
         the run store. Model and tool events do it for their messages on their own.
         """
-        new: list[ChatMessage] = []
-        with self._root.lock:
-            for m in messages:
-                if self._add_message(m):
-                    new.append(m)
-        return new
-
-    def _add_message(self, m: ChatMessage) -> bool:
-        """Record one message (the caller holds the lock, or runs on the event loop's
-        thread with nothing else recording); True if it is new."""
         root = self._root
-        if m.id in root.messages:
-            return False
-        root.messages[m.id] = m
-        subs = root.message_subscribers
-        if subs:
-            for sub in list(subs):
-                self._call(sub, m, subs)
-        return True
+        new: list[ChatMessage] = []
+        with root.lock:
+            subs = root.message_subscribers
+            for m in messages:
+                if m.id not in root.messages:
+                    root.messages[m.id] = m
+                    new.append(m)
+                    for sub in list(subs):
+                        self._call(sub, m, subs)
+        return new
 
     def message(self, id: str) -> ChatMessage | None:
         """The message with this id, if an event of this run referred to it."""
@@ -287,9 +279,7 @@ class Transcript:
             if k:
                 base_id = base[0]
         rest = msgs[k:]
-        with root.lock:
-            for m in rest:
-                self._add_message(m)
+        self.add_messages(rest)
         if msgs:
             root.bases[msgs[0].id] = (event_id, msgs)
         return base_id, k, [m.id for m in rest]
