@@ -17,7 +17,8 @@ from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
-from ._output import ModelOutput, Usage
+from ._output import ModelOutput, Usage, add_usage
+from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -87,19 +88,17 @@ def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
         _hooks.reset(token)
 
 
-# One semaphore per (event loop, connection key): asyncio primitives belong to a loop.
-_slots: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
-]
+# One set of slots per (event loop, connection key): asyncio primitives belong to a loop.
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], Slots]]
 _slots = weakref.WeakKeyDictionary()
 
 
-def _slot(key: str, limit: int) -> asyncio.Semaphore:
+def _slot(key: str, limit: int) -> Slots:
     per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
-    sem = per_loop.get((key, limit))
-    if sem is None:
-        sem = per_loop[(key, limit)] = asyncio.Semaphore(limit)
-    return sem
+    slots = per_loop.get((key, limit))
+    if slots is None:
+        slots = per_loop[(key, limit)] = Slots(limit)
+    return slots
 
 
 def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
@@ -133,13 +132,10 @@ class Model:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
-        self.usage = Usage()
-        """Tokens used by every call of this model so far."""
+        self._usage: dict[str, int | None] = Usage().model_dump()
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
         # connection key is fixed for the life of its ModelAPI
-        self._slot_cache: (
-            tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore] | None
-        ) = None
+        self._slot_cache: tuple[weakref.ref[asyncio.AbstractEventLoop], int, Slots] | None = None
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
             supports_tools=api.supports_tools,
@@ -148,6 +144,15 @@ class Model:
         )
         """How tools reach the model (``native``, ``react``, ``json``): ``generate``
         renders the request with it and parses the reply back into tool calls."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every call of this model so far."""
+        return Usage(**self._usage)
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self._usage = value.model_dump()
 
     @property
     def name(self) -> str:
@@ -210,7 +215,7 @@ class Model:
         call.output = output
         call.duration = time.perf_counter() - start
         if output.usage is not None:
-            self.usage = self.usage + output.usage
+            add_usage(self._usage, output.usage)
         for hook in hooks:
             hook.after_generate(call)
         return output
@@ -231,15 +236,19 @@ class Model:
         while True:
             queued = time.perf_counter()
             try:
-                async with slot:
+                if not slot.try_take():
+                    await slot.take()
+                try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
                     output = await self._attempt(call)
-                    name = output.model or api.name
-                    set_fields(output, time=time.perf_counter() - began, model=name)
-                    if output.message.model is None:
-                        set_fields(output.message, model=name)
-                    return output
+                finally:
+                    slot.give()
+                name = output.model or api.name
+                set_fields(output, time=time.perf_counter() - began, model=name)
+                if output.message.model is None:
+                    set_fields(output.message, model=name)
+                return output
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise
             except Exception as ex:
