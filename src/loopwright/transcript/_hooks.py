@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from .._fast import set_fields
 from .._ids import new_id
 from ..model import ModelCall, model_hook
-from ..store import current_store
+from ..store import _current as _current_store
 from ._events import LoggerEvent, ModelEvent, ToolEvent
-from ._transcript import Transcript, _pop, _push, _scope, checkpoint_store
+from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
 if TYPE_CHECKING:
     from ..tool import ToolExecution
@@ -32,8 +32,8 @@ def _error_text(error: BaseException) -> str:
 
 def _checkpoint(t: Transcript) -> None:
     """Record the store's changes, if there are any (cheap when there are none)."""
-    s = current_store()
-    if s is not None and s.dirty:
+    s = _current_store.get()
+    if s is not None and s._dirty:
         checkpoint_store(t)
 
 
@@ -45,7 +45,9 @@ class _ModelHook:
         if scope is None:
             return
         t = scope.transcript
-        _checkpoint(t)
+        s = _current_store.get()
+        if s is not None and s._dirty:
+            checkpoint_store(t)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
@@ -78,7 +80,9 @@ class _ModelHook:
         if ev is None or t is None:
             return
         # waits not reported through on_wait (queueing for a connection slot)
-        t.add_wait(call.wait_time - data.pop(_WAITED, 0.0))
+        waited = call.wait_time - data.pop(_WAITED, 0.0)
+        if waited > 0:
+            t._root.waiting += waited
         out = call.output
         set_fields(
             ev,
@@ -92,9 +96,12 @@ class _ModelHook:
             pending=None,
         )
         if out is not None:
-            t.add_messages([out.message])
-        t.update(ev)
-        _checkpoint(t)
+            t.add_messages((out.message,))
+        if t._root.event_subscribers:
+            t.update(ev)
+        s = _current_store.get()
+        if s is not None and s._dirty:
+            checkpoint_store(t)
 
 
 class _ToolHook:
@@ -106,7 +113,9 @@ class _ToolHook:
         if scope is None:
             return
         t = scope.transcript
-        _checkpoint(t)
+        s = _current_store.get()
+        if s is not None and s._dirty:
+            checkpoint_store(t)
         ev = ToolEvent(
             span_id=scope.span_id, working_start=t.working_time(), call=ex.call, pending=True
         )
@@ -114,7 +123,7 @@ class _ToolHook:
         data = ex.data
         data[_EVENT] = ev
         data[_TRANSCRIPT] = t
-        data[_TOKEN] = _push(t, ev.events, ev.id)
+        data[_TOKEN] = _scope.set(_Scope(t, ev.events, ev.id))
 
     def after_tool(self, ex: ToolExecution) -> None:
         data = ex.data
@@ -126,7 +135,8 @@ class _ToolHook:
             _checkpoint(t)  # changes made by the tool, within its event
         finally:
             _pop(data.pop(_TOKEN))
-        t.add_wait(ex.wait_time)
+        if ex.wait_time > 0:
+            t._root.waiting += ex.wait_time
         approval = ex.approval
         msg = ex.message
         values: dict[str, Any] = {
@@ -143,8 +153,9 @@ class _ToolHook:
             values["call"] = approval.modified
         set_fields(ev, **values)
         if msg is not None:
-            t.add_messages([msg])
-        t.update(ev)
+            t.add_messages((msg,))
+        if t._root.event_subscribers:
+            t.update(ev)
 
 
 _MODEL_HOOK = _ModelHook()
