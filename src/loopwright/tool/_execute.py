@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import os
 import time
 from collections.abc import Coroutine, Generator, Sequence
+from types import CoroutineType
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -22,7 +24,8 @@ from ..model import (
 from ..model.protocols import FORMAT_ERROR_FUNCTION
 from ._approval import current_approver
 from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
-from ._hooks import ToolExecution, ToolHook, current_tool_hooks
+from ._hooks import ToolExecution, ToolHook
+from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
 from ._tool import Tool
 
@@ -116,7 +119,10 @@ async def execute_tools(
     results: list[ToolMessage] = []
     for batch in _batches(calls, by_name):
         try:
-            results.extend(await _run_batch(batch, run))
+            if len(batch) == 1:
+                results.append(await _run_one(batch[0], run))
+            else:
+                results.extend(await _run_batch(batch, run))
         except ToolTerminated as ex:
             ex.messages = results + ex.messages
             raise
@@ -192,8 +198,7 @@ async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
 
 
 async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
-    if len(batch) == 1:
-        return [await _run_one(batch[0], run)]
+    """Calls that may run together, each in its own task."""
     if run.slots is None:
         run.slots = asyncio.Semaphore(run.max_parallel)
     tasks = [
@@ -238,7 +243,7 @@ async def _slotted(call: ToolCall, run: _Run) -> ToolMessage:
 
 async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
     ex = ToolExecution(call=call, tool=run.tools.get(call.function))
-    hooks = current_tool_hooks()
+    hooks = _tool_hooks.get()
     entered = 0
     start = time.perf_counter()
     try:
@@ -345,7 +350,12 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     scope: asyncio.Timeout | None = None
     try:
         if timeout is None:
-            result = await tool._invoke(args, kwargs)
+            if tool._is_async:  # the usual case, without a frame for _invoke
+                result = tool.fn(*args, **kwargs)
+                if type(result) is CoroutineType or inspect.isawaitable(result):
+                    result = await result
+            else:
+                result = await tool._invoke(args, kwargs)
         else:
             async with asyncio.timeout(timeout) as scope:
                 result = await tool._invoke(args, kwargs)

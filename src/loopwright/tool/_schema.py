@@ -17,8 +17,10 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, get_args, get_origin
+
+from pydantic_core import ValidationError
 
 from ._docstrings import Docstring
 from ._errors import ToolArgumentsError, ToolDefinitionError
@@ -194,10 +196,16 @@ class FunctionSpec:
         description: The docstring's prose.
     """
 
-    model: Any  # type[BaseModel], kept Any so pydantic is not needed to import this module
+    model: Any  # type[BaseModel]
     params: tuple[_Param, ...]
     parameters: dict[str, Any]
     description: str
+    # (name, field) of each parameter when all are passed by keyword (the usual case)
+    _keywords: tuple[tuple[str, str], ...] | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        positional = any(p.positional for p in self.params)
+        self._keywords = None if positional else tuple((p.name, p.field) for p in self.params)
 
     def bind(
         self, tool_name: str, arguments: Mapping[str, Any]
@@ -207,13 +215,14 @@ class FunctionSpec:
         Raises:
             ToolArgumentsError: The arguments do not fit the parameters.
         """
-        from pydantic import ValidationError
-
         try:
-            validated = self.model.model_validate(arguments)
+            validated = self.model.__pydantic_validator__.validate_python(arguments)
         except ValidationError as ex:
             message = format_validation_errors(tool_name, ex.errors(), self.parameters)
             raise ToolArgumentsError(message) from None
+        if self._keywords is not None:
+            values = validated.__dict__
+            return [], {name: values[f] for name, f in self._keywords}
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for p in self.params:

@@ -223,7 +223,7 @@ class Tool(Generic[P, R]):
         return f"Tool({self.name!r}{flags})"
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        if not isinstance(arguments, Mapping):
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):
             from ._schema import signature_hint
 
             raise ToolArgumentsError(
@@ -231,14 +231,14 @@ class Tool(Generic[P, R]):
                 f"{type(arguments).__name__}. Expected: "
                 f"{signature_hint(self.name, self.info.parameters)}"
             )
-        params = self.info.parameters
         args = dict(arguments)
         if has_null(args):  # the usual call has none: skip walking the schema
-            args = drop_nulls(args, params)
+            args = drop_nulls(args, self.info.parameters)
         try:
             return self._check(args)
         except ToolArgumentsError:
             # a model may have sent an object or a list as JSON text: decode and retry
+            params = self.info.parameters
             decoded = decode_json_strings(args, params)
             if decoded is None:
                 raise
