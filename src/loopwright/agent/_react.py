@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
+from .._fast import set_fields
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
 from ..limits import LimitExceededError, check_limits, step_limit
 from ..model import (
@@ -172,8 +173,9 @@ class ReactAgent:
                 await self._recover_overflow(state)
                 continue
             overflows = 0
-            state.output = output
-            state.messages.append(output.message)
+            set_fields(state, output=output)  # (a valid value: skip pydantic's setattr)
+            message = output.message
+            state.messages.append(message)
 
             if output.stop_reason == "content_filter":
                 content_filtered += 1
@@ -184,15 +186,16 @@ class ReactAgent:
                 continue
             content_filtered = 0
 
-            if self._has_stop_keyword(output.text):
+            if self.stop_keywords and self._has_stop_keyword(message.content):
                 state.completed = "stop_keyword"
                 return
 
-            if output.tool_calls:
+            calls = message.tool_calls
+            if calls:
                 if await self._run_tools(state, output, tools, by_name, extras):
                     return
                 # every call unparseable: a format error (text protocols, bad JSON)
-                if all(c.parse_error for c in output.tool_calls):
+                if calls[0].parse_error and all(c.parse_error for c in calls):
                     format_errors += 1
                     if format_errors > self.max_format_errors:
                         state.completed = "format_errors"
@@ -228,7 +231,10 @@ class ReactAgent:
     ) -> bool:
         """Run the output's tool calls; True when the agent is done."""
         message = output.message
-        handoff_calls = [c for c in message.tool_calls if c.function in self.handoffs]
+        handoffs = self.handoffs
+        handoff_calls = (
+            [c for c in message.tool_calls if c.function in handoffs] if handoffs else []
+        )
         if handoff_calls:
             others = [c for c in message.tool_calls if c.function not in self.handoffs]
             message = message.model_copy(update={"tool_calls": others})

@@ -37,17 +37,13 @@ MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
 DEFAULT_TEXT = "Default output from the mock model."
 
 
-def _estimate_tokens(text: str) -> int:
-    return max(1, (len(text) + 3) // 4) if text else 0
-
-
 def _message_tokens(message: ChatMessage) -> int:
-    tokens = 4 + _estimate_tokens(message.content)
+    # about four characters a token (so at least one for any text), plus a few per part
+    tokens = 4 + (len(message.content) + 3) // 4
     if message.role == "assistant":
         for call in message.tool_calls:
-            tokens += 4 + _estimate_tokens(call.function)
             # repr is close enough to the JSON for an estimate, and much cheaper
-            tokens += _estimate_tokens(repr(call.arguments))
+            tokens += 4 + (len(call.function) + 3) // 4 + (len(repr(call.arguments)) + 3) // 4
     return tokens
 
 
@@ -187,10 +183,13 @@ class MockModelAPI(ModelAPI):
             reused = id(item) in self._served
             self._served.add(id(item))
             output = _as_output(item, f"outputs[{self._next - 1}]", reused=reused)
+        values: dict[str, Any] = {}
         if output.message.tool_calls and output.stop_reason == "stop":
-            set_fields(output, stop_reason="tool_calls")
+            values["stop_reason"] = "tool_calls"
         if output.usage is None:
-            set_fields(output, usage=self._usage(messages, output))
+            values["usage"] = self._usage(messages, output)
+        if values:
+            set_fields(output, **values)
         return output
 
     def _usage(self, messages: Sequence[ChatMessage], output: ModelOutput) -> Usage:
