@@ -35,6 +35,7 @@ Parsing policy:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -80,6 +81,7 @@ class _Section:
     end: int  # where the next marker starts (or the text ends)
 
 
+@functools.lru_cache(maxsize=256)
 def _label(raw: str) -> str:
     key = re.sub(r"[\s_]+", "", raw.lower())
     return {"actioninput": "input", "finalanswer": "final"}.get(key, key)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..._fast import copy_model
 from ..._ids import new_id
 from .._chat import (
     AssistantMessage,
@@ -214,6 +215,9 @@ class TextProtocol(ToolProtocol):
         self._format_errors: LRU[str, str] = LRU(1024)
         # first message id -> where that conversation's last request stood
         self._cursors: LRU[str, list[_Cursor]] = LRU(1024)
+        # (config, toolset, request config) of the last request: the same agent asks with
+        # the same config and tools call after call
+        self._last_config: tuple[GenerateConfig, ToolSet | None, GenerateConfig] | None = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -296,7 +300,13 @@ class TextProtocol(ToolProtocol):
         if stop < n:  # the last message, after the checkpoint
             unmerged = unmerged + self._render_range(messages, stop, n, toolset)
             out, _ = self._merged_tail(unmerged, out[:-1], tail)
-        return ProtocolRequest(out, [], self.request_config(config, toolset), toolset)
+        last = self._last_config
+        if last is not None and last[0] is config and last[1] is toolset:
+            request_config = last[2]
+        else:
+            request_config = self.request_config(config, toolset)
+            self._last_config = (config, toolset, request_config)
+        return ProtocolRequest(out, [], request_config, toolset)
 
     def _merged_tail(
         self, unmerged: list[ChatMessage], kept: list[ChatMessage], tail: int
@@ -530,7 +540,7 @@ class TextProtocol(ToolProtocol):
         self._messages.put(parsed.id, (parsed, AssistantMessage(content=kept, model=message.model)))
         if reply.calls and stop in ("stop", "unknown"):
             stop = "tool_calls"
-        return output.model_copy(update={"message": parsed, "stop_reason": stop})
+        return copy_model(output, message=parsed, stop_reason=stop)
 
     # --- helpers for the parsers ---------------------------------------------------------
 
