@@ -13,7 +13,7 @@ import statistics
 import tempfile
 from dataclasses import dataclass, field
 
-from _scenarios import Config, Runner, fresh_db, time_floor
+from _scenarios import Config, Runner, fresh_db, time_floor, time_typed_floor
 
 CONFIGS = [
     Config("native"),
@@ -27,6 +27,8 @@ CONFIGS = [
     Config("native, sync tool (thread)", sync_tool=True),
 ]
 FLOOR = "floor (bare asyncio, dicts)"
+TYPED_FLOOR = "typed floor (bare asyncio, loopwright's message types)"
+FLOORS = {FLOOR: time_floor, TYPED_FLOOR: time_typed_floor}
 
 
 @dataclass
@@ -72,17 +74,21 @@ async def measure(
     folder = tempfile.mkdtemp(prefix="lw-bench-")
     db = fresh_db(folder, "per_step")
     runners = [Runner(c, db) for c in configs]
-    samples: dict[str, Samples] = {FLOOR: Samples(), **{c.name: Samples() for c in configs}}
+    samples: dict[str, Samples] = {
+        **{name: Samples() for name in FLOORS},
+        **{c.name: Samples() for c in configs},
+    }
+    floors = list(FLOORS.items())
     floor_reps = 20  # a floor run is short: time several per sample
     for r in range(warmup + rounds):
-        order = list(range(len(runners) + 1))
+        order = list(range(len(runners) + len(floors)))
         k = r % len(order)
         order = order[k:] + order[:k]
         for i in order:
-            if i == len(runners):
-                w, c = await time_floor(steps, floor_reps)
-                w1, c1 = await time_floor(1, floor_reps)
-                name = FLOOR
+            if i >= len(runners):
+                name, time_it = floors[i - len(runners)]
+                w, c = await time_it(steps, floor_reps)
+                w1, c1 = await time_it(1, floor_reps)
             else:
                 w, c = await runners[i].time_one(steps)
                 w1, c1 = await runners[i].time_one(1)

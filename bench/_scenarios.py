@@ -166,6 +166,47 @@ async def time_floor(steps: int, reps: int) -> tuple[float, float]:
     return (time.perf_counter() - start) / reps, (time.process_time() - cpu) / reps
 
 
+# --- the typed floor: the same loop with loopwright's pydantic message types -------------
+async def typed_floor_agent(steps: int, task: str) -> list[lw.ChatMessage]:
+    """The bare loop again, but every message is one of loopwright's types, made fresh per
+    step as a provider would: a tool call, an assistant message, its usage and output, a
+    tool message. No framework: what the typed data model alone costs."""
+
+    async def model(messages: list[lw.ChatMessage]) -> lw.ModelOutput:
+        i = len(messages) // 2
+        name, args = ("add", {"a": i, "b": 1}) if i < steps - 1 else ("submit", {"answer": "x"})
+        return lw.ModelOutput(
+            message=lw.AssistantMessage(tool_calls=[lw.ToolCall(function=name, arguments=args)]),
+            stop_reason="tool_calls",
+            usage=lw.Usage(input_tokens=1, output_tokens=1, total_tokens=2),
+        )
+
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    tools: dict[str, Callable[..., Any]] = {"add": add}
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content=task)]
+    while True:
+        output = await model(messages)
+        messages.append(output.message)
+        for call in output.message.tool_calls:
+            if call.function == "submit":
+                return messages
+            result = await tools[call.function](**call.arguments)
+            messages.append(
+                lw.ToolMessage(tool_call_id=call.id, function=call.function, content=str(result))
+            )
+
+
+async def time_typed_floor(steps: int, reps: int) -> tuple[float, float]:
+    """Wall and CPU seconds of one typed floor run of ``steps`` steps (mean of ``reps``)."""
+    cpu, start = time.process_time(), time.perf_counter()
+    for _ in range(reps):
+        messages = await typed_floor_agent(steps, "Add the numbers.")
+        assert len(messages) == 2 * steps, len(messages)
+    return (time.perf_counter() - start) / reps, (time.process_time() - cpu) / reps
+
+
 def fresh_db(folder: str, name: str) -> str:
     path = os.path.join(folder, f"{name}.db")
     for suffix in ("", "-wal", "-shm"):

@@ -70,6 +70,7 @@ def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[s
         configs = [c for c in configs if c.name in names]
     figures = asyncio.run(_per_step.measure(steps, rounds, warmup, configs))
     floor = figures[_per_step.FLOOR]
+    typed = figures[_per_step.TYPED_FLOOR]
     rows = []
     for name, f in figures.items():
         rows.append(
@@ -79,6 +80,7 @@ def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[s
                 f"{f.wall / floor.wall:.0f}x",
                 f"{f.cpu:.1f}",
                 f"{f.cpu / floor.cpu:.0f}x",
+                f"{f.cpu / typed.cpu:.1f}x",
                 f"{f.marginal_cpu:.1f}",
                 f"{f.one_step_ms:.2f}",
             ]
@@ -92,6 +94,7 @@ def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[s
             "wall / floor",
             "CPU µs/step",
             "CPU / floor",
+            "CPU / typed floor",
             "CPU µs/step beyond a 1-step run",
             "1-step run, ms",
         ],
