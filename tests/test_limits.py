@@ -127,6 +127,45 @@ async def test_working_limit_does_not_count_retry_waits() -> None:
     assert info.value.type == "time"
 
 
+async def test_waits_at_the_same_time_count_once_toward_a_working_limit() -> None:
+    def busy_then_ok() -> lw.Model:
+        return lw.get_model(
+            "mock", outputs=[lw.ModelAPIError("busy", retryable=True, retry_after=0.3), "ok"]
+        )
+
+    start = time.monotonic()
+    with working_limit(10) as limit:
+        outs = await asyncio.gather(busy_then_ok().generate(HI), busy_then_ok().generate(HI))
+        wall = time.monotonic() - start
+        waiting = limit.waiting  # type: ignore[attr-defined]
+        assert limit.remaining() <= 10  # type: ignore[attr-defined]
+    assert [o.text for o in outs] == ["ok", "ok"]
+    # two 0.3 s backoffs at once: 0.3 s of waiting, not 0.6 s (more than the wall time)
+    assert 0.25 <= waiting <= wall
+
+
+async def test_a_working_limit_fires_once_the_work_after_a_wait_runs_out() -> None:
+    calls = 0
+
+    async def respond(*_: object) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise lw.ModelAPIError("busy", retryable=True, retry_after=0.3)
+        await asyncio.sleep(5)  # then works, too long
+        return "late"
+
+    model = lw.get_model("mock", outputs=respond)
+    start = time.monotonic()
+    with pytest.raises(LimitExceededError) as info, working_limit(0.2):
+        await model.generate(HI)
+    took = time.monotonic() - start
+    assert info.value.type == "working"
+    assert calls == 2
+    # the 0.3 s backoff stopped the clock; the 0.2 s of work after it ended the call
+    assert 0.45 <= took < 4
+
+
 async def test_working_limit_is_checked_between_calls() -> None:
     model = scripted()
     with working_limit(0.1):

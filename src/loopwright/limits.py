@@ -33,6 +33,7 @@ from typing import Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError, LoopwrightError
+from ._waits import WaitClock
 from .model import ModelCall
 from .model._model import _hooks
 
@@ -143,8 +144,11 @@ class Limit:
     def after_generate(self, call: ModelCall) -> None:
         """Account for a finished model call."""
 
-    def on_wait(self, call: ModelCall, seconds: float) -> None:
-        """Account for time a model call spends waiting before a retry."""
+    def wait_began(self, call: ModelCall) -> None:
+        """A model call in the scope began to wait (retry backoff, connection queue)."""
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        """A model call in the scope stopped waiting."""
 
     def exceeded(self, value: float) -> LimitExceededError:
         return LimitExceededError(self, value)
@@ -236,38 +240,37 @@ class _TimeLimit(Limit):
 
 class _WorkingLimit(_TimeLimit):
     """Like the time limit, but time spent waiting (retry backoff, queueing for a
-    connection slot) is not counted; the timer is pushed back as waits are reported."""
+    connection slot) is not counted: the timer stops while a model call in the scope
+    waits and restarts when no call waits any more. Calls waiting at the same time count
+    their common wait once (see :class:`~loopwright._waits.WaitClock`)."""
 
     type: LimitType = "working"
 
     def __init__(self, limit: float) -> None:
         super().__init__(limit)
-        self.waiting = 0.0
+        self.waits = WaitClock()
+
+    @property
+    def waiting(self) -> float:
+        """Seconds not counted so far: waits, overlapping ones once."""
+        return self.waits.total()
 
     def _start(self) -> None:
-        self.waiting = 0.0
+        self.waits = WaitClock()
         super()._start()
 
     def elapsed(self) -> float:
-        return time.monotonic() - self._began - self.waiting
+        now = time.monotonic()
+        return now - self._began - self.waits.total(now)
 
-    def _add_wait(self, seconds: float) -> None:
-        self.waiting += seconds
-        if self._timer is not None and self._task is not None:
-            self._timer.cancel()
+    def wait_began(self, call: ModelCall) -> None:
+        if self.waits.begin() and self._timer is not None:
+            self._timer.cancel()  # no working time passes until the waits end
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        if self.waits.end() and self._timer is not None and self._task is not None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_at(loop.time() + self.remaining(), self._fire)
-
-    def on_wait(self, call: ModelCall, seconds: float) -> None:
-        key = f"waited:{id(self)}"
-        call.data[key] = call.data.get(key, 0.0) + seconds
-        self._add_wait(seconds)
-
-    def after_generate(self, call: ModelCall) -> None:
-        # queue waits were not reported live; backoff waits were (on_wait)
-        unreported = call.wait_time - call.data.pop(f"waited:{id(self)}", 0.0)
-        if unreported > 0:
-            self._add_wait(unreported)
 
 
 class _LimitsHook:
@@ -285,9 +288,13 @@ class _LimitsHook:
         for limit in _active.get():
             limit.after_generate(call)
 
-    def on_wait(self, call: ModelCall, seconds: float) -> None:
+    def wait_began(self, call: ModelCall) -> None:
         for limit in _active.get():
-            limit.on_wait(call, seconds)
+            limit.wait_began(call)
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        for limit in _active.get():
+            limit.wait_ended(call, seconds)
 
 
 _LIMITS_HOOK = _LimitsHook()

@@ -93,6 +93,34 @@ async def test_productive_time_excludes_retry_waits() -> None:
     assert state.completed == "limit"
 
 
+async def test_productive_time_holds_the_model_calls_timeout_while_it_waits() -> None:
+    from loopwright.model import ModelCall, model_hook
+    from loopwright.tool.builtin import submit
+
+    calls: list[ModelCall] = []
+
+    class Count:
+        def before_generate(self, c: ModelCall) -> None:
+            calls.append(c)
+
+        def after_generate(self, c: ModelCall) -> None:
+            pass
+
+    script: list[lw.ModelOutput | str | BaseException] = [
+        lw.ModelAPIError("busy", retryable=True, retry_after=0.5),  # longer than the budget
+        call("submit", {"answer": "done"}),
+    ]
+    agent = lw.iterative(tools=[note, submit], time_limit=0.3, productive_time=True)
+    with model_hook(Count()):
+        state = await lw.run(agent, "task", model=lw.get_model("mock", outputs=script))
+    assert state.completed == "submit"
+    # one call that waited and then answered, not one cut off by a wall-clock timeout
+    # (0.3 s) and a second call for the answer
+    assert len(calls) == 1
+    assert calls[0].retries == 1 and calls[0].error is None
+    assert calls[0].wait_time >= 0.45
+
+
 async def test_stop_keyword_and_progress_info(tmp_path: Path) -> None:
     outputs: list[lw.ModelOutput | str] = [call("note", {"text": str(i)}) for i in range(4)]
     outputs.append("FINISHED here")

@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from .._waits import WaitClock
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
 from ..limits import LimitInfo, check_limits, remaining_time
 from ..model import (
@@ -44,16 +45,55 @@ def _fmt_remaining(seconds: float | None) -> str:
 
 
 class _WaitMeter:
-    """Sums the time model calls spent waiting (retry backoff, connection queue)."""
+    """The time model calls spent waiting (retry backoff, connection queue), overlapping
+    waits once; with ``productive_time``, it also holds the timeouts of the step's parts
+    still while calls wait, so that waiting never uses up a part's budget."""
 
-    def __init__(self) -> None:
-        self.waited = 0.0
+    def __init__(self, hold_timeouts: bool) -> None:
+        self.waits = WaitClock()
+        self.hold_timeouts = hold_timeouts
+        # the timeouts in force (innermost last) and, while held, their time left
+        self.scopes: list[Any] = []
+        self._held: list[tuple[Any, float]] = []
 
     def before_generate(self, call: ModelCall) -> None:
         pass
 
     def after_generate(self, call: ModelCall) -> None:
-        self.waited += call.wait_time
+        pass
+
+    def wait_began(self, call: ModelCall) -> None:
+        if self.waits.begin() and self.hold_timeouts:
+            now = asyncio.get_running_loop().time()
+            for scope in self.scopes:
+                when = scope.when()
+                if when is not None:
+                    self._held.append((scope, when - now))
+                    scope.reschedule(None)
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        if self.waits.end() and self._held:
+            now = asyncio.get_running_loop().time()
+            for scope, left in self._held:
+                scope.reschedule(now + left)
+            self._held.clear()
+
+    @contextlib.asynccontextmanager
+    async def timeout(self, factory: TimeoutFactory, seconds: float | None) -> AsyncIterator[None]:
+        """``factory(seconds)``, held while calls wait when it is an ``asyncio.Timeout``
+        (or anything with ``when()`` and ``reschedule()``)."""
+        async with factory(seconds) as scope:
+            holdable = callable(getattr(scope, "when", None)) and callable(
+                getattr(scope, "reschedule", None)
+            )
+            if holdable:
+                self.scopes.append(scope)
+            try:
+                yield
+            finally:
+                if holdable:
+                    self.scopes.remove(scope)
+                    self._held = [(s, left) for s, left in self._held if s is not scope]
 
 
 def _report_progress(step: int, elapsed: float, state: AgentState) -> None:
@@ -108,14 +148,17 @@ class IterativeAgent:
             state.messages and isinstance(state.messages[0], SystemMessage)
         ):
             state.messages.insert(0, SystemMessage(content=self.prompt))
-        meter = _WaitMeter()
+        meter = _WaitMeter(hold_timeouts=self.productive_time)
         start = self.clock()
 
         def elapsed() -> float:
-            return self.clock() - start - (meter.waited if self.productive_time else 0.0)
+            return self.clock() - start - (meter.waits.total() if self.productive_time else 0.0)
 
         def remaining() -> float | None:
             return self._remaining(elapsed())
+
+        def timeout(seconds: float | None) -> contextlib.AbstractAsyncContextManager[Any]:
+            return meter.timeout(self.timeout_factory, seconds)
 
         try:
             with model_hook(meter):
@@ -144,7 +187,7 @@ class IterativeAgent:
                     if self.progress_every and step % self.progress_every == 0:
                         _report_progress(step, used, state)
                     check_limits()
-                    if await self._step(state, model, tools, remaining):
+                    if await self._step(state, model, tools, remaining, timeout):
                         return state
         finally:
             close_open_calls(state, NOT_RUN)
@@ -161,6 +204,7 @@ class IterativeAgent:
         model: Model,
         tools: list[AnyTool],
         remaining: Callable[[], float | None],
+        timeout: TimeoutFactory,
     ) -> bool:
         """One step: True when the agent is done. Every part of it (history policy, model
         call, tools) gets the budget left when it starts; when that runs out, the step
@@ -168,7 +212,7 @@ class IterativeAgent:
         if self.history is not None:
             usage = state.output.usage if state.output is not None else None
             try:
-                async with self.timeout_factory(remaining()):
+                async with timeout(remaining()):
                     state.messages = await self.history.apply(state.messages, usage)
             except TimeoutError:
                 return False
@@ -177,7 +221,7 @@ class IterativeAgent:
         messages: list[ChatMessage] = state.messages
         messages.append(nudge)  # ephemeral: sent with this request, never kept
         try:
-            async with self.timeout_factory(budget):
+            async with timeout(budget):
                 output = await model.generate(messages, tools, self.config)
         except TimeoutError:
             return False
@@ -187,7 +231,7 @@ class IterativeAgent:
         if output.stop_reason == "model_length" and not output.tool_calls:
             policy = self.history or DEFAULT_OVERFLOW_POLICY
             try:
-                async with self.timeout_factory(remaining()):
+                async with timeout(remaining()):
                     state.messages = await policy.reduce(state.messages)
             except TimeoutError:
                 pass
@@ -201,7 +245,7 @@ class IterativeAgent:
         if not output.tool_calls:
             return False
         try:
-            async with self.timeout_factory(remaining()):
+            async with timeout(remaining()):
                 results = await execute_tools(output.message, tools, messages=state.messages)
         except ToolTerminated as ex:
             state.messages.extend(ex.messages)
@@ -251,7 +295,9 @@ def iterative(
     Args:
         time_limit: The real-time budget in seconds.
         productive_time: Count only productive time: time model calls spent waiting for
-            retries or a connection slot is not charged to the budget.
+            retries or a connection slot is not charged to the budget (calls waiting at
+            the same time are charged nothing for their common wait, once), and the
+            timeouts of the model call and the tools stand still while a call waits.
         max_steps: At most this many steps.
         nudge: The ephemeral message; ``{remaining}`` is replaced by the time left.
         progress_every: Record a progress info line every N steps (``None``: never).

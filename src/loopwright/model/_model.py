@@ -65,9 +65,15 @@ class ModelHook(Protocol):
     """Observes (and may veto) model calls: used for limits, transcripts, accounting.
 
     ``before_generate`` may raise (e.g. a limit is exceeded) to stop the call.
-    ``after_generate`` runs after success and after failure. A hook may also define
-    ``on_wait(call, seconds)``, called before each retry backoff sleep (working-time
-    accounting uses it).
+    ``after_generate`` runs after success and after failure. A hook may also define:
+
+    - ``wait_began(call)`` and ``wait_ended(call, seconds)``: the call began and ended a
+      wait that is not work (queueing for a connection slot when none is free, a retry
+      backoff); ``wait_ended`` follows every ``wait_began``, also when the wait is
+      cancelled. Working-time accounting uses them: calls may wait at the same time, so
+      count overlapping waits once (:class:`loopwright._waits.WaitClock`).
+    - ``on_wait(call, seconds)``: called before each retry backoff sleep, with its planned
+      length.
     """
 
     def before_generate(self, call: ModelCall) -> None: ...
@@ -99,6 +105,27 @@ def _slot(key: str, limit: int) -> Slots:
     if slots is None:
         slots = per_loop[(key, limit)] = Slots(limit)
     return slots
+
+
+def _wait_began(call: ModelCall) -> None:
+    for hook in _hooks.get():
+        began = getattr(hook, "wait_began", None)
+        if began is not None:
+            began(call)
+
+
+def _wait_ended(call: ModelCall, seconds: float) -> None:
+    """Tell every hook, even when one raises (the first error is raised after)."""
+    error: BaseException | None = None
+    for hook in _hooks.get():
+        ended = getattr(hook, "wait_ended", None)
+        if ended is not None:
+            try:
+                ended(call, seconds)
+            except Exception as ex:
+                error = error or ex
+    if error is not None:
+        raise error
 
 
 def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
@@ -237,7 +264,11 @@ class Model:
             queued = time.perf_counter()
             try:
                 if not slot.try_take():
-                    await slot.take()
+                    try:
+                        _wait_began(call)
+                        await slot.take()
+                    finally:
+                        _wait_ended(call, time.perf_counter() - queued)
                 try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
@@ -266,9 +297,12 @@ class Model:
                         on_wait(call, wait)
                 slept_from = time.perf_counter()
                 try:
+                    _wait_began(call)
                     await asyncio.sleep(wait)
                 finally:  # what was really waited (a cancelled sleep is cut short)
-                    call.wait_time += time.perf_counter() - slept_from
+                    slept = time.perf_counter() - slept_from
+                    call.wait_time += slept
+                    _wait_ended(call, slept)
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
         timeout = call.config.timeout

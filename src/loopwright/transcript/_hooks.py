@@ -22,7 +22,6 @@ __all__ = ["install_hooks", "install_log_handler"]
 _EVENT = "loopwright.transcript.event"
 _TRANSCRIPT = "loopwright.transcript"
 _TOKEN = "loopwright.transcript.token"
-_WAITED = "loopwright.transcript.waited"
 
 
 def _error_text(error: BaseException) -> str:
@@ -67,11 +66,15 @@ class _ModelHook:
         data[_EVENT] = ev
         data[_TRANSCRIPT] = t
 
-    def on_wait(self, call: ModelCall, seconds: float) -> None:
+    def wait_began(self, call: ModelCall) -> None:
         t: Transcript | None = call.data.get(_TRANSCRIPT)
         if t is not None:
-            t.add_wait(seconds)
-            call.data[_WAITED] = call.data.get(_WAITED, 0.0) + seconds
+            t._root.waits.begin()
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        t: Transcript | None = call.data.get(_TRANSCRIPT)
+        if t is not None:
+            t._root.waits.end()
 
     def after_generate(self, call: ModelCall) -> None:
         data = call.data
@@ -79,10 +82,6 @@ class _ModelHook:
         t: Transcript | None = data.pop(_TRANSCRIPT, None)
         if ev is None or t is None:
             return
-        # waits not reported through on_wait (queueing for a connection slot)
-        waited = call.wait_time - data.pop(_WAITED, 0.0)
-        if waited > 0:
-            t._root.waiting += waited
         out = call.output
         set_fields(
             ev,
@@ -135,8 +134,8 @@ class _ToolHook:
             _checkpoint(t)  # changes made by the tool, within its event
         finally:
             _pop(data.pop(_TOKEN))
-        if ex.wait_time > 0:
-            t._root.waiting += ex.wait_time
+        if ex.wait_time > 0:  # waiting for the approval policy
+            t._root.waits.add(ex.wait_time)
         approval = ex.approval
         msg = ex.message
         values: dict[str, Any] = {

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .._fast import set_fields
+from .._waits import WaitClock
 from ..model import ChatMessage
 from ..store import current_store
 from ._events import BaseEvent, Event, InfoEvent, ModelEvent, StoreEvent, SubtaskEvent, ToolEvent
@@ -50,7 +51,7 @@ class _Root:
         # first input message id -> (event id, its input messages): prefix candidates
         self.bases: dict[str, tuple[str, list[ChatMessage]]] = {}
         self.started = time.monotonic()
-        self.waiting = 0.0
+        self.waits = WaitClock()  # model calls' waits (overlapping ones once), approvals
         self.last_working = 0.0
         self.log_level = log_level
 
@@ -241,15 +242,15 @@ class Transcript:
         """Seconds since the run began minus time spent waiting (retry backoff,
         connection slots). Never decreases."""
         root = self._root
-        value = time.monotonic() - root.started - root.waiting
+        now = time.monotonic()
+        value = now - root.started - root.waits.total(now)
         if value > root.last_working:
             root.last_working = value
         return root.last_working
 
     def add_wait(self, seconds: float) -> None:
-        """Count ``seconds`` as waiting, not working."""
-        if seconds > 0:
-            self._root.waiting += seconds
+        """Count ``seconds`` (a wait that already ended) as waiting, not working."""
+        self._root.waits.add(seconds)
 
     # --- model inputs ---------------------------------------------------------------
     def _model_input_refs(
