@@ -17,6 +17,7 @@ from _scenarios import Config, Runner, fresh_db, time_floor, time_typed_floor
 
 CONFIGS = [
     Config("native"),
+    Config("native without transcript", transcript=False),
     Config("native + run store", store=True),
     Config("native + display", display=True),
     Config("native + run store + display", store=True, display=True),

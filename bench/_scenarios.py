@@ -81,6 +81,7 @@ class Config:
     store: bool = False
     display: bool = False
     sync_tool: bool = False
+    transcript: bool = True
 
 
 def display_cm(on: bool) -> AbstractContextManager[Any]:
@@ -111,7 +112,13 @@ class Runner:
         )
 
     async def run(self, model: lw.Model) -> lw.AgentState:
-        state = await lw.run(self.agent, "Add the numbers.", model=model, db=self.db)
+        state = await lw.run(
+            self.agent,
+            "Add the numbers.",
+            model=model,
+            db=self.db,
+            transcript=self.config.transcript,
+        )
         if state.completed != "submit":
             raise RuntimeError(f"{self.config.name}: the agent ended with {state.completed!r}")
         return state

@@ -128,3 +128,37 @@ async def test_run_with_a_local_sandbox_gives_tools_a_sandbox() -> None:
     assert "hi" in state.messages[2].text
     with pytest.raises(lw.SandboxError):
         lw.sandbox()  # gone after the run
+
+
+async def test_a_run_without_a_transcript_records_no_calls_but_what_code_records() -> None:
+    seen: list[lw.Transcript] = []
+
+    @lw.tool
+    async def look() -> str:
+        """Look at the run's transcript."""
+        t = lw.transcript()
+        t.info("looked")
+        seen.append(t)
+        return "ok"
+
+    def script() -> list[lw.ModelOutput | str]:
+        return [call("add", {"a": 2, "b": 3}), call("look", {}), call("submit", {"answer": "5"})]
+
+    agent = lw.react(tools=[add, look])
+    state = await lw.run(
+        agent, "2+3?", model=lw.get_model("mock", outputs=script()), db=False, transcript=False
+    )
+    assert state.completed == "submit" and state.text == "5"
+    assert [m.text for m in state.messages if m.role == "tool"] == ["5", "ok", "5"]
+    [quiet] = seen
+    # no model, tool or store events: only what the tool recorded itself
+    assert [type(e).__name__ for e in quiet.walk()] == ["InfoEvent"]
+
+    seen.clear()
+    await lw.run(agent, "2+3?", model=lw.get_model("mock", outputs=script()), db=False)
+    [full] = seen
+    kinds = [type(e).__name__ for e in full.walk()]
+    assert kinds.count("ModelEvent") == 3 and "StoreEvent" in kinds
+
+    with pytest.raises(lw.ConfigurationError, match="db=False"):
+        await lw.run(agent, "2+3?", model=lw.get_model("mock", outputs=script()), transcript=False)

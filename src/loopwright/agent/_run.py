@@ -46,6 +46,7 @@ async def run(
     sandbox: str | SandboxEnvironment | None = None,
     approval: str | Approver | Sequence[Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    transcript: bool = True,
 ) -> AgentState:
     """Run ``agent`` on ``input`` and return its final state.
 
@@ -74,6 +75,11 @@ async def run(
         approval: An approval policy for tool calls: ``"ci"``, ``"dev"``, ``"prod"``,
             an approver function, or a rule list (default: every call runs).
         metadata: JSON-serialisable data kept with the run.
+        transcript: ``False``: record no model calls, tool calls or store changes (the
+            run's transcript keeps only what code records itself: ``info``, spans, log
+            records). For bulk runs that keep only their final state (rollouts, data
+            generation), where recording every call is much of the loop's own cost
+            (``bench/``). Needs ``db=False``; a console display then shows nothing.
     """
     from ..log import recording
     from ..tool import approver
@@ -105,6 +111,7 @@ async def run(
                     input=_describe_input(input),
                     db=db,
                     metadata=metadata,
+                    record_calls=transcript,
                 )
             )
             if sandbox is not None:

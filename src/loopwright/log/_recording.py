@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeAlias, TypeGuard
 
+from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage, Model
@@ -220,8 +221,10 @@ class Recording:
         log_level: int,
         subscribers: Sequence[EventSubscriber],
         new_run: bool,
+        record_calls: bool = True,
     ) -> None:
         self.name = name
+        self._record_calls = record_calls
         self.model = model.name if isinstance(model, Model) else model
         self.input = input
         self.metadata = dict(metadata or {})
@@ -273,7 +276,11 @@ class Recording:
             self._span.__enter__()
             return self
         self.run_id = new_id()
-        self._transcript = t = Transcript(log_level=self._log_level, subscribers=self._subscribers)
+        self._transcript = t = Transcript(
+            log_level=self._log_level,
+            subscribers=self._subscribers,
+            record_calls=self._record_calls,
+        )
         self._store = s = Store()
         if self._db is not False:
             self.db_path = resolve_db(self._db)
@@ -518,6 +525,7 @@ def recording(
     log_level: int = logging.INFO,
     subscribers: Sequence[EventSubscriber] = (),
     new_run: bool = False,
+    record_calls: bool = True,
 ) -> Recording:
     """Open a run: ``async with recording(...) as rec:``.
 
@@ -541,10 +549,18 @@ def recording(
         log_level: Python log records at or above this level are recorded.
         subscribers: Also called with every event (see ``Transcript.subscribe``).
         new_run: Open a new run even inside another recording.
+        record_calls: ``False``: record no model calls, tool calls or store changes in
+            the transcript (see ``Transcript``); only with ``db=False``.
 
     Raises:
         RunStoreError: (on entering) the run store cannot be written.
+        ConfigurationError: ``record_calls=False`` with a run store.
     """
+    if not record_calls and db is not False:
+        raise ConfigurationError(
+            "a run that records no calls cannot be kept in the run store: pass db=False "
+            "with record_calls=False (transcript=False)"
+        )
     return Recording(
         name=name,
         model=model,
@@ -554,4 +570,5 @@ def recording(
         log_level=log_level,
         subscribers=subscribers,
         new_run=new_run,
+        record_calls=record_calls,
     )

@@ -44,6 +44,8 @@ class _ModelHook:
         if scope is None:
             return
         t = scope.transcript
+        if not t._root.record_calls:
+            return
         s = _current_store.get()
         if s is not None and s._dirty:
             checkpoint_store(t)
@@ -112,6 +114,8 @@ class _ToolHook:
         if scope is None:
             return
         t = scope.transcript
+        if not t._root.record_calls:
+            return
         s = _current_store.get()
         if s is not None and s._dirty:
             checkpoint_store(t)

@@ -42,7 +42,8 @@ class _Root:
     """What a transcript shares with its subtasks' transcripts: subscribers, the messages
     already seen, the working-time clock, the input prefixes of model calls."""
 
-    def __init__(self, log_level: int) -> None:
+    def __init__(self, log_level: int, record_calls: bool) -> None:
+        self.record_calls = record_calls
         self.lock = threading.RLock()
         self.event_subscribers: list[EventSubscriber] = []
         self.message_subscribers: list[MessageSubscriber] = []
@@ -72,6 +73,7 @@ class Transcript:
         *,
         log_level: int = logging.INFO,
         subscribers: Sequence[EventSubscriber] = (),
+        record_calls: bool = True,
         _parent: Transcript | None = None,
         _container: SubtaskEvent | None = None,
     ) -> None:
@@ -81,13 +83,17 @@ class Transcript:
                 ``LoggerEvent``\\ s (the loggers' own levels apply first).
             subscribers: Called with every event (see :meth:`subscribe`); the
                 subscribers of :func:`observe_transcripts` are added too.
+            record_calls: Record model calls, tool calls and the store's changes (the
+                usual). ``False`` records only what code records itself (``info``,
+                spans, log records, subtasks): for bulk runs that keep only their final
+                state, where recording every call would be much of the loop's cost.
         """
         if _parent is not None and _container is not None:
             self._root: _Root = _parent._root
             self.events: list[Event] = _container.events
             self.span_id: str | None = _container.id
         else:
-            self._root = _Root(log_level)
+            self._root = _Root(log_level, record_calls)
             self.events = []
             self.span_id = None
             for sub in (*_observers.get(), *subscribers):
@@ -370,12 +376,13 @@ def _current_span() -> tuple[Transcript, list[Event], str | None]:
 
 def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
     """Record the current store's changes since its last checkpoint as a
-    :class:`StoreEvent` in ``t`` (default: the current transcript), if there are any."""
+    :class:`StoreEvent` in ``t`` (default: the current transcript), if there are any
+    and ``t`` records changes (see ``record_calls``)."""
     s = current_store()
     if s is None or not s.dirty:
         return None
     t = t if t is not None else current_transcript()
-    if t is None:
+    if t is None or not t._root.record_calls:
         return None
     changes = s.checkpoint()
     if not changes:
@@ -387,14 +394,14 @@ def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
 def transcript_context(t: Transcript) -> Iterator[Transcript]:
     """Make ``t`` the current transcript within this context.
 
-    Model calls (and, once the tool layer provides its hook, tool calls) made in the
-    context are recorded into the current transcript, and Python log records are captured.
+    Model and tool calls made in the context are recorded into the current transcript
+    (unless it was made with ``record_calls=False``), and Python log records are captured.
     """
     from ._hooks import install_hooks, install_log_handler
 
     install_log_handler()
     with contextlib.ExitStack() as stack:
-        if not _hooked.get():
+        if not _hooked.get() and t._root.record_calls:
             install_hooks(stack)
             hooked = _hooked.set(True)
             stack.callback(_hooked.reset, hooked)
