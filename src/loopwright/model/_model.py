@@ -208,7 +208,7 @@ class Model:
         Raises:
             ModelError: The call failed and could not (or could no longer) be retried.
         """
-        cfg = self._base_config.merge(config)
+        cfg = self._base_config if config is None else self._base_config.merge(config)
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()

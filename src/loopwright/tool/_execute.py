@@ -257,7 +257,8 @@ async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
         raise
     finally:
         ex.duration = time.perf_counter() - start
-        _after(hooks[:entered], ex)
+        if entered:
+            _after(hooks[:entered], ex)
 
 
 def _after(hooks: Sequence[ToolHook], ex: ToolExecution) -> None:
@@ -384,7 +385,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
         raise
 
     text = result_text(result)
-    if run.max_output:
+    if run.max_output and len(text) * 4 > run.max_output:  # (else it fits in any case)
         text, ex.truncated = truncate_output(text, run.max_output)
     return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
 

@@ -235,7 +235,8 @@ class Tool(Generic[P, R]):
         if has_null(args):  # the usual call has none: skip walking the schema
             args = drop_nulls(args, self.info.parameters)
         try:
-            return self._check(args)
+            spec = self._spec
+            return spec.bind(self.name, args) if spec is not None else self._check(args)
         except ToolArgumentsError:
             # a model may have sent an object or a list as JSON text: decode and retry
             params = self.info.parameters
