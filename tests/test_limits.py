@@ -193,3 +193,50 @@ def test_a_limit_cannot_be_entered_twice() -> None:
 def test_negative_limits_are_rejected() -> None:
     with pytest.raises(lw.ConfigurationError):
         token_limit(-1)
+
+
+async def test_a_working_limit_that_fired_stays_fired_when_a_wait_ends_after() -> None:
+    """A sibling call whose backoff begins just before the limit fires, and ends when its
+    cancellation arrives, must not re-arm the limit: a second firing would cancel the
+    task again, and the limit would escape as a bare CancelledError."""
+    limit = working_limit(0.3)
+
+    class _Busy(lw.ModelAPI):
+        provider = "busy-at-the-deadline"
+        model_name = ""
+
+        async def generate(self, *_: object) -> lw.ModelOutput:
+            loop = asyncio.get_running_loop()
+            reply: asyncio.Future[lw.ModelOutput] = loop.create_future()
+            # fail just before the limit's deadline, in the same loop turn as its timer
+            error = lw.ModelAPIError("busy", retryable=True, retry_after=1.0)
+            loop.call_at(limit._timer.when() - 0.001, reply.set_exception, error)  # type: ignore[attr-defined]
+            return await reply
+
+    model = lw.Model(_Busy())
+
+    @lw.tool(parallel=True)
+    async def ask() -> str:
+        """Ask the model."""
+        return (await model.generate(HI)).text
+
+    @lw.tool(parallel=True)
+    async def work() -> str:
+        """Work past the deadline, and take a while to clean up when cancelled."""
+        await asyncio.sleep(0.25)
+        time.sleep(0.1)  # noqa: ASYNC251 - busy across the deadline: both timers due at once
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.3)
+            raise
+        return "done"
+
+    message = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(function="ask"), lw.ToolCall(function="work")]
+    )
+    with pytest.raises(LimitExceededError) as info, limit:
+        await lw.execute_tools(message, [ask, work])
+    assert info.value.type == "working"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0

@@ -150,6 +150,9 @@ class Limit:
     def wait_ended(self, call: ModelCall, seconds: float) -> None:
         """A model call in the scope stopped waiting."""
 
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        """A model call in the scope is about to sleep ``seconds`` before a retry."""
+
     def exceeded(self, value: float) -> LimitExceededError:
         return LimitExceededError(self, value)
 
@@ -268,7 +271,8 @@ class _WorkingLimit(_TimeLimit):
             self._timer.cancel()  # no working time passes until the waits end
 
     def wait_ended(self, call: ModelCall, seconds: float) -> None:
-        if self.waits.end() and self._timer is not None and self._task is not None:
+        # (a limit that fired stays fired: its cancellation is on its way)
+        if self.waits.end() and self._timer is not None and self._task and not self._fired:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_at(loop.time() + self.remaining(), self._fire)
 
@@ -295,6 +299,10 @@ class _LimitsHook:
     def wait_ended(self, call: ModelCall, seconds: float) -> None:
         for limit in _active.get():
             limit.wait_ended(call, seconds)
+
+    def on_wait(self, call: ModelCall, seconds: float) -> None:
+        for limit in _active.get():
+            limit.on_wait(call, seconds)
 
 
 _LIMITS_HOOK = _LimitsHook()

@@ -147,3 +147,64 @@ async def test_progress_goes_to_logging_without_a_transcript(
         await agent(lw.AgentState(messages=[lw.UserMessage(content="t")]))  # no run()
     progress = [r.getMessage() for r in caplog.records if "iterative agent: step" in r.getMessage()]
     assert len(progress) == 2
+
+
+async def test_a_wait_that_begins_after_a_held_timeout_expired_leaves_it_alone() -> None:
+    """productive_time: a model call (in a parallel tool) that starts to wait just after the
+    tools' timeout expired, before the cancellation reached it, must not touch that
+    timeout (rescheduling an expiring asyncio.Timeout raises)."""
+    import asyncio
+    import time
+
+    from loopwright.agent._iterative import _WaitMeter
+    from loopwright.model import model_hook
+
+    scope: list[asyncio.Timeout] = []
+    seen: list[str] = []
+
+    class _Busy(lw.ModelAPI):
+        provider = "busy-after-the-timeout"
+        model_name = ""
+
+        async def generate(self, *_: object) -> lw.ModelOutput:
+            loop = asyncio.get_running_loop()
+            reply: asyncio.Future[lw.ModelOutput] = loop.create_future()
+            error = lw.ModelAPIError("busy", retryable=True, retry_after=1.0)
+            when = scope[0].when()
+            assert when is not None
+            loop.call_at(when - 0.001, reply.set_exception, error)
+            return await reply
+
+    model = lw.Model(_Busy())
+
+    @lw.tool(parallel=True)
+    async def ask() -> str:
+        """Ask the model."""
+        try:
+            return (await model.generate([lw.UserMessage(content="hi")])).text
+        except BaseException as ex:
+            seen.append(type(ex).__name__)
+            raise
+
+    @lw.tool(parallel=True)
+    async def work() -> str:
+        """Work past the deadline."""
+        await asyncio.sleep(0.25)
+        time.sleep(0.1)  # noqa: ASYNC251 - busy across the deadline: both timers due at once
+        await asyncio.sleep(10)
+        return "done"
+
+    meter = _WaitMeter(hold_timeouts=True)
+    message = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(function="ask"), lw.ToolCall(function="work")]
+    )
+
+    async def tools_with_a_timeout() -> None:
+        async with meter.timeout(asyncio.timeout, 0.3):
+            scope.append(meter.scopes[-1])
+            await lw.execute_tools(message, [ask, work])
+
+    with model_hook(meter), pytest.raises(TimeoutError):
+        await tools_with_a_timeout()
+    assert seen == ["CancelledError"]  # cancelled by the timeout, not a RuntimeError
+    assert not meter.waits.waiting_now and not meter._held

@@ -236,3 +236,84 @@ def test_the_connection_limit_follows_the_event_loop_and_the_calls_limit() -> No
     assert asyncio.run(burst()) == 1
     assert asyncio.run(burst()) == 1  # a new loop: waiting must not use the old one's slot
     assert asyncio.run(burst(lw.GenerateConfig(max_connections=3))) == 3
+
+
+class _Slow(lw.ModelAPI):
+    """Answers after a short sleep; its own connection key, so its slots are its own."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.model_name = ""
+
+    async def generate(
+        self, messages: Sequence[lw.ChatMessage], tools: object, config: object
+    ) -> lw.ModelOutput:
+        await asyncio.sleep(0.05)
+        return lw.ModelOutput.from_text("ok")
+
+
+class _WaitHook:
+    def __init__(self, fail_begin: bool = False, fail_end: bool = False) -> None:
+        self.fail_begin, self.fail_end = fail_begin, fail_end
+        self.began = self.ended = 0
+
+    def before_generate(self, call: lw.ModelCall) -> None:
+        pass
+
+    def after_generate(self, call: lw.ModelCall) -> None:
+        pass
+
+    def wait_began(self, call: lw.ModelCall) -> None:
+        if self.fail_begin:
+            raise RuntimeError("a hook bug at the start of a wait")
+        self.began += 1
+
+    def wait_ended(self, call: lw.ModelCall, seconds: float) -> None:
+        self.ended += 1
+        if self.fail_end:
+            raise RuntimeError("a hook bug at the end of a wait")
+
+
+async def test_a_hook_failing_as_a_queue_wait_ends_costs_no_connection_slot() -> None:
+    model = lw.Model(_Slow("slot-leak-test"), lw.GenerateConfig(max_connections=1, max_retries=0))
+    first = asyncio.create_task(model.generate(HI))  # takes the only slot
+    await asyncio.sleep(0)
+    hook = _WaitHook(fail_end=True)
+    with lw.model_hook(hook):
+        second = asyncio.create_task(model.generate(HI))  # queues; the hook fails at its end
+        results = await asyncio.gather(first, second, return_exceptions=True)
+    assert isinstance(results[0], lw.ModelOutput)
+    assert isinstance(results[1], RuntimeError) and hook.began == hook.ended == 1
+    # the slot came back: the next call does not wait for a slot nobody holds
+    out = await asyncio.wait_for(model.generate(HI), 2)
+    assert out.text == "ok"
+
+
+async def test_hooks_are_told_a_wait_ended_only_if_told_it_began() -> None:
+    model = lw.Model(_Slow("pairing-test"), lw.GenerateConfig(max_connections=1, max_retries=0))
+    first = asyncio.create_task(model.generate(HI))
+    await asyncio.sleep(0)
+    failing, counting = _WaitHook(fail_begin=True), _WaitHook()
+    # the call queues: the first hook fails before the second was told the wait began
+    with (
+        lw.model_hook(failing),
+        lw.model_hook(counting),
+        pytest.raises(RuntimeError, match="start of a wait"),
+    ):
+        await model.generate(HI)
+    await first
+    assert counting.began == 0 and counting.ended == 0  # no end without its begin
+    assert failing.ended == 0
+
+
+async def test_model_usage_adds_up_per_model_and_copies_do_not_share_it() -> None:
+    import copy
+
+    model = lw.get_model("mock", outputs=["one", "two"])
+    await model.generate(HI)
+    twin = copy.copy(model)
+    await model.generate(HI)
+    assert model.usage.total_tokens > twin.usage.total_tokens > 0
+    # only what providers reported is set (the optional counts stay unset, None)
+    assert model.usage.reasoning_tokens is None
+    assert "reasoning_tokens" not in model.usage.model_dump(exclude_unset=True)

@@ -506,3 +506,34 @@ def test_objects_and_lists_sent_as_json_text_are_decoded() -> None:
 
     dynamic = lw.Tool.from_info(lw.ToolInfo(name="forecast", parameters=SCHEMA), lambda **kw: "")
     assert dynamic.validate({"city": "x", "at": '{"lat": 1}'}) == {"city": "x", "at": {"lat": 1}}
+
+
+class _Point(BaseModel):
+    x: int
+    y: int
+
+
+async def test_a_deferred_tool_validates_its_first_call_like_the_others() -> None:
+    def make() -> lw.Tool[..., str]:
+        @lw.tool(defer=True)
+        async def norm(p: _Point, scale: float) -> str:
+            """Scale a point.
+
+            Args:
+                p: A point.
+                scale: A factor.
+            """
+            return f"{type(p).__name__} {p.x * scale}"
+
+        return norm
+
+    message = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(function="norm", arguments={"p": {"x": 3, "y": 4}, "scale": "2"})]
+    )
+    # nothing read .info first: the first call builds the spec and validates with it
+    [result] = await lw.execute_tools(message, [make()])
+    assert result.error is None and result.content == "_Point 6.0"
+    assert make().validate({"p": {"x": 1, "y": 2}, "scale": "2"}) == {
+        "p": _Point(x=1, y=2),
+        "scale": 2.0,
+    }

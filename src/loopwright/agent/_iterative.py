@@ -66,10 +66,12 @@ class _WaitMeter:
         if self.waits.begin() and self.hold_timeouts:
             now = asyncio.get_running_loop().time()
             for scope in self.scopes:
+                expired = getattr(scope, "expired", None)
                 when = scope.when()
-                if when is not None:
-                    self._held.append((scope, when - now))
-                    scope.reschedule(None)
+                if when is None or (expired is not None and expired()):
+                    continue  # no deadline, or it has passed: its cancellation is on its way
+                scope.reschedule(None)
+                self._held.append((scope, when - now))
 
     def wait_ended(self, call: ModelCall, seconds: float) -> None:
         if self.waits.end() and self._held:

@@ -7,7 +7,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
-from .._fast import set_fields
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
 from ..limits import LimitExceededError, check_limits, step_limit
 from ..model import (
@@ -173,7 +172,7 @@ class ReactAgent:
                 await self._recover_overflow(state)
                 continue
             overflows = 0
-            set_fields(state, output=output)  # (a valid value: skip pydantic's setattr)
+            state.output = output
             message = output.message
             state.messages.append(message)
 

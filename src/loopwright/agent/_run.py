@@ -79,7 +79,9 @@ async def run(
             run's transcript keeps only what code records itself: ``info``, spans, log
             records). For bulk runs that keep only their final state (rollouts, data
             generation), where recording every call is much of the loop's own cost
-            (``bench/``). Needs ``db=False``; a console display then shows nothing.
+            (``bench/``). Needs ``db=False``; a console display then shows nothing, and
+            the working time of what is recorded counts model calls' waits as work. A run
+            inside another run records as the outer run does.
     """
     from ..log import recording
     from ..tool import approver

@@ -275,6 +275,11 @@ class Recording:
             self._span = span(self.name or "run", type="run")
             self._span.__enter__()
             return self
+        if not self._record_calls and self._db is not False:
+            raise ConfigurationError(
+                "a run that records no calls cannot be kept in the run store: pass db=False "
+                "with record_calls=False (run(..., transcript=False))"
+            )
         self.run_id = new_id()
         self._transcript = t = Transcript(
             log_level=self._log_level,
@@ -550,17 +555,13 @@ def recording(
         subscribers: Also called with every event (see ``Transcript.subscribe``).
         new_run: Open a new run even inside another recording.
         record_calls: ``False``: record no model calls, tool calls or store changes in
-            the transcript (see ``Transcript``); only with ``db=False``.
+            the transcript (see ``Transcript``); only with ``db=False``. A recording
+            inside another records as the outer one does.
 
     Raises:
         RunStoreError: (on entering) the run store cannot be written.
-        ConfigurationError: ``record_calls=False`` with a run store.
+        ConfigurationError: (on entering) ``record_calls=False`` with a run store.
     """
-    if not record_calls and db is not False:
-        raise ConfigurationError(
-            "a run that records no calls cannot be kept in the run store: pass db=False "
-            "with record_calls=False (transcript=False)"
-        )
     return Recording(
         name=name,
         model=model,

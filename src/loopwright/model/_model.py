@@ -107,25 +107,43 @@ def _slot(key: str, limit: int) -> Slots:
     return slots
 
 
-def _wait_began(call: ModelCall) -> None:
+def _wait_began(call: ModelCall, began: list[Any]) -> None:
+    """Tell the hooks a wait began; ``began`` collects those told (even if one raises)."""
     for hook in _hooks.get():
-        began = getattr(hook, "wait_began", None)
-        if began is not None:
-            began(call)
+        fn = getattr(hook, "wait_began", None)
+        if fn is not None:
+            fn(call)
+            began.append(hook)
 
 
-def _wait_ended(call: ModelCall, seconds: float) -> None:
-    """Tell every hook, even when one raises (the first error is raised after)."""
+def _wait_ended(call: ModelCall, began: list[Any], seconds: float) -> None:
+    """Tell the hooks in ``began`` the wait ended, each even when one raises (the first
+    error is raised after)."""
     error: BaseException | None = None
-    for hook in _hooks.get():
-        ended = getattr(hook, "wait_ended", None)
-        if ended is not None:
-            try:
-                ended(call, seconds)
-            except Exception as ex:
-                error = error or ex
+    for hook in began:
+        try:
+            hook.wait_ended(call, seconds)
+        except Exception as ex:
+            error = error or ex
     if error is not None:
         raise error
+
+
+async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
+    """Wait for a connection slot, telling the hooks; if anything fails, hold no slot."""
+    began: list[Any] = []
+    taken = False
+    try:
+        _wait_began(call, began)
+        await slot.take()
+        taken = True
+    finally:
+        try:
+            _wait_ended(call, began, time.perf_counter() - queued)
+        except BaseException:
+            if taken:
+                slot.give()
+            raise
 
 
 def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
@@ -174,8 +192,8 @@ class Model:
 
     @property
     def usage(self) -> Usage:
-        """Tokens used by every call of this model so far."""
-        return Usage(**self._usage)
+        """Tokens used by every call of this model so far (a new ``Usage`` each time)."""
+        return Usage(**{k: v for k, v in self._usage.items() if v is not None})
 
     @usage.setter
     def usage(self, value: Usage) -> None:
@@ -242,7 +260,7 @@ class Model:
         call.output = output
         call.duration = time.perf_counter() - start
         if output.usage is not None:
-            add_usage(self._usage, output.usage)
+            self._usage = add_usage(self._usage, output.usage)
         for hook in hooks:
             hook.after_generate(call)
         return output
@@ -264,11 +282,7 @@ class Model:
             queued = time.perf_counter()
             try:
                 if not slot.try_take():
-                    try:
-                        _wait_began(call)
-                        await slot.take()
-                    finally:
-                        _wait_ended(call, time.perf_counter() - queued)
+                    await _queue(call, slot, queued)
                 try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
@@ -295,14 +309,15 @@ class Model:
                     on_wait = getattr(hook, "on_wait", None)
                     if on_wait is not None:
                         on_wait(call, wait)
+                told: list[Any] = []
                 slept_from = time.perf_counter()
                 try:
-                    _wait_began(call)
+                    _wait_began(call, told)
                     await asyncio.sleep(wait)
                 finally:  # what was really waited (a cancelled sleep is cut short)
                     slept = time.perf_counter() - slept_from
                     call.wait_time += slept
-                    _wait_ended(call, slept)
+                    _wait_ended(call, told, slept)
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
         timeout = call.config.timeout

@@ -234,6 +234,8 @@ class Tool(Generic[P, R]):
         args = dict(arguments)
         if has_null(args):  # the usual call has none: skip walking the schema
             args = drop_nulls(args, self.info.parameters)
+        if self._info is None:
+            self.info  # noqa: B018 - a deferred tool builds its spec (and info) on first use
         try:
             spec = self._spec
             return spec.bind(self.name, args) if spec is not None else self._check(args)
