@@ -17,7 +17,7 @@ from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
-from ._output import ModelOutput, Usage, add_usage
+from ._output import ModelOutput, Usage
 from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
@@ -177,7 +177,8 @@ class Model:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
-        self._usage: dict[str, int | None] = Usage().model_dump()
+        self.usage = Usage()
+        """Tokens used by every call of this model so far."""
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
         # connection key is fixed for the life of its ModelAPI
         self._slot_cache: tuple[weakref.ref[asyncio.AbstractEventLoop], int, Slots] | None = None
@@ -189,15 +190,6 @@ class Model:
         )
         """How tools reach the model (``native``, ``react``, ``json``): ``generate``
         renders the request with it and parses the reply back into tool calls."""
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens used by every call of this model so far (a new ``Usage`` each time)."""
-        return Usage(**{k: v for k, v in self._usage.items() if v is not None})
-
-    @usage.setter
-    def usage(self, value: Usage) -> None:
-        self._usage = value.model_dump()
 
     @property
     def name(self) -> str:
@@ -260,7 +252,7 @@ class Model:
         call.output = output
         call.duration = time.perf_counter() - start
         if output.usage is not None:
-            self._usage = add_usage(self._usage, output.usage)
+            self.usage = self.usage + output.usage
         for hook in hooks:
             hook.after_generate(call)
         return output

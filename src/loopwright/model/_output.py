@@ -62,20 +62,6 @@ class Usage(BaseModel):
 _OPTIONAL_TOKENS = ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
-def add_usage(totals: dict[str, int | None], usage: Usage) -> dict[str, int | None]:
-    """``totals`` (a ``Usage``'s fields) plus ``usage``, as a new dict: what
-    ``totals + usage`` gives, without making a ``Usage`` per call."""
-    u = usage.__dict__
-    out = dict(totals)
-    for name in ("input_tokens", "output_tokens", "total_tokens"):
-        out[name] = (out[name] or 0) + u[name]
-    for name in _OPTIONAL_TOKENS:
-        y = u[name]
-        if y is not None:
-            out[name] = (out[name] or 0) + y
-    return out
-
-
 class ModelOutput(BaseModel):
     """The result of one model call.
 

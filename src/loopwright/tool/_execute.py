@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
 import os
 import time
 from collections.abc import Coroutine, Generator, Sequence
-from types import CoroutineType
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -351,12 +349,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     scope: asyncio.Timeout | None = None
     try:
         if timeout is None:
-            if tool._is_async:  # the usual case, without a frame for _invoke
-                result = tool.fn(*args, **kwargs)
-                if type(result) is CoroutineType or inspect.isawaitable(result):
-                    result = await result
-            else:
-                result = await tool._invoke(args, kwargs)
+            result = await tool._invoke(args, kwargs)
         else:
             async with asyncio.timeout(timeout) as scope:
                 result = await tool._invoke(args, kwargs)

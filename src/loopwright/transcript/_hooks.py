@@ -29,6 +29,15 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
+def _recording() -> _Scope | None:
+    """Where model and tool calls are recorded now: ``None`` outside a transcript, or in
+    one that records no calls."""
+    scope = _scope.get()
+    if scope is None or not scope.transcript._root.record_calls:
+        return None
+    return scope
+
+
 def _checkpoint(t: Transcript) -> None:
     """Record the store's changes, if there are any (cheap when there are none)."""
     s = _current_store.get()
@@ -40,15 +49,11 @@ class _ModelHook:
     """Records each model call as a :class:`ModelEvent` in the current transcript."""
 
     def before_generate(self, call: ModelCall) -> None:
-        scope = _scope.get()
+        scope = _recording()
         if scope is None:
             return
         t = scope.transcript
-        if not t._root.record_calls:
-            return
-        s = _current_store.get()
-        if s is not None and s._dirty:
-            checkpoint_store(t)
+        _checkpoint(t)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
@@ -100,9 +105,7 @@ class _ModelHook:
             t.add_messages((out.message,))
         if t._root.event_subscribers:
             t.update(ev)
-        s = _current_store.get()
-        if s is not None and s._dirty:
-            checkpoint_store(t)
+        _checkpoint(t)
 
 
 class _ToolHook:
@@ -110,15 +113,11 @@ class _ToolHook:
     sub-agent's model calls, store changes, info) are recorded within it."""
 
     def before_tool(self, ex: ToolExecution) -> None:
-        scope = _scope.get()
+        scope = _recording()
         if scope is None:
             return
         t = scope.transcript
-        if not t._root.record_calls:
-            return
-        s = _current_store.get()
-        if s is not None and s._dirty:
-            checkpoint_store(t)
+        _checkpoint(t)
         ev = ToolEvent(
             span_id=scope.span_id, working_start=t.working_time(), call=ex.call, pending=True
         )
@@ -138,8 +137,7 @@ class _ToolHook:
             _checkpoint(t)  # changes made by the tool, within its event
         finally:
             _pop(data.pop(_TOKEN))
-        if ex.wait_time > 0:  # waiting for the approval policy
-            t._root.waits.add(ex.wait_time)
+        t.add_wait(ex.wait_time)  # waiting for the approval policy
         approval = ex.approval
         msg = ex.message
         values: dict[str, Any] = {
