@@ -115,3 +115,16 @@ async def test_a_model_call_stopped_by_a_limit_is_not_shown_as_a_step() -> None:
     assert "step 3" not in text
     assert "model error" not in text
     assert "limit reached: step limit of 2" in text
+
+
+async def test_a_log_record_of_an_unnamed_level_is_shown_and_the_display_goes_on() -> None:
+    out, buffer = console()
+    model = lw.get_model("mock", outputs=["one", "two"])
+    with lw.console_display(out):
+        async with lw.recording(db=False):
+            await model.generate([lw.UserMessage(content="go")])
+            logging.getLogger("lwtest.display").log(35, "an unnamed level")
+            await model.generate([lw.UserMessage(content="go")])
+    text = buffer.getvalue()
+    # the display compared level names with numbers, failed, and was dropped from the run
+    assert "an unnamed level" in text and "step 2" in text

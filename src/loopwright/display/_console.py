@@ -201,9 +201,12 @@ class ConsoleDisplay:
             data = ev.data if isinstance(ev.data, str) else json.dumps(ev.data, default=str)
             return [t(("• ", "cyan"), abbreviate(data, n))]
         if isinstance(ev, LoggerEvent):
-            if logging.getLevelName(ev.level) < self.log_level:
+            levelno = ev.levelno if ev.levelno is not None else logging.getLevelName(ev.level)
+            if not isinstance(levelno, int):  # an unnamed level from an older record
+                levelno = logging.WARNING
+            if levelno < self.log_level:
                 return []
-            style = "red" if ev.level in ("ERROR", "CRITICAL") else "yellow"
+            style = "red" if levelno >= logging.ERROR else "yellow"
             return [
                 t(
                     (f"{ev.level.lower()} ", style),

@@ -234,7 +234,9 @@ class LoggerEvent(BaseEvent):
     """A Python ``logging`` record captured during the run.
 
     Attributes:
-        level: ``DEBUG``, ``INFO``, ``WARNING``, ``ERROR`` or ``CRITICAL``.
+        level: ``DEBUG``, ``INFO``, ``WARNING``, ``ERROR`` or ``CRITICAL`` (``Level 35``
+            for a level without a name).
+        levelno: The level's number (``None`` in records from before it was kept).
         logger: The logger's name.
         message: The formatted message (with the traceback, if one was logged).
         filename: The source file.
@@ -243,6 +245,7 @@ class LoggerEvent(BaseEvent):
 
     event: Literal["logger"] = "logger"
     level: str
+    levelno: int | None = None
     logger: str
     message: str
     filename: str | None = None

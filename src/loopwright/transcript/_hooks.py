@@ -195,6 +195,7 @@ class _LogHandler(logging.Handler):
             t.record(
                 LoggerEvent(
                     level=record.levelname,
+                    levelno=record.levelno,
                     logger=record.name,
                     message=message,
                     filename=record.pathname,

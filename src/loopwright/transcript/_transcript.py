@@ -6,6 +6,7 @@ import contextlib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
@@ -227,8 +228,15 @@ class Transcript:
     def _call(sub: Callable[[Any], None], arg: Any, subs: list[Any]) -> None:
         try:
             sub(arg)
-        except Exception:
+        except Exception as ex:
+            # a log record inside a run goes into the transcript only: warn as well, so
+            # that a display or writer that stops is seen
             _log.exception("transcript subscriber %r failed; it was removed", sub)
+            warnings.warn(
+                f"transcript subscriber {sub!r} failed and was removed: {ex!r}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             with contextlib.suppress(ValueError):
                 subs.remove(sub)
 
