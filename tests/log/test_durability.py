@@ -151,3 +151,52 @@ def test_importing_something_else_fails_clearly(tmp_path: Path) -> None:
     bad.write_text('{"format": "loopwright-run", "version": 1, "run": {}}')
     with pytest.raises(lw.RunStoreError, match="damaged"):
         lw.import_run(bad, db=tmp_path / "x.db")
+
+
+def test_another_apps_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(lw.RunStoreError, match="not a loopwright run store"):
+        lw.list_runs(other)
+    with pytest.raises(lw.RunStoreError, match="not a loopwright run store"):
+        lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=["x"]), db=other)
+    assert other.read_bytes() == before  # no tables added, still not in WAL mode
+    assert not Path(f"{other}-wal").exists()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    with pytest.raises(lw.RunStoreError, match="empty file"):
+        lw.list_runs(empty)
+
+
+def test_a_run_store_from_a_newer_loopwright_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
+    lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(lw.RunStoreError, match="schema version 99"):
+        lw.list_runs(db)
+
+
+def test_a_damaged_row_is_reported_with_the_run_it_belongs_to(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
+    state = lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
+    [info] = lw.list_runs(db)
+    user_id = state.messages[0].id
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE events SET data = '{not json' WHERE type = 'model'")
+    conn.execute("UPDATE messages SET data = ? WHERE id = ?", ('{"role": "nobody"}', user_id))
+    conn.commit()
+    conn.close()
+    with lw.load_run(info.id, db=db) as log:
+        with pytest.raises(lw.RunStoreError, match=f"run '{info.id}': an event .* damaged"):
+            list(log.events())
+        with pytest.raises(lw.RunStoreError, match=f"message '{user_id}' .* damaged"):
+            log.message(user_id)

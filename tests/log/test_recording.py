@@ -2,6 +2,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import warnings
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,45 @@ def test_loading_unknown_runs_and_stores_says_what_to_do(tmp_path: Path) -> None
     with pytest.raises(lw.RunStoreError, match="matches several runs"):
         lw.load_run(shared, tmp_path / "r.db")
     assert [r.id for r in lw.list_runs(tmp_path / "r.db", limit=1)] == [second]
+
+
+async def test_what_is_recorded_after_a_run_closed_is_not_sent_to_its_closed_writer(
+    tmp_path: Path,
+) -> None:
+    async with lw.recording(name="x", db=tmp_path / "runs.db") as rec:
+        rec.transcript.info("during")
+    assert not rec.transcript._root.event_subscribers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failing subscriber warns
+        rec.transcript.info("after")  # e.g. from a task the run started
+
+
+def test_list_runs_limits_interrupted_and_running_runs_after_telling_them_apart(
+    tmp_path: Path,
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    db = tmp_path / "runs.db"
+    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
+    lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(gone.stdout)
+    conn = sqlite3.connect(db)
+    # the oldest: running in this process; two newer ones whose process is gone
+    for i, pid in enumerate([os.getpid(), dead_pid, dead_pid]):
+        conn.execute(
+            "INSERT INTO runs (id, name, status, created, host, pid) "
+            "VALUES (?, 'r', 'running', ?, ?, ?)",
+            (f"run{i}", 1000.0 + i, socket.gethostname(), pid),
+        )
+    conn.commit()
+    conn.close()
+    assert [r.id for r in lw.list_runs(db, status="running", limit=1)] == ["run0"]
+    assert [r.id for r in lw.list_runs(db, status="interrupted", limit=1)] == ["run2"]

@@ -97,6 +97,33 @@ def resolve_db(db: str | os.PathLike[str] | None) -> Path:
     return Path(db) if db is not None else default_db_path()
 
 
+def _check_is_run_store(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
+    """Refuse a SQLite file that is not a run store before anything is written to it
+    (tables, WAL mode): ``loopwright runs list --db app.db`` must not change ``app.db``."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not tables:
+        if create:
+            return  # a new (or empty) file: it becomes a run store
+        conn.close()
+        raise RunStoreError(f"{str(path)!r} is an empty file, not a loopwright run store")
+    version = None
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = row[0] if row else None
+    if version is None:
+        conn.close()
+        raise RunStoreError(
+            f"{str(path)!r} is a SQLite file but not a loopwright run store (it has tables "
+            f"{', '.join(sorted(tables)[:5])}); pass db= with a run store's path"
+        )
+    if not str(version).isdigit() or int(version) > SCHEMA_VERSION:
+        conn.close()
+        raise RunStoreError(
+            f"the run store {str(path)!r} has schema version {version}; this loopwright "
+            f"reads up to {SCHEMA_VERSION}: upgrade loopwright"
+        )
+
+
 def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
     """Open the run store at ``path`` (WAL mode), creating its tables if needed.
 
@@ -117,16 +144,18 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
             p.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 30000")
+        _check_is_run_store(conn, p, create=create)
         if str(p) != ":memory:":
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise RunStoreError(f"could not put {str(p)!r} in WAL mode (got {mode})")
         # WAL + NORMAL: a committed transaction survives the process being killed
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(_SCHEMA)
-        conn.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
+        # the tables and the version in one transaction: another process opening the file
+        # meanwhile sees both or neither
+        conn.executescript(
+            f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta (key, value) "
+            f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
         )
     except sqlite3.DatabaseError as ex:
         raise RunStoreError(

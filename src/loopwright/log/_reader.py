@@ -189,14 +189,16 @@ def list_runs(
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, rowid DESC"
-        if limit is not None:
+        # "running" rows are "running" or "interrupted" (their process is gone): which, is
+        # known only after reading them, so the limit applies after that
+        if limit is not None and status not in ("running", "interrupted"):
             sql += f" LIMIT {int(limit)}"
         runs = [RunInfo._from_row(row[:-1], row[-1]) for row in conn.execute(sql, params)]
     finally:
         conn.close()
     if status is not None:
         runs = [r for r in runs if r.status == status]
-    return runs
+    return runs if limit is None else runs[: int(limit)]
 
 
 def load_run(
@@ -328,8 +330,26 @@ class RunLog:
             ).fetchone()
             if row is None:
                 raise RunStoreError(f"run {self.run_id!r} has no message {id!r}")
-            msg = self._messages[id] = load_message(row[0])
+            try:
+                msg = load_message(row[0])
+            except ValueError as ex:  # (pydantic's ValidationError is one too)
+                raise self._damaged(f"message {id!r}", row[0], ex) from ex
+            self._messages[id] = msg
         return msg
+
+    def _event(self, data: str | bytes) -> Event:
+        """An event row, or a clear error naming the run when the row is damaged."""
+        try:
+            return load_event(data, self.message)
+        except ValueError as ex:
+            raise self._damaged("an event", data, ex) from ex
+
+    def _damaged(self, what: str, data: str | bytes, ex: Exception) -> RunStoreError:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        return RunStoreError(
+            f"run {self.run_id!r}: {what} in the run store cannot be read ({reason}); the "
+            f"file may be damaged. The row begins {str(data)[:80]!r}"
+        )
 
     def messages(self, sample: str | SampleInfo | None = None) -> list[ChatMessage]:
         """The final conversation: the messages the run (or sample) finished with, or,
@@ -380,7 +400,7 @@ class RunLog:
         try:
             while rows := cursor.fetchmany(256):
                 for (data,) in rows:
-                    ev = load_event(data, self.message)
+                    ev = self._event(data)
                     if isinstance(ev, ModelEvent):
                         self._remember(ev)
                     yield ev
@@ -415,7 +435,7 @@ class RunLog:
             ).fetchone()
             if row is None:
                 raise RunStoreError(f"run {self.run_id!r} has no event {id!r}")
-            loaded = load_event(row[0], self.message)
+            loaded = self._event(row[0])
             if not isinstance(loaded, ModelEvent):
                 raise RunStoreError(f"event {id!r} is a {loaded.event} event, not a model event")
             ev = loaded
@@ -477,7 +497,7 @@ class RunLog:
             (self.run_id, key),
         )
         for (text,) in cursor:
-            ev = load_event(text, self.message)
+            ev = self._event(text)
             assert isinstance(ev, StoreEvent)
             if ev.store == store_id:
                 apply_store_patch(data, ev.changes)

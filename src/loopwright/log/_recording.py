@@ -366,6 +366,9 @@ class Recording:
             checkpoint_store(t)
         finally:
             self._stack.close()
+            if self._unsubscribe is not None:  # what is recorded from now on is not ours
+                self._unsubscribe()
+                self._unsubscribe = None
         o = self._outcome
         if self._writer is not None:
             self._writer.execute(
