@@ -176,3 +176,28 @@ def test_scorer_names_must_be_unique() -> None:
         lw.Task([{"input": "a"}], scorer=[lw.match(), lw.match()])
     task = lw.Task([{"input": "a"}], scorer=[lw.match(), lw.match("numeric", name="num")])
     assert [s.name for s in task.scorers] == ["match", "num"]
+
+
+async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples() -> None:
+    made: list[lw.ModelAPI] = []
+
+    def factory(name: str, **kw: object) -> lw.ModelAPI:
+        api = lw.get_model("mock", outputs=["GRADE: C"], repeat=True).api
+        made.append(api)
+        return api
+
+    lw.register_provider("grader-once", factory)
+    scorer = lw.model_graded(model="grader-once/x")
+    for i in range(3):
+        score = await scorer(state(f"a{i}"), lw.Sample(input="q", target="t"))
+        assert score.value == 1.0
+    assert len(made) == 1  # one client and one connection limit for all the grading
+
+
+def test_metrics_given_to_a_task_do_not_change_the_scorer_of_another() -> None:
+    shared = lw.match()
+    before = list(shared.metrics)
+    a = lw.Task([lw.Sample(input="q", target="t")], scorer=shared)
+    b = lw.Task([lw.Sample(input="q", target="t")], scorer=shared, metrics=[lw.mean()])
+    assert [m.name for m in b.scorers[0].metrics] == ["mean"]
+    assert a.scorers[0].metrics == before and shared.metrics == before

@@ -92,6 +92,16 @@ def model_graded(
         raise ConfigurationError("model_graded: grade_pattern needs a group capturing the grade")
     extra = dict(variables or {})
     grader_config = config or GenerateConfig(temperature=0.0)
+    # a named grader is made once, on first use, and shared by every sample (its clients,
+    # connection limit and usage); None means the model in force where each sample runs
+    named: list[Model] = []
+
+    def grader_model() -> Model:
+        if model is None:
+            return get_model()
+        if not named:
+            named.append(get_model(model))
+        return named[0]
 
     async def score(state: AgentState, sample: Sample) -> Score:
         import jinja2
@@ -108,7 +118,7 @@ def model_graded(
             )
         except jinja2.UndefinedError as ex:
             raise ConfigurationError(f"model_graded: the template uses {ex.message}") from None
-        grader = get_model(model)
+        grader = grader_model()
         output = await grader.generate([UserMessage(content=prompt)], config=grader_config)
         found = grade_re.findall(output.text)
         grade = found[-1].upper() if found else None

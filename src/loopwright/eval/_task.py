@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import importlib.util
 import inspect
@@ -115,7 +116,8 @@ class Task:
             raise TaskError(f"a task's agent must be an Agent, got {type(agent).__name__}")
         self.agent: Agent = agent if agent is not None else _default_agent()
         self.scorers = as_scorers(scorer)
-        if metrics is not None:
+        if metrics is not None:  # this task's: a scorer given to other tasks keeps its own
+            self.scorers = [copy.copy(s) for s in self.scorers]
             for s in self.scorers:
                 s.metrics = list(metrics)
         for limit in limits:
