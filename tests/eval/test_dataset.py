@@ -147,3 +147,20 @@ def test_sample_positional_arguments() -> None:
     )  # fmt: skip
     with pytest.raises(ValueError, match="input"):
         lw.Sample(3)  # type: ignore[arg-type]
+
+
+def test_a_file_that_is_not_utf8_is_named_in_a_dataset_error(tmp_path: Path) -> None:
+    latin = "input,target\ncafé,1\n".encode("latin-1")
+    (tmp_path / "d.csv").write_bytes(latin)
+    (tmp_path / "d.json").write_bytes(b'[{"input": "caf\xe9"}]')
+    for name, load in (("d.csv", lw.csv_dataset), ("d.json", lw.json_dataset)):
+        with pytest.raises(lw.DatasetError, match=f"{name}' is not UTF-8"):
+            load(tmp_path / name)
+
+
+def test_unknown_field_names_are_a_dataset_error(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text('{"question": "q"}\n')
+    (tmp_path / "d.csv").write_text("question\nq\n")
+    for load, name in ((lw.json_dataset, "d.jsonl"), (lw.csv_dataset, "d.csv")):
+        with pytest.raises(lw.DatasetError, match="unknown names question; known: input"):
+            load(tmp_path / name, fields={"question": "input"})

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, TypeAlias, overload
 
@@ -130,8 +131,7 @@ def _to_sample(record: Any, fields: Fields, where: str, base: Path | None) -> Sa
             made = fields(record)
             sample = made if isinstance(made, Sample) else Sample.model_validate(made)
         else:
-            spec = fields if isinstance(fields, FieldSpec) else FieldSpec(**(fields or {}))
-            sample = _from_spec(record, spec, where)
+            sample = _from_spec(record, _spec(fields), where)
     except ValidationError as ex:
         raise DatasetError(f"{where}: not a valid sample: {ex}") from None
     if base is not None and any(v.startswith("file:") for v in sample.files.values()):
@@ -204,6 +204,23 @@ def _open(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def _not_utf8(p: Path, ex: UnicodeDecodeError) -> DatasetError:
+    return DatasetError(
+        f"{str(p)!r} is not UTF-8 text (byte {ex.start}: {ex.reason}); save it as UTF-8"
+    )
+
+
+def _spec(fields: FieldSpec | Mapping[str, Any] | None) -> FieldSpec:
+    """``fields`` as a :class:`FieldSpec` (a mapping holds its arguments)."""
+    if isinstance(fields, FieldSpec):
+        return fields
+    known = [f.name for f in dataclass_fields(FieldSpec)]
+    unknown = sorted(set(fields or {}) - set(known))
+    if unknown:
+        raise DatasetError(f"fields: unknown names {', '.join(unknown)}; known: {', '.join(known)}")
+    return FieldSpec(**(fields or {}))
+
+
 def json_dataset(
     path: str | os.PathLike[str],
     *,
@@ -222,7 +239,10 @@ def json_dataset(
         name: The dataset's name (default: the file's stem).
     """
     p = _open(path)
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as ex:
+        raise _not_utf8(p, ex) from None
     records: list[tuple[str, Any]] = []
     lines = p.suffix.lower() in (".jsonl", ".ndjson")
     if not lines:
@@ -259,17 +279,22 @@ def csv_dataset(
     (``["4", "four"]``), a ``files`` cell a JSON object. See :func:`json_dataset` for
     ``fields`` and ``name``.
     """
+    p = _open(path)
+    try:
+        return _read_csv(p, fields, name, delimiter)
+    except UnicodeDecodeError as ex:
+        raise _not_utf8(p, ex) from None
+
+
+def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Dataset:
     import csv
 
-    p = _open(path)
     samples = []
     with p.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f, delimiter=delimiter)
         if not reader.fieldnames:
             raise DatasetError(f"{str(p)!r}: the CSV file has no header row")
-        spec = fields if isinstance(fields, FieldSpec) else None
-        if isinstance(fields, Mapping):
-            spec = FieldSpec(**fields)
+        spec = _spec(fields) if isinstance(fields, (FieldSpec, Mapping)) else None
         spec_target = spec.target if spec is not None else "target"
         spec_files = spec.files if spec is not None else "files"
         for n, row in enumerate(reader, start=2):
