@@ -230,3 +230,22 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> N
     assert r.code == 2, (r.out, r.err)
     assert message in r.err
     assert not (tmp_path / "runs.db").exists()  # nothing ran, nothing recorded
+
+
+def test_a_tool_file_may_import_its_neighbours_like_a_task_file(tmp_path: Path) -> None:
+    from loopwright.cli._tools import resolve_tools
+
+    (tmp_path / "helper_for_tools.py").write_text("FACTOR = 3\n")
+    (tmp_path / "tools.py").write_text(
+        "import loopwright as lw\n"
+        "from helper_for_tools import FACTOR\n\n"
+        "@lw.tool\n"
+        "def triple(x: int) -> int:\n"
+        '    """Triple x."""\n'
+        "    return x * FACTOR\n"
+    )
+    [t] = resolve_tools([f"{tmp_path / 'tools.py'}:triple"])
+    assert t.name == "triple" and t(2) == 6
+    (tmp_path / "broken.py").write_text("import no_such_module_anywhere\n")
+    with pytest.raises(lw.ConfigurationError, match=r"--tool .*broken.py: No module named"):
+        resolve_tools([f"{tmp_path / 'broken.py'}:x"])

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._imports import import_file
 from ..tool import Tool
 
 __all__ = ["BUILTIN_TOOLS", "SANDBOX_TOOLS", "resolve_tools"]
@@ -25,14 +25,10 @@ def _load(module: str) -> Any:
         path = Path(module).resolve()
         if not path.is_file():
             raise ConfigurationError(f"--tool: no file {module!r}")
-        name = f"loopwright_cli_tools_{abs(hash(str(path)))}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ConfigurationError(f"--tool: cannot import {module!r}")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        return mod
+        try:
+            return import_file(path, "loopwright_cli_tools_")
+        except ImportError as ex:
+            raise ConfigurationError(f"--tool {module}: {ex}") from None
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as ex:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
-import importlib.util
 import inspect
 import json
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, overload
 
 from .._errors import ConfigurationError
+from .._imports import import_file
 from ..agent import Agent, get_agent, react
 from ..limits import (
     Limit,
@@ -215,26 +213,6 @@ def get_task(name: str, **args: Any) -> Task:
     return _build(name, factory, args)
 
 
-def _import_file(path: Path) -> Any:
-    module_name = f"loopwright_tasks_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise TaskError(f"cannot import {str(path)!r} as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    folder = str(path.parent)
-    sys.path.insert(0, folder)  # the file may import its neighbours
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(folder)
-    return module
-
-
 def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
     """Tasks from ``FILE.py`` (every ``@task`` in it), ``FILE.py@name`` (that one), or
     ``name`` (a task registered already), built with ``args``.
@@ -251,7 +229,10 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
     path = Path(file).resolve()
     if not path.is_file():
         raise TaskError(f"no task file at {file!r}")
-    module = _import_file(path)
+    try:
+        module = import_file(path, "loopwright_tasks_")
+    except ImportError as ex:
+        raise TaskError(f"{file}: {ex}") from None
     found: dict[str, TaskFactory] = {}
     for value in vars(module).values():
         task_name = getattr(value, "__loopwright_task__", None)
