@@ -5,7 +5,8 @@ from collections.abc import Sequence
 import pytest
 
 import loopwright as lw
-from loopwright.agent._react import DEFAULT_CONTINUE, OVERFLOW_HINT
+from loopwright.agent._react import DEFAULT_CONTINUE
+from loopwright.agent._steps import OVERFLOW_HINT
 
 
 @lw.tool

@@ -178,7 +178,11 @@ def test_scorer_names_must_be_unique() -> None:
     assert [s.name for s in task.scorers] == ["match", "num"]
 
 
-async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples() -> None:
+async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loopwright.model import _registry
+
     made: list[lw.ModelAPI] = []
 
     def factory(name: str, **kw: object) -> lw.ModelAPI:
@@ -186,7 +190,7 @@ async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples()
         made.append(api)
         return api
 
-    lw.register_provider("grader-once", factory)
+    monkeypatch.setitem(_registry._registry, "grader-once", factory)  # (this test's only)
     scorer = lw.model_graded(model="grader-once/x")
     for i in range(3):
         score = await scorer(state(f"a{i}"), lw.Sample(input="q", target="t"))

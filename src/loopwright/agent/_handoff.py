@@ -94,13 +94,11 @@ def handoff(agent: Agent, name: str | None = None, description: str | None = Non
     )
 
 
-async def run_handoff(
-    target: Handoff, call: ToolCall, state: AgentState, extras: list[AnyTool] | None = None
-) -> AgentState:
+async def run_handoff(target: Handoff, call: ToolCall, state: AgentState) -> AgentState:
     """Answer the handoff call, then let the target agent continue ``state``.
 
-    The target gets the conversation and the run's extra tools (``extras``), not the
-    calling agent's own tools."""
+    The target gets the conversation and the run's extra tools (``state.extra_tools``),
+    not the calling agent's own tools."""
     state.messages.append(
         ToolMessage(
             tool_call_id=call.id,
@@ -108,7 +106,6 @@ async def run_handoff(
             content=f"You are now {target.name.removeprefix('transfer_to_')}; continue the task.",
         )
     )
-    state.tools = list(extras or [])
     result = await target.agent(state)
     if result is not state:
         state.messages, state.output = result.messages, result.output

@@ -9,22 +9,31 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from .._errors import ConfigurationError
 from .._waits import WaitClock
-from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..history import HistoryPolicy
 from ..limits import LimitInfo, check_limits, remaining_time
 from ..model import (
     ChatMessage,
     GenerateConfig,
     Model,
     ModelCall,
-    SystemMessage,
     UserMessage,
     get_model,
     model_hook,
 )
-from ..tool import Tool, ToolTerminated, execute_tools
-from ._react import NOT_RUN, answer_output
 from ._state import AgentState, AnyTool, close_open_calls
+from ._steps import (
+    NOT_RUN,
+    check_tools,
+    has_stop_keyword,
+    install_prompt,
+    max_tool_output,
+    offered_tools,
+    recover_overflow,
+    run_tool_calls,
+)
+from ._steps import stop_keywords as stop_keywords_of
 
 __all__ = ["DEFAULT_NUDGE", "IterativeAgent", "iterative"]
 
@@ -42,6 +51,23 @@ def _fmt_remaining(seconds: float | None) -> str:
     if seconds is None:
         return "unlimited"
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+MAX_OVERFLOW_RECOVERIES = 3
+"""Consecutive context overflows recovered from (by shrinking the history) before the
+agent gives up with ``completed == "model_length"``."""
+
+
+class _Run:
+    """What one run of the agent keeps from step to step."""
+
+    __slots__ = ("by_name", "max_output", "overflows", "tools")
+
+    def __init__(self, tools: list[AnyTool], max_output: int | None) -> None:
+        self.tools = tools
+        self.by_name = {t.name: t for t in tools}
+        self.max_output = max_output
+        self.overflows = 0
 
 
 class _WaitMeter:
@@ -127,7 +153,7 @@ class IterativeAgent:
         max_steps: int | None,
         nudge: str,
         progress_every: int | None,
-        stop_keywords: Sequence[str] | None,
+        stop_keywords: str | Sequence[str] | None,
         history: HistoryPolicy | None,
         config: GenerateConfig | None,
         clock: Callable[[], float],
@@ -137,19 +163,22 @@ class IterativeAgent:
         self.tools, self.model, self.config = list(tools), model, config
         self.time_limit, self.productive_time = time_limit, productive_time
         self.max_steps, self.nudge, self.progress_every = max_steps, nudge, progress_every
-        self.stop_keywords = [k.lower() for k in stop_keywords or () if k]
+        self.stop_keywords = stop_keywords_of(stop_keywords, "iterative")
         self.history, self.clock, self.timeout_factory = history, clock, timeout_factory
+        check_tools(self.tools, "iterative")
+        try:
+            nudge.format(remaining="1 min 0 s")
+        except (KeyError, IndexError, ValueError) as ex:
+            raise ConfigurationError(
+                f"iterative: the nudge may use {{remaining}} only (and {{{{ }}}} for braces); "
+                f"{type(ex).__name__}: {ex}"
+            ) from None
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        known = {t.name for t in self.tools}
-        extras = [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
-        tools = [*self.tools, *extras]  # the agent's own, and any the run added
-        state.tools = tools
-        if self.prompt is not None and not (
-            state.messages and isinstance(state.messages[0], SystemMessage)
-        ):
-            state.messages.insert(0, SystemMessage(content=self.prompt))
+        tools = offered_tools(self.tools, state)
+        install_prompt(state.messages, self.prompt)
+        run = _Run(tools, max_tool_output(model, self.config))
         meter = _WaitMeter(hold_timeouts=self.productive_time)
         start = self.clock()
 
@@ -189,7 +218,7 @@ class IterativeAgent:
                     if self.progress_every and step % self.progress_every == 0:
                         _report_progress(step, used, state)
                     check_limits()
-                    if await self._step(state, model, tools, remaining, timeout):
+                    if await self._step(state, model, run, remaining, timeout):
                         return state
         finally:
             close_open_calls(state, NOT_RUN)
@@ -204,7 +233,7 @@ class IterativeAgent:
         self,
         state: AgentState,
         model: Model,
-        tools: list[AnyTool],
+        run: _Run,
         remaining: Callable[[], float | None],
         timeout: TimeoutFactory,
     ) -> bool:
@@ -224,47 +253,40 @@ class IterativeAgent:
         messages.append(nudge)  # ephemeral: sent with this request, never kept
         try:
             async with timeout(budget):
-                output = await model.generate(messages, tools, self.config)
+                output = await model.generate(messages, run.tools, self.config)
         except TimeoutError:
             return False
         finally:
             if messages and messages[-1] is nudge:
                 messages.pop()
         if output.stop_reason == "model_length" and not output.tool_calls:
-            policy = self.history or DEFAULT_OVERFLOW_POLICY
+            run.overflows += 1
+            if run.overflows > MAX_OVERFLOW_RECOVERIES:
+                state.output, state.completed = output, "model_length"
+                return True
             try:
                 async with timeout(remaining()):
-                    state.messages = await policy.reduce(state.messages)
+                    await recover_overflow(state, self.history)
             except TimeoutError:
                 pass
             return False
+        run.overflows = 0
         state.output = output
         state.messages.append(output.message)
-        text = output.text.lower()
-        if self.stop_keywords and any(k in text for k in self.stop_keywords):
+        stop = has_stop_keyword(self.stop_keywords, output.text)
+        if output.tool_calls:
+            try:
+                async with timeout(remaining()):
+                    if await run_tool_calls(
+                        state, output, output.message, run.tools, run.by_name, run.max_output
+                    ):
+                        return True
+            except TimeoutError:
+                close_open_calls(state, "Not run to the end: the time budget ran out.")
+                return False
+        if stop:  # once the tools asked for ran (a submit among them is the answer)
             state.completed = "stop_keyword"
             return True
-        if not output.tool_calls:
-            return False
-        try:
-            async with timeout(remaining()):
-                results = await execute_tools(output.message, tools, messages=state.messages)
-        except ToolTerminated as ex:
-            state.messages.extend(ex.messages)
-            close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
-            state.completed = "terminated"
-            return True
-        except TimeoutError:
-            close_open_calls(state, "Not run to the end: the time budget ran out.")
-            return False
-        state.messages.extend(results)
-        by_name = {t.name: t for t in tools}
-        for result in results:
-            tool = by_name.get(result.function)
-            if tool is not None and tool.terminal and result.error is None:
-                state.completed = "submit"
-                state.output = answer_output(output, result)
-                return True
         return False
 
 
@@ -280,7 +302,7 @@ def iterative(
     max_steps: int | None = None,
     nudge: str = DEFAULT_NUDGE,
     progress_every: int | None = 10,
-    stop_keywords: Sequence[str] | None = None,
+    stop_keywords: str | Sequence[str] | None = None,
     history: HistoryPolicy | None = None,
     config: GenerateConfig | None = None,
     clock: Callable[[], float] = time.monotonic,

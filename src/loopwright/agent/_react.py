@@ -7,36 +7,39 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
-from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..history import HistoryPolicy
 from ..limits import LimitExceededError, check_limits, step_limit
 from ..model import (
-    AssistantMessage,
-    ChatMessage,
     GenerateConfig,
     Model,
     ModelOutput,
-    SystemMessage,
     ToolMessage,
     UserMessage,
     get_model,
 )
-from ..tool import Tool, ToolTerminated, execute_tools
+from ..tool import Tool
 from ._handoff import Handoff, run_handoff
 from ._state import AgentState, AnyTool, close_open_calls
+from ._steps import (
+    NOT_RUN,
+    check_tools,
+    has_stop_keyword,
+    install_prompt,
+    max_tool_output,
+    offered_tools,
+    recover_overflow,
+    run_tool_calls,
+)
+from ._steps import stop_keywords as stop_keywords_of
 
 __all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
 DEFAULT_CONTINUE = (
     "Please continue with the task. When you have the final answer, call the {submit} tool with it."
 )
-OVERFLOW_HINT = (
-    "[Earlier messages were removed or shortened because the conversation no longer fit "
-    "the model's context window.]"
-)
 MAX_TOKENS_CONTINUE = (
     "Your reply was cut off by the output token limit. Continue exactly where you stopped."
 )
-NOT_RUN = "Not run: the agent stopped before running this call."
 CONTENT_FILTER_RETRY = (
     "Your last reply was blocked by the provider's content filter. Rephrase it, or take a "
     "different approach."
@@ -76,7 +79,7 @@ class ReactAgent:
         submit: bool | AnyTool,
         on_continue: ContinueHandler | None,
         max_steps: int | None,
-        stop_keywords: Sequence[str] | None,
+        stop_keywords: str | Sequence[str] | None,
         history: HistoryPolicy | None,
         config: GenerateConfig | None,
         max_format_errors: int,
@@ -87,7 +90,7 @@ class ReactAgent:
         self.name, self.description, self.prompt = name, description, prompt
         self.model, self.config, self.history = model, config, history
         self.on_continue, self.max_steps = on_continue, max_steps
-        self.stop_keywords = [k.lower() for k in stop_keywords or () if k]
+        self.stop_keywords = stop_keywords_of(stop_keywords, "react")
         self.max_format_errors = max_format_errors
         self.max_content_filter = max_content_filter
         self.max_tokens_continues = max_tokens_continues
@@ -103,31 +106,27 @@ class ReactAgent:
             raise ConfigurationError("submit must be True, False or a Tool")
         if self.submit_tool is not None:
             self.tools.append(self.submit_tool)
-        names = [t.name for t in self.tools] + list(self.handoffs)
-        dupes = {n for n in names if names.count(n) > 1}
-        if dupes:
-            raise ConfigurationError(f"react: tool names must be unique; repeated: {dupes}")
+        check_tools(self.tools, "react")
+        clash = sorted({t.name for t in self.tools} & set(self.handoffs))
+        if clash:
+            raise ConfigurationError(f"react: tool names must be unique; repeated: {clash}")
 
     def __repr__(self) -> str:
         return f"react(name={self.name!r}, tools={[t.name for t in self.tools]})"
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        known = {t.name for t in self.tools}
-        # tools the run added (run(..., tools=)): offered too, and passed on at a handoff
-        extras = [t for t in state.tools if isinstance(t, Tool) and t.name not in known]
-        tools = [*self.tools, *extras]
-        state.tools = tools
+        tools = offered_tools(self.tools, state)
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
-        if self.prompt is not None:
-            self._install_prompt(state.messages)
+        install_prompt(state.messages, self.prompt)
+        max_output = max_tool_output(model, self.config)
         limit = step_limit(self.max_steps) if self.max_steps is not None else None
         try:
             if limit is not None:
                 with limit:
-                    await self._loop(state, model, tools, offered, extras)
+                    await self._loop(state, model, tools, offered, max_output)
             else:
-                await self._loop(state, model, tools, offered, extras)
+                await self._loop(state, model, tools, offered, max_output)
         except LimitExceededError as ex:
             if limit is None or ex.limit is not limit:
                 raise
@@ -138,22 +137,13 @@ class ReactAgent:
             close_open_calls(state, NOT_RUN)
         return state
 
-    def _install_prompt(self, messages: list[ChatMessage]) -> None:
-        assert self.prompt is not None
-        system = SystemMessage(content=self.prompt)
-        if messages and isinstance(messages[0], SystemMessage):
-            if messages[0].content != self.prompt:
-                messages[0] = system  # e.g. after a handoff: this agent's instructions rule
-        else:
-            messages.insert(0, system)
-
     async def _loop(
         self,
         state: AgentState,
         model: Model,
         tools: list[AnyTool],
         offered: list[Any],
-        extras: list[AnyTool],
+        max_output: int | None,
     ) -> None:
         format_errors = content_filtered = continues = overflows = 0
         by_name = {t.name: t for t in tools}
@@ -169,7 +159,7 @@ class ReactAgent:
                 if overflows > self.max_overflow_recoveries:
                     state.output, state.completed = output, "model_length"
                     return
-                await self._recover_overflow(state)
+                await recover_overflow(state, self.history)
                 continue
             overflows = 0
             state.output = output
@@ -185,13 +175,15 @@ class ReactAgent:
                 continue
             content_filtered = 0
 
-            if self.stop_keywords and self._has_stop_keyword(message.content):
-                state.completed = "stop_keyword"
-                return
-
+            # a stop keyword ends the run once the tools asked for ran (a submit among
+            # them is the answer)
+            stop = has_stop_keyword(self.stop_keywords, message.content)
             calls = message.tool_calls
             if calls:
-                if await self._run_tools(state, output, tools, by_name, extras):
+                if await self._run_tools(state, output, tools, by_name, max_output):
+                    return
+                if stop:
+                    state.completed = "stop_keyword"
                     return
                 # every call unparseable: a format error (text protocols, bad JSON)
                 if calls[0].parse_error and all(c.parse_error for c in calls):
@@ -202,6 +194,10 @@ class ReactAgent:
                 else:
                     format_errors = 0
                 continue
+
+            if stop:
+                state.completed = "stop_keyword"
+                return
 
             if output.stop_reason == "max_tokens":
                 continues += 1
@@ -226,9 +222,9 @@ class ReactAgent:
         output: ModelOutput,
         tools: list[AnyTool],
         by_name: dict[str, AnyTool],
-        extras: list[AnyTool],
+        max_output: int | None,
     ) -> bool:
-        """Run the output's tool calls; True when the agent is done."""
+        """Run the output's tool calls (and a handoff); True when the agent is done."""
         message = output.message
         handoffs = self.handoffs
         handoff_calls = (
@@ -237,23 +233,8 @@ class ReactAgent:
         if handoff_calls:
             others = [c for c in message.tool_calls if c.function not in self.handoffs]
             message = message.model_copy(update={"tool_calls": others})
-        max_output = self.config.max_tool_output if self.config else None
-        try:
-            results = await execute_tools(
-                message, tools, max_output=max_output, messages=state.messages
-            )
-        except ToolTerminated as ex:
-            state.messages.extend(ex.messages)
-            close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
-            state.completed = "terminated"
+        if await run_tool_calls(state, output, message, tools, by_name, max_output):
             return True
-        state.messages.extend(results)
-        for result in results:
-            tool = by_name.get(result.function)
-            if tool is not None and tool.terminal and result.error is None:
-                state.output = answer_output(output, result)
-                state.completed = "submit"
-                return True
         if handoff_calls:
             first, *extra = handoff_calls
             for call in extra:
@@ -264,24 +245,9 @@ class ReactAgent:
                         content="Only one handoff per turn; this one was ignored.",
                     )
                 )
-            await run_handoff(self.handoffs[first.function], first, state, extras)
+            await run_handoff(self.handoffs[first.function], first, state)
             return True
         return False
-
-    async def _recover_overflow(self, state: AgentState) -> None:
-        policy = self.history or DEFAULT_OVERFLOW_POLICY
-        reduced = await policy.reduce(state.messages)
-        if reduced and not (
-            isinstance(reduced[-1], UserMessage) and reduced[-1].content == OVERFLOW_HINT
-        ):
-            reduced.append(UserMessage(content=OVERFLOW_HINT))
-        state.messages = reduced
-
-    def _has_stop_keyword(self, text: str) -> bool:
-        if not self.stop_keywords or not text:
-            return False
-        lowered = text.lower()
-        return any(k in lowered for k in self.stop_keywords)
 
     async def _continue_message(self, state: AgentState) -> str | None:
         default = DEFAULT_CONTINUE.format(submit=self.submit_tool.name if self.submit_tool else "")
@@ -300,12 +266,6 @@ class ReactAgent:
         return default
 
 
-def answer_output(output: ModelOutput, result: ToolMessage) -> ModelOutput:
-    """The agent's output when a terminal tool answered: its result as a new message."""
-    message = AssistantMessage(content=result.content, model=output.message.model)
-    return output.model_copy(update={"message": message, "stop_reason": "stop"})
-
-
 def react(
     *,
     name: str = "react",
@@ -316,7 +276,7 @@ def react(
     submit: bool | AnyTool = True,
     on_continue: ContinueHandler | None = None,
     max_steps: int | None = None,
-    stop_keywords: Sequence[str] | None = None,
+    stop_keywords: str | Sequence[str] | None = None,
     history: HistoryPolicy | None = None,
     config: GenerateConfig | None = None,
     max_format_errors: int = 3,

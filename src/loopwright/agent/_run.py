@@ -64,7 +64,7 @@ async def run(
         model: The model for the run (a name or a :class:`Model`); default: the current
             default (``$LOOPWRIGHT_MODEL``, else ``local``).
         limits: Limits for the whole run.
-        tools: Extra tools offered to the agent (put in ``state.tools``).
+        tools: Extra tools offered to the agent beside its own (``state.extra_tools``).
         raise_on_limit: Raise instead of returning when a limit ends the run.
         name: The run's name in the run store (default: the agent's name).
         db: The run store file; ``None``: ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``;
@@ -88,7 +88,7 @@ async def run(
 
     state = _initial_state(input)
     if tools is not None:
-        state.tools = list(tools)
+        state.extra_tools = list(tools)
     chosen = get_model(model) if model is not None else None
     # settle the configuration before the run is recorded: a mistake here is a usage
     # error, not a failed run

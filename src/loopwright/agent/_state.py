@@ -67,7 +67,11 @@ class AgentState(BaseModel):
     output: ModelOutput | None = None
     """The agent's result: the answer (``output.text``) and the last model call's details."""
     tools: list[Any] = Field(default_factory=list, exclude=True)
-    """The :class:`~loopwright.Tool`\\ s the agent offered the model (not serialised)."""
+    """The :class:`~loopwright.Tool`\\ s the agent offered the model, set by the agent
+    (not serialised)."""
+    extra_tools: list[Any] = Field(default_factory=list, exclude=True)
+    """Tools offered beside the agent's own (``run(..., tools=)``), kept at a handoff;
+    an agent's own tools never pass to the next agent (not serialised)."""
     completed: Completion | None = None
     """Why the agent stopped, once it has."""
     limit: LimitInfo | None = None

@@ -54,8 +54,8 @@ class GenerateConfig(BaseModel):
     """The longest single wait between retries, in seconds (default 60)."""
     max_connections: int | None = Field(default=None, gt=0)
     """Concurrent calls allowed to one provider (default: the provider's own)."""
-    max_tool_output: int | None = Field(default=None, gt=0)
-    """Tool output longer than this many bytes is truncated (default 16 KiB)."""
+    max_tool_output: int | None = Field(default=None, ge=0)
+    """Tool output longer than this many bytes is truncated (default 16 KiB; 0: never)."""
     tool_choice: ToolChoice | None = None
     """Which tool the model may or must call."""
     parallel_tool_calls: bool | None = None

@@ -147,13 +147,14 @@ def _agent_name(agent: Any, index: int) -> str:
 
 def _copy_state(state: AgentState) -> AgentState:
     """A deep copy of ``state``, except its tools (shared: tools hold live resources)."""
+    shared = ("tools", "extra_tools")
     return state.model_copy(
         update={
             name: copy.deepcopy(getattr(state, name))
             for name in type(state).model_fields
-            if name != "tools"
+            if name not in shared
         }
-        | {"tools": list(state.tools)}
+        | {name: list(getattr(state, name)) for name in shared}
     )
 
 
