@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -339,3 +342,27 @@ def test_rule_tuples_are_checked() -> None:
         approval_policy([("bash",)])  # type: ignore[list-item]
     with pytest.raises(lw.ConfigurationError):
         approval_policy(ApprovalRule("bash"))  # type: ignore[arg-type]
+
+
+def test_a_time_limit_ends_a_run_waiting_for_a_human_answer(tmp_path: Path) -> None:
+    """The answer is read in a daemon thread: a run whose time limit fires while it waits
+    for a human returns, and the program exits (an executor thread kept it alive)."""
+    script = tmp_path / "wait_for_human.py"
+    script.write_text(
+        "import io, os, time\n"
+        "import loopwright as lw\n"
+        "from loopwright.approval import human_approver\n\n"
+        "@lw.tool\n"
+        "def echo(x: str) -> str:\n"
+        '    """Echo x."""\n'
+        "    return x\n\n"
+        "r, w = os.pipe()  # an input nobody answers\n"
+        "model = lw.get_model('mock', outputs=[lw.ModelOutput.for_tool_call('echo', {'x': 'a'})])\n"
+        "state = lw.run_sync(lw.react(tools=[echo]), 'go', db=False, model=model,\n"
+        "    approval=human_approver(input=os.fdopen(r), output=io.StringIO()),\n"
+        "    limits=[lw.time_limit(0.5)])\n"
+        "print('returned', state.completed, flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "returned limit" in done.stdout

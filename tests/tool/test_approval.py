@@ -219,3 +219,23 @@ async def test_time_waiting_for_approval_is_recorded() -> None:
     [ex] = rec.done
     assert ex.wait_time >= 0.15
     assert ex.duration >= ex.wait_time
+
+
+async def test_an_approver_must_answer_with_an_approval() -> None:
+    async def sloppy(call: lw.ToolCall, messages: object) -> Any:
+        return "approve"
+
+    with approver(sloppy), pytest.raises(lw.ConfigurationError, match="must return an Approval"):
+        await lw.execute_tools(lw.AssistantMessage(tool_calls=[call()]), [delete])
+    assert runs == []
+
+
+async def test_modify_may_not_redirect_a_call_to_a_terminal_tool() -> None:
+    from loopwright.tool.builtin import submit
+
+    forced = lw.ToolCall(function="submit", arguments={"answer": "forced"})
+    with (
+        approver(answer(Approval(decision="modify", modified=forced))),
+        pytest.raises(lw.ConfigurationError, match="not to a terminal one"),
+    ):
+        await lw.execute_tools(lw.AssistantMessage(tool_calls=[call()]), [delete, submit])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import threading
@@ -11,6 +10,7 @@ from typing import TextIO
 
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tool._approval import Approval, ApprovalDecision, Approver
+from ..tool._threads import run_in_thread
 from ._record import recorded
 
 __all__ = ["human_approver"]
@@ -130,8 +130,11 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     """
 
     async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
-        return await asyncio.to_thread(
+        # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
+        # readline after a time limit fired, kept the program from exiting
+        approval: Approval = await run_in_thread(
             _ask, call, messages, input or sys.stdin, output or sys.stdout
         )
+        return approval
 
     return recorded("human", human)

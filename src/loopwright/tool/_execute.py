@@ -20,7 +20,7 @@ from ..model import (
     ToolMessage,
 )
 from ..model.protocols import FORMAT_ERROR_FUNCTION
-from ._approval import current_approver
+from ._approval import Approval, current_approver
 from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
 from ._hooks import ToolExecution, ToolHook
 from ._hooks import _hooks as _tool_hooks
@@ -318,6 +318,11 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
         waited = time.perf_counter()
         approval = await approver(call, run.messages)
         ex.wait_time += time.perf_counter() - waited
+        if not isinstance(approval, Approval):
+            raise ConfigurationError(
+                f"the approver returned {approval!r}; an approver must return an "
+                "Approval(decision=...)"
+            )
         ex.approval = approval
         by = f" by {approval.approver}" if approval.approver else ""
         why = f": {approval.explanation}" if approval.explanation else "."
@@ -340,6 +345,14 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
             ex.tool = tool
             if tool is None:
                 return _error(ex, "unknown_tool", _unknown_tool(modified.function, run), run)
+            if tool.terminal and modified.function != call.function:
+                # the result answers the original call: a terminal tool's answer would
+                # not end the run
+                raise ConfigurationError(
+                    f"The approval policy{by} answered 'modify' with a call to the terminal "
+                    f"tool {modified.function!r} for a call to {call.function!r}; it may "
+                    "redirect a call to another tool, but not to a terminal one."
+                )
             try:
                 args, kwargs = tool._bind(modified.arguments)
             except ToolArgumentsError as err:
