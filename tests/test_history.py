@@ -1,5 +1,6 @@
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,3 +215,20 @@ async def test_compact_keeps_recent_user_messages_in_place() -> None:
     assert texts[0] == "TASK"
     assert texts[1].startswith("[Summary of")
     assert texts[2:] == ["I think I am done.", "NUDGE", "step 9", "result 9"]
+
+
+async def test_truncate_when_cuts_the_same_long_message_in_every_run_that_sends_it() -> None:
+    policy = truncate_when(1000)
+    long = lw.UserMessage(content="x" * 5000)
+    for _ in range(2):  # e.g. two samples (or epochs) of an eval sharing one agent
+        out = await policy.apply([long], None)
+        assert len(out[0].content.encode()) <= 1000
+
+
+def test_history_policies_refuse_settings_that_would_act_every_step() -> None:
+    with pytest.raises(lw.ConfigurationError, match="compact_when: max_messages"):
+        compact_when(max_messages=5, keep_last=10)
+    with pytest.raises(lw.ConfigurationError, match="keep_last must be >= 0"):
+        prune_when(keep_last=-1)
+    with pytest.raises(lw.ConfigurationError, match="max_bytes must be > 0"):
+        truncate_when(-5)

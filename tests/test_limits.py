@@ -240,3 +240,11 @@ async def test_a_working_limit_that_fired_stays_fired_when_a_wait_ends_after() -
     assert info.value.type == "working"
     task = asyncio.current_task()
     assert task is not None and task.cancelling() == 0
+
+
+def test_limits_must_be_numbers() -> None:
+    for bad in ("10", None, float("nan"), True):
+        with pytest.raises(lw.ConfigurationError, match="must be a number"):
+            step_limit(bad)  # type: ignore[arg-type]
+    with pytest.raises(lw.ConfigurationError, match="must be a number"):
+        time_limit(float("nan"))

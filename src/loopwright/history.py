@@ -199,30 +199,45 @@ def prune_when(
     """Prune to the newest ``keep_last`` messages (plus anchors) whenever the history has
     more than ``max_messages`` messages or the last call used more than ``max_tokens``
     tokens. On overflow, prune to half the history (at most ``keep_last``)."""
-    if max_messages is not None and max_messages <= keep_last:
-        raise ConfigurationError("max_messages must be larger than keep_last")
+    _check_trigger("prune_when", max_messages, keep_last)
     return _Prune(max_messages, max_tokens, keep_last)
 
 
+def _check_trigger(who: str, max_messages: int | None, keep_last: int) -> None:
+    if keep_last < 0:
+        raise ConfigurationError(f"{who}: keep_last must be >= 0, got {keep_last}")
+    if max_messages is not None and max_messages <= keep_last:
+        raise ConfigurationError(
+            f"{who}: max_messages ({max_messages}) must be larger than keep_last ({keep_last}), "
+            "or the policy would act at every step"
+        )
+
+
 class _Truncate(HistoryPolicy):
+    _MAX_CHECKED = 100_000
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        # ids of messages that fit (as they are, or as cut): a history is examined back
+        # to the first of them, O(new) per step. A message that was cut is not one of
+        # them (another run may send it again); the set is forgotten when it grows large
+        # (the histories are then examined once more).
         self._checked: set[str] = set()
 
     async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
-        # only messages not seen before are examined: O(new) per step
+        if len(self._checked) > self._MAX_CHECKED:
+            self._checked.clear()
         changed = False
         for i in range(len(messages) - 1, -1, -1):
             m = messages[i]
             if m.id in self._checked:
                 break
-            self._checked.add(m.id)
             if m.role in ("tool", "user") and len(m.content.encode()) > self.max_bytes:
                 text, _ = truncate_output(m.content, self.max_bytes)
                 if not changed:
                     messages, changed = list(messages), True
-                messages[i] = m.model_copy(update={"content": text, "id": new_id()})
-                self._checked.add(messages[i].id)
+                m = messages[i] = m.model_copy(update={"content": text, "id": new_id()})
+            self._checked.add(m.id)
         return messages
 
     async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -232,6 +247,8 @@ class _Truncate(HistoryPolicy):
 def truncate_when(max_bytes: int) -> HistoryPolicy:
     """Cut any tool result or user message longer than ``max_bytes`` (head and tail kept).
     On overflow, cut everything to half that."""
+    if max_bytes <= 0:
+        raise ConfigurationError(f"truncate_when: max_bytes must be > 0, got {max_bytes}")
     return _Truncate(max_bytes)
 
 
@@ -265,6 +282,7 @@ def compact_when(
 ) -> HistoryPolicy:
     """Summarise older turns with a model call when over ``max_messages`` messages or
     ``max_tokens`` tokens, keeping the newest ``keep_last``."""
+    _check_trigger("compact_when", max_messages, keep_last)
     return _Compact(max_messages, max_tokens, keep_last, model)
 
 

@@ -95,6 +95,8 @@ class Limit:
     type: LimitType
 
     def __init__(self, limit: float) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit != limit:
+            raise ConfigurationError(f"{self.type} limit must be a number, got {limit!r}")
         if limit < 0:
             raise ConfigurationError(f"{self.type} limit must be >= 0, got {limit}")
         self.limit = limit

@@ -366,3 +366,8 @@ def test_a_time_limit_ends_a_run_waiting_for_a_human_answer(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "returned limit" in done.stdout
+
+
+def test_auto_approver_refuses_an_unknown_decision_when_made() -> None:
+    with pytest.raises(lw.ConfigurationError, match="unknown decision 'aprove'"):
+        auto_approver("aprove")  # type: ignore[arg-type]

@@ -537,3 +537,15 @@ async def test_a_deferred_tool_validates_its_first_call_like_the_others() -> Non
         "p": _Point(x=1, y=2),
         "scale": 2.0,
     }
+
+
+def test_a_tool_from_info_with_a_bad_pattern_is_refused_when_made() -> None:
+    info = lw.ToolInfo(
+        name="find",
+        parameters={
+            "type": "object",
+            "properties": {"q": {"type": "string", "pattern": "([unclosed"}},
+        },
+    )
+    with pytest.raises(ToolDefinitionError, match="not a valid regular expression"):
+        lw.Tool.from_info(info, lambda q: q)

@@ -21,15 +21,21 @@ def auto_approver(
             (``modify`` needs a call to run instead, so it is not allowed here).
         explanation: Why (shown to the model on ``reject``).
     """
-    if decision == "modify":
-        from .._errors import ConfigurationError
+    from .._errors import ConfigurationError
 
+    if decision == "modify":
         raise ConfigurationError(
             "auto_approver cannot 'modify' (it has no call to run instead); write an "
             "approver that returns Approval(decision='modify', modified=...)"
         )
+    if decision not in ("approve", "reject", "escalate", "terminate"):
+        raise ConfigurationError(
+            f"auto_approver: unknown decision {decision!r}; use approve, reject, escalate "
+            "or terminate"
+        )
+    answer = Approval(decision=decision, explanation=explanation, approver="auto")
 
     async def auto(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
-        return Approval(decision=decision, explanation=explanation, approver="auto")
+        return answer.model_copy()
 
     return recorded("auto", auto)

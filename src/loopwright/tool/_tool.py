@@ -151,6 +151,7 @@ class Tool(Generic[P, R]):
                 f"The parameters of tool {info.name!r} must be a JSON schema with "
                 f'"type": "object", got {params!r}.'
             )
+        _check_patterns(params, info.name)
         self: Tool[..., Any] = cls(
             fn, name=info.name, parallel=parallel, timeout=timeout, terminal=terminal, defer=True
         )
@@ -309,6 +310,26 @@ class Tool(Generic[P, R]):
         if inspect.isawaitable(result):
             result = await result
         return result
+
+
+def _check_patterns(schema: Any, tool_name: str) -> None:
+    """Refuse a ``pattern`` that is not a valid regular expression when the tool is made
+    (else the error escapes the first call)."""
+    if isinstance(schema, dict):
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                re.compile(pattern)
+            except re.error as ex:
+                raise ToolDefinitionError(
+                    f"Tool {tool_name!r}: the pattern {pattern!r} is not a valid regular "
+                    f"expression: {ex}"
+                ) from None
+        for value in schema.values():
+            _check_patterns(value, tool_name)
+    elif isinstance(schema, list):
+        for value in schema:
+            _check_patterns(value, tool_name)
 
 
 @overload
