@@ -78,6 +78,15 @@ async def test_plain_chat_sends_the_request_and_maps_the_reply(wire: WireServer)
     assert "tools" not in body and "response_format" not in body
 
 
+async def test_extra_body_fields_are_merged_into_the_request_body(wire: WireServer) -> None:
+    wire.push(openai_reply("ok"))
+    config = lw.GenerateConfig(extra_body={"top_k": 20, "repetition_penalty": 1.1}, timeout=30)
+    await model(wire).generate(HI, config=config)
+    [req] = wire.requests
+    assert req.body["top_k"] == 20 and req.body["repetition_penalty"] == 1.1
+    assert "extra_body" not in req.body and "timeout" not in req.body
+
+
 async def test_response_schema_becomes_a_json_schema_response_format(wire: WireServer) -> None:
     schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
     wire.push(openai_reply('{"x": 1}'))
