@@ -291,3 +291,12 @@ async def test_key_and_base_url_from_the_environment(
     out = await lw.get_model("anthropic/claude-test").generate(HI)
     assert out.text == "hi"
     assert sent_key(wire.requests[0].headers) == "sk-ant-env"
+
+
+async def test_a_malformed_reply_is_a_retryable_error_naming_the_model(wire: WireServer) -> None:
+    broken = anthropic_reply("x")
+    broken["content"] = [{"type": "text", "text": None}]
+    wire.push(broken)
+    with pytest.raises(lw.ModelAPIError, match="malformed response") as info:
+        await model(wire, config=lw.GenerateConfig(max_retries=0)).generate(HI)
+    assert info.value.retryable and "anthropic/" in str(info.value)

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from loopwright.model.providers._http_errors import (
-    classify_status,
     is_context_length_error,
     parse_retry_after,
     should_retry_status,
@@ -81,12 +80,6 @@ class StatusError(Exception):
         self.status_code = status
         self.body = body
         self.response = FakeResponse(headers or {})
-
-
-def test_classify_status() -> None:
-    assert classify_status(StatusError(429, headers={"retry-after": "2"})) == (True, 2.0)
-    assert classify_status(StatusError(400, headers={"retry-after": "2"})) == (False, None)
-    assert classify_status(ValueError("not an HTTP error")) is None
 
 
 @pytest.mark.parametrize(

@@ -505,3 +505,16 @@ async def test_model_is_usable_from_two_event_loops(wire: WireServer) -> None:
     t.join(30)
     assert results == ["one", "two"]
     await m.aclose()
+
+
+async def test_a_malformed_reply_is_a_retryable_error_naming_the_model(wire: WireServer) -> None:
+    broken = openai_reply("x")
+    broken["choices"][0]["message"] = None
+    wire.push(broken)
+    wire.push(openai_reply("fine"))
+    out = await model(wire, config=lw.GenerateConfig(max_retries=1, retry_wait=0.01)).generate(HI)
+    assert out.text == "fine"  # retried
+    wire.push(broken)
+    with pytest.raises(lw.ModelAPIError, match="openai/test-model: malformed response") as info:
+        await model(wire, config=lw.GenerateConfig(max_retries=0)).generate(HI)
+    assert info.value.retryable

@@ -20,9 +20,9 @@ from .._output import ModelOutput
 
 __all__ = [
     "RETRYABLE_STATUS",
-    "classify_status",
     "error_message",
     "is_context_length_error",
+    "malformed_reply",
     "model_length_output",
     "parse_retry_after",
     "sdk_failure",
@@ -156,14 +156,14 @@ def status_error(model: str, error: BaseException, *, key_env: str | None) -> Mo
     )
 
 
-def classify_status(error: BaseException) -> tuple[bool, float | None] | None:
-    """(retry, retry_after) for an SDK HTTP status error; None if ``error`` is not one."""
-    status = getattr(error, "status_code", None)
-    if not isinstance(status, int) or getattr(error, "response", None) is None:
-        return None
-    headers = _headers(error)
-    retry = should_retry_status(status, headers)
-    return retry, parse_retry_after(headers) if retry else None
+def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
+    """The error for a reply the provider's converter could not read (a field missing,
+    null or of the wrong type): retryable, naming the model and what was wrong."""
+    return ModelAPIError(
+        f"{model}: malformed response ({type(error).__name__}: {error}); the reply began "
+        f"{str(response)[:200]}",
+        retryable=True,
+    )
 
 
 def model_length_output(model: str, detail: str) -> ModelOutput:

@@ -34,12 +34,12 @@ from ..._errors import (
     MissingCredentialsError,
     MissingDependencyError,
 )
-from .._api import ModelAPI, RetryDecision
+from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
-from ._http_errors import classify_status, sdk_failure
+from ._http_errors import malformed_reply, sdk_failure
 from ._sdk_clients import PerLoopClients
 
 if TYPE_CHECKING:
@@ -159,16 +159,10 @@ class AnthropicAPI(ModelAPI):
             if isinstance(failure, ModelOutput):
                 return failure
             raise failure from ex
-        return output_from_anthropic(response, tools, self.name)
-
-    def classify_error(self, error: BaseException) -> RetryDecision:
-        if isinstance(error, self._sdk.APIStatusError):
-            status = classify_status(error)
-            if status is not None:
-                return RetryDecision(*status)
-        if isinstance(error, self._sdk.APIConnectionError):
-            return RetryDecision(True)
-        return super().classify_error(error)
+        try:
+            return output_from_anthropic(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -53,11 +53,11 @@ from ..._errors import (
     MissingDependencyError,
     ModelAPIError,
 )
-from .._api import ModelAPI, RetryDecision
+from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
-from ._http_errors import classify_status, sdk_failure
+from ._http_errors import malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
 
@@ -266,22 +266,16 @@ class OpenAIAPI(ModelAPI):
             if isinstance(failure, ModelOutput):
                 return failure
             raise failure from ex
-        output = output_from_openai(response, tools, self.name)
+        try:
+            output = output_from_openai(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
         if output is None:
             raise ModelAPIError(
                 f"{self.name}: the response had no choices: {str(response)[:300]}",
                 retryable=True,
             )
         return output
-
-    def classify_error(self, error: BaseException) -> RetryDecision:
-        if isinstance(error, self._sdk.APIStatusError):
-            status = classify_status(error)
-            if status is not None:
-                return RetryDecision(*status)
-        if isinstance(error, self._sdk.APIConnectionError):
-            return RetryDecision(True)
-        return super().classify_error(error)
 
     async def aclose(self) -> None:
         await self._clients.aclose()
