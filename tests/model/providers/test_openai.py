@@ -518,3 +518,11 @@ async def test_a_malformed_reply_is_a_retryable_error_naming_the_model(wire: Wir
     with pytest.raises(lw.ModelAPIError, match="openai/test-model: malformed response") as info:
         await model(wire, config=lw.GenerateConfig(max_retries=0)).generate(HI)
     assert info.value.retryable
+
+
+def test_a_misspelt_client_argument_is_refused_when_the_model_is_made() -> None:
+    with pytest.raises(
+        lw.ConfigurationError, match=r"takes no argument 'timeuot'; it takes: .*timeout"
+    ):
+        lw.get_model("openai/m", api_key="k", timeuot=5)
+    assert lw.get_model("openai/m", api_key="k", timeout=5).name == "openai/m"

@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
+from ..._errors import ConfigurationError
+
 __all__ = ["PerLoopClients"]
+
+
+def _check_client_args(make: Callable[..., Any], client_args: Mapping[str, Any]) -> None:
+    """Refuse arguments the SDK client does not take when the model is made (else the
+    first call fails, with the SDK's own message)."""
+    try:
+        params = inspect.signature(make).parameters
+    except (TypeError, ValueError):  # no signature to check against
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(client_args) - set(params))
+    if unknown:
+        known = ", ".join(sorted(k for k in params if not k.startswith("_")))
+        raise ConfigurationError(
+            f"{getattr(make, '__name__', 'the SDK client')} takes no argument "
+            f"{', '.join(map(repr, unknown))}; it takes: {known}"
+        )
 
 
 class _Closable(Protocol):
@@ -38,6 +59,7 @@ class PerLoopClients(Generic[C]):
         client_args: Mapping[str, Any],
     ) -> None:
         self._make, self._http_client = make, http_client
+        _check_client_args(make, client_args)
         self._kwargs = dict(client_args)
         self._kwargs.update(
             api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers
