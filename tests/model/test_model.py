@@ -317,3 +317,19 @@ async def test_model_usage_adds_up_per_model_and_copies_do_not_share_it() -> Non
     # only what providers reported is set (the optional counts stay unset, None)
     assert model.usage.reasoning_tokens is None
     assert "reasoning_tokens" not in model.usage.model_dump(exclude_unset=True)
+
+
+async def test_a_call_config_changed_in_place_between_calls_is_merged_again() -> None:
+    seen: list[int | None] = []
+
+    def respond(messages: object, tools: object, config: lw.GenerateConfig) -> str:
+        seen.append(config.max_tokens)
+        return "ok"
+
+    model = lw.get_model("mock", outputs=respond, config=lw.GenerateConfig(temperature=0.1))
+    config = lw.GenerateConfig(max_tokens=10)
+    await model.generate(HI, config=config)
+    await model.generate(HI, config=config)
+    config.max_tokens = 20  # the same object, changed
+    await model.generate(HI, config=config)
+    assert seen == [10, 10, 20]

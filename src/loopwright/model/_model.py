@@ -177,6 +177,13 @@ class Model:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
+        # (a call's config, its fields then, it merged over the model's): reused while the
+        # same object comes back unchanged
+        self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
+            None,
+            {},
+            self._base_config,
+        )
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
@@ -218,7 +225,13 @@ class Model:
         Raises:
             ModelError: The call failed and could not (or could no longer) be retried.
         """
-        cfg = self._base_config if config is None else self._base_config.merge(config)
+        if config is None:
+            cfg = self._base_config
+        elif config is self._merged[0] and config.__dict__ == self._merged[1]:
+            cfg = self._merged[2]  # an agent passes its (unchanged) config call after call
+        else:
+            cfg = self._base_config.merge(config)
+            self._merged = (config, dict(config.__dict__), cfg)
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
