@@ -9,7 +9,8 @@ messages a running conversation keeps sending are kept.
 from __future__ import annotations
 
 import threading
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 __all__ = ["LRU"]
 
@@ -18,11 +19,15 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """At most ``size`` entries; recently read entries are evicted last."""
+    """At most ``size`` entries, and (with ``weigh``) at most ``max_weight`` of their
+    summed weights; recently read entries are evicted last."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(
+        self, size: int, *, weigh: Callable[[V], int] | None = None, max_weight: int = 0
+    ) -> None:
         self.size = max(1, size)
-        self._data: dict[K, list[V | bool]] = {}
+        self._data: dict[K, list[Any]] = {}  # key -> [value, read since, weight]
+        self._weigh, self._max_weight, self._weight = weigh, max_weight, 0
         self._lock = threading.Lock()  # for writers; readers need none
 
     def get(self, key: K) -> V | None:
@@ -30,23 +35,29 @@ class LRU(Generic[K, V]):
         if entry is None:
             return None
         entry[1] = True
-        return entry[0]  # type: ignore[return-value]
+        value: V = entry[0]
+        return value
 
     def put(self, key: K, value: V) -> None:
+        """Store ``value``; older entries leave until the bounds hold again (the new one
+        stays, even alone over ``max_weight``)."""
+        weight = self._weigh(value) if self._weigh is not None else 0
         with self._lock:
             data = self._data
-            data.pop(key, None)
-            data[key] = [value, False]
-            while len(data) > self.size:
+            old = data.pop(key, None)
+            if old is not None:
+                self._weight -= old[2]
+            room = self.size - 1
+            limit = self._max_weight - weight if self._weigh is not None else None
+            chances = len(data)  # at most one second chance each
+            while data and (len(data) > room or (limit is not None and self._weight > limit)):
                 oldest = next(iter(data))
                 entry = data.pop(oldest)
-                if entry[1]:  # read since: a second chance, at the back
+                if entry[1] and chances > 0:  # read since: a second chance, at the back
                     entry[1] = False
                     data[oldest] = entry
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
+                    chances -= 1
+                else:
+                    self._weight -= entry[2]
+            data[key] = [value, False, weight]
+            self._weight += weight

@@ -182,7 +182,9 @@ class TextProtocol(ToolProtocol):
         merge_user_turns: Join consecutive user turns (tool results, nudges) into one,
             for chat templates that require alternating roles.
         today: Returns today's date for the prompt (default: the local date).
-        cache_size: How many rendered messages are kept per protocol instance.
+        cache_size: How many rendered messages are kept per protocol instance, and how
+            many messages its conversations' checkpoints may hold in all (a conversation
+            whose checkpoint was dropped is rendered from its start again).
     """
 
     DEFAULT_TEMPLATE: ClassVar[str] = ""
@@ -214,7 +216,11 @@ class TextProtocol(ToolProtocol):
         # results are shown to the model with our own wording of what was wrong
         self._format_errors: LRU[str, str] = LRU(1024)
         # first message id -> where that conversation's last request stood
-        self._cursors: LRU[str, list[_Cursor]] = LRU(1024)
+        # (bounded by the messages the checkpoints hold, not only by conversations: each
+        # holds its conversation's message lists, which would otherwise be garbage)
+        self._cursors: LRU[str, list[_Cursor]] = LRU(
+            1024, weigh=lambda cursors: sum(c.n for c in cursors), max_weight=cache_size
+        )
         # (config, toolset, request config) of the last request: the same agent asks with
         # the same config and tools call after call
         self._last_config: tuple[GenerateConfig, ToolSet | None, GenerateConfig] | None = None
@@ -296,7 +302,7 @@ class TextProtocol(ToolProtocol):
             kept, tail = [], 0
         out, tail = self._merged_tail(unmerged, kept, tail)
         if stop > 0 and (stop < n or cur is None):
-            self._checkpoint(messages, stop, tkey, today, unmerged, out, tail)
+            self._checkpoint(messages, stop, tkey, today, unmerged, out, tail, cur)
         if stop < n:  # the last message, after the checkpoint
             unmerged = unmerged + self._render_range(messages, stop, n, toolset)
             out, _ = self._merged_tail(unmerged, out[:-1], tail)
@@ -333,7 +339,8 @@ class TextProtocol(ToolProtocol):
                 and 0 < cur.n <= stop
                 and (best is None or cur.n > best.n)
                 and messages[cur.n - 1] is cur.src[-1]
-                and list(messages[: cur.n]) == cur.src
+                and (messages[: cur.n] if isinstance(messages, list) else list(messages[: cur.n]))
+                == cur.src
             ):
                 best = cur
         return best
@@ -347,10 +354,14 @@ class TextProtocol(ToolProtocol):
         unmerged: list[ChatMessage],
         out: list[ChatMessage],
         tail: int,
+        resumed: _Cursor | None,
     ) -> None:
         key = messages[0].id
         cursor = _Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
-        kept = [c for c in self._cursors.get(key) or () if not _extends(cursor, c)]
+        # (the checkpoint resumed from is extended: known without comparing again)
+        kept = [
+            c for c in self._cursors.get(key) or () if c is not resumed and not _extends(cursor, c)
+        ]
         # a few conversations may share a first message (a module-level system prompt)
         self._cursors.put(key, [cursor, *kept][:_CURSORS_PER_START])
 
