@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from .._errors import ModelError, ModelTimeoutError
 from .._fast import set_fields
@@ -27,7 +27,6 @@ DEFAULT_CONFIG = GenerateConfig(max_retries=5, retry_wait=1.0, max_retry_wait=60
 """The defaults under every model's and every call's config."""
 
 
-@runtime_checkable
 class HasToolInfo(Protocol):
     """Anything that describes itself as a tool (a :class:`~loopwright.Tool`)."""
 

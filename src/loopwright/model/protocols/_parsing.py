@@ -43,14 +43,12 @@ _MAX_CANDIDATES = 16
 class Span:
     """Where a JSON value starts and ends in a text.
 
-    ``closed`` is False when the text ends before the value does (truncated output);
-    ``in_string`` then says whether it ended inside a quoted string.
+    ``closed`` is False when the text ends before the value does (truncated output).
     """
 
     start: int
     end: int
     closed: bool
-    in_string: bool = False
 
 
 def scan(text: str, start: int) -> Span:
@@ -80,7 +78,7 @@ def scan(text: str, start: int) -> Span:
             depth -= 1
             if depth <= 0:
                 return Span(start, i + 1, True)
-    return Span(start, len(text), False, bool(quote))
+    return Span(start, len(text), False)
 
 
 def strip_fences(text: str) -> str:
@@ -123,8 +121,7 @@ class JsonFound:
 
     value: Any
     span: Span
-    source: str
-    """The text the span indexes (the reply itself, or the inside of a code fence)."""
+    """Where it was, in the reply itself or in the inside of a code fence."""
     end_in_reply: int
     """Where the used part of the reply ends (for keeping only what was acted on)."""
 
@@ -174,7 +171,7 @@ def find_json(text: str, accept: Callable[[Any], bool]) -> JsonFound | None:
             # keep the closing fence with the object
             close = text.find("```", end)
             end = len(text) if close < 0 else close + 3
-        found = JsonFound(value, span, source, end)
+        found = JsonFound(value, span, end)
         if accept(value):
             return found
         if fallback is None:

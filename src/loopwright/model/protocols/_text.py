@@ -38,7 +38,13 @@ from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
 from ._cache import LRU
 from ._describe import arguments_hint
 from ._example import ActionExample
-from ._parsing import answer_param, is_string_schema, norm_name, strip_think
+from ._parsing import (
+    answer_param,
+    is_string_schema,
+    norm_name,
+    single_string_param,
+    strip_think,
+)
 
 __all__ = [
     "ANSWER_TOOL_NAMES",
@@ -224,9 +230,6 @@ class TextProtocol(ToolProtocol):
         # (config, toolset, request config) of the last request: the same agent asks with
         # the same config and tools call after call
         self._last_config: tuple[GenerateConfig, ToolSet | None, GenerateConfig] | None = None
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
     # --- what each protocol defines ----------------------------------------------------
 
@@ -466,8 +469,6 @@ class TextProtocol(ToolProtocol):
 
     @staticmethod
     def _single_string(info: ToolInfo) -> bool:
-        from ._parsing import single_string_param
-
         return single_string_param(info) is not None
 
     # --- the tool list -----------------------------------------------------------------
