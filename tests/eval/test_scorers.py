@@ -190,7 +190,8 @@ async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples(
         made.append(api)
         return api
 
-    monkeypatch.setitem(_registry._registry, "grader-once", factory)  # (this test's only)
+    monkeypatch.setattr(_registry, "_providers", _registry._providers.copy())  # (this test's)
+    lw.register_provider("grader-once", factory)
     scorer = lw.model_graded(model="grader-once/x")
     for i in range(3):
         score = await scorer(state(f"a{i}"), lw.Sample(input="q", target="t"))

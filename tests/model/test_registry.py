@@ -96,11 +96,33 @@ def test_entry_point_providers_are_discovered(monkeypatch: pytest.MonkeyPatch) -
         value="loopwright.model.providers.mock:MockModelAPI",
         group=_registry.ENTRY_POINT_GROUP,
     )
-    monkeypatch.setattr(_registry, "_entry_points_loaded", False)
     monkeypatch.setattr(
         "importlib.metadata.entry_points",
         lambda group: [ep] if group == _registry.ENTRY_POINT_GROUP else [],
     )
-    monkeypatch.setattr(_registry, "_registry", dict(_registry._registry))
+    monkeypatch.setattr(_registry, "_providers", _registry._providers.copy())
     assert "plugin-test" in lw.provider_names()
     assert lw.get_model("plugin-test/x").name == "mock/x"
+
+
+def test_bad_registrations_and_import_paths_are_configuration_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loopwright.model import _registry
+
+    monkeypatch.setattr(_registry, "_providers", _registry._providers.copy())
+    with pytest.raises(lw.ConfigurationError, match="not a 'module:attribute' path"):
+        lw.register_provider("nocolon", "json")
+    with pytest.raises(lw.ConfigurationError, match="is not a ModelAPI factory"):
+        lw.register_provider("notcallable", 123)  # type: ignore[arg-type]
+    with pytest.raises(lw.ConfigurationError, match="must be non-empty"):
+        lw.register_provider(123)  # type: ignore[arg-type]
+    lw.register_provider("nomodule", "no_such_module_xyz:factory")
+    with pytest.raises(lw.ConfigurationError, match="cannot import 'no_such_module_xyz'"):
+        lw.get_model("nomodule/x")
+    lw.register_provider("noattr", "json:no_such_factory")
+    with pytest.raises(lw.ConfigurationError, match="'json' has no 'no_such_factory'"):
+        lw.get_model("noattr/x")
+    lw.register_provider("astring", "json:__name__")  # imports, but is a string
+    with pytest.raises(lw.ConfigurationError, match="is not a ModelAPI factory"):
+        lw.get_model("astring/x")

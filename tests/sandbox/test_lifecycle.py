@@ -201,7 +201,7 @@ class HostShell(SandboxEnvironment):
 
 
 async def test_third_party_backend_by_registration(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_registry, "_registry", dict(_registry._registry))
+    monkeypatch.setattr(_registry, "_backends", _registry._backends.copy())
     register_sandbox("hostshell", HostShell)
     assert "hostshell" in sandbox_backends()
     async with use_sandbox("hostshell") as sb:
@@ -226,11 +226,10 @@ def test_third_party_backend_by_entry_point(monkeypatch: pytest.MonkeyPatch) -> 
 
     ep = EntryPoint(
         name="plugin-sandbox",
-        value=f"{__name__}:HostShell",
+        value=f"{__name__}:HostShell [extra]",  # an entry point with extras
         group=_registry.SANDBOX_ENTRY_POINT_GROUP,
     )
-    monkeypatch.setattr(_registry, "_entry_points_loaded", False)
-    monkeypatch.setattr(_registry, "_registry", dict(_registry._registry))
+    monkeypatch.setattr(_registry, "_backends", _registry._backends.copy())
     monkeypatch.setattr(
         "importlib.metadata.entry_points",
         lambda group: [ep] if group == _registry.SANDBOX_ENTRY_POINT_GROUP else [],

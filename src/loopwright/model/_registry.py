@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError, ProviderNotFoundError
+from .._registry import LazyRegistry
 from ._api import ModelAPI
 from ._config import GenerateConfig
 from ._model import Model
@@ -46,8 +46,9 @@ _BUILTIN: dict[str, str] = {
     "openrouter": "loopwright.model.providers.openai:openrouter",
     "together": "loopwright.model.providers.openai:together",
 }
-_registry: dict[str, ProviderFactory | str] = dict(_BUILTIN)
-_entry_points_loaded = False
+_providers: LazyRegistry[ProviderFactory] = LazyRegistry(
+    "model provider", ENTRY_POINT_GROUP, _BUILTIN, callable, "a ModelAPI factory (a callable)"
+)
 
 _default: ContextVar[Model | str | None] = ContextVar("loopwright_default_model", default=None)
 
@@ -66,52 +67,30 @@ def register_provider(
         @lw.register_provider("echo")
         class EchoAPI(lw.ModelAPI): ...
     """
-    if not name or any(c in name for c in "/:"):
+    if not isinstance(name, str) or not name or any(c in name for c in "/:"):
         raise ConfigurationError(f"provider name {name!r} must be non-empty without '/' or ':'")
 
     def add(f: ProviderFactory | str) -> ProviderFactory | str:
-        _registry[name] = f
+        _providers.add(name, f)
         return f
 
     return add if factory is None else add(factory)
 
 
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        _registry.setdefault(ep.name, f"{ep.module}:{ep.attr}" if ep.attr else ep.value)
-
-
 def provider_names() -> list[str]:
     """The names of every registered provider, entry points included."""
-    _load_entry_points()
-    return sorted(_registry)
+    return _providers.names()
 
 
 def _resolve(provider: str) -> ProviderFactory:
-    entry = _registry.get(provider)
-    if entry is None:
-        _load_entry_points()
-        entry = _registry.get(provider)
-    if entry is None:
+    factory = _providers.get(provider)
+    if factory is None:
         raise ProviderNotFoundError(
             f"unknown model provider {provider!r}; known providers: "
             f"{', '.join(provider_names())}. Name a model as 'provider/model' "
             f"(e.g. 'openai/gpt-4o-mini'), or register one with lw.register_provider()"
         )
-    if isinstance(entry, str):
-        module, _, attr = entry.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        _registry[provider] = entry = obj
-    assert not isinstance(entry, str)
-    return entry
+    return factory
 
 
 def split_model_name(name: str) -> tuple[str, str]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._registry import LazyRegistry
 from ._environment import SandboxEnvironment
 from ._types import SandboxUnavailableError
 
@@ -31,8 +31,13 @@ _BUILTIN: dict[str, str] = {
     "bwrap": "loopwright.sandbox._bwrap:BwrapSandbox",
     "local": "loopwright.sandbox._local:LocalSandbox",
 }
-_registry: dict[str, type[SandboxEnvironment] | str] = dict(_BUILTIN)
-_entry_points_loaded = False
+_backends: LazyRegistry[type[SandboxEnvironment]] = LazyRegistry(
+    "sandbox backend",
+    SANDBOX_ENTRY_POINT_GROUP,
+    _BUILTIN,
+    lambda b: isinstance(b, type) and issubclass(b, SandboxEnvironment),
+    "a SandboxEnvironment subclass",
+)
 
 
 def register_sandbox(name: str, backend: type[SandboxEnvironment] | str | None = None) -> Any:
@@ -48,31 +53,15 @@ def register_sandbox(name: str, backend: type[SandboxEnvironment] | str | None =
         raise ConfigurationError(f"sandbox backend name must be a non-empty string: {name!r}")
 
     def add(b: type[SandboxEnvironment] | str) -> type[SandboxEnvironment] | str:
-        if not isinstance(b, str) and not (
-            isinstance(b, type) and issubclass(b, SandboxEnvironment)
-        ):
-            raise ConfigurationError(f"{b!r} is not a SandboxEnvironment subclass")
-        _registry[name] = b
+        _backends.add(name, b)
         return b
 
     return add if backend is None else add(backend)
 
 
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=SANDBOX_ENTRY_POINT_GROUP):
-        _registry.setdefault(ep.name, ep.value)
-
-
 def sandbox_backends() -> list[str]:
     """The names of every registered sandbox backend, entry points included."""
-    _load_entry_points()
-    return sorted(_registry)
+    return _backends.names()
 
 
 def default_sandbox_backend() -> str:
@@ -93,24 +82,10 @@ def sandbox_backend(name: str) -> type[SandboxEnvironment]:
     Raises:
         ConfigurationError: No backend of that name is registered.
     """
-    entry = _registry.get(name)
-    if entry is None:
-        _load_entry_points()
-        entry = _registry.get(name)
-    if entry is None:
+    backend = _backends.get(name)
+    if backend is None:
         raise ConfigurationError(
             f"unknown sandbox backend {name!r}; known: {', '.join(sandbox_backends())}. "
             "Third-party backends register under the 'loopwright.sandboxes' entry point group"
         )
-    if isinstance(entry, str):
-        module, _, attr = entry.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        if not (isinstance(obj, type) and issubclass(obj, SandboxEnvironment)):
-            raise ConfigurationError(
-                f"sandbox backend {name!r} ({entry}) is not a SandboxEnvironment subclass"
-            )
-        _registry[name] = entry = obj
-    assert not isinstance(entry, str)
-    return entry
+    return backend
