@@ -308,6 +308,15 @@ def test_a_template_naming_an_unknown_variable_fails_loudly() -> None:
         proto.render([], TOOLS, CFG)
 
 
+def test_bad_protocol_settings_fail_when_the_protocol_is_made() -> None:
+    with pytest.raises(lw.ConfigurationError, match="the template does not parse"):
+        ReActProtocol(template="{% if %}")
+    with pytest.raises(lw.ConfigurationError, match="max_thought must be >= 1"):
+        JsonProtocol(max_thought=-5)
+    with pytest.raises(lw.ConfigurationError, match="cache_size must be >= 1"):
+        ReActProtocol(cache_size=0)
+
+
 @pytest.mark.parametrize("name", ["react", "json"])
 def test_examples_are_rendered_in_the_protocols_format(name: str) -> None:
     def multiply(a: int, b: int) -> int:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from ..._errors import ConfigurationError
 from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
@@ -124,6 +125,8 @@ class JsonProtocol(TextProtocol):
     ) -> None:
         super().__init__(**kwargs)
         self.constrain = constrain
+        if max_thought is not None and max_thought < 1:
+            raise ConfigurationError(f"max_thought must be >= 1 (or None), got {max_thought}")
         self.max_thought = max_thought
 
     # --- the tool list -----------------------------------------------------------------

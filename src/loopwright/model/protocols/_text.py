@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..._errors import ConfigurationError
 from ..._fast import copy_model
 from ..._ids import new_id
 from .._chat import (
@@ -212,6 +213,18 @@ class TextProtocol(ToolProtocol):
         self.merge_user_turns = merge_user_turns
         self._today = today or datetime.date.today
         self._compiled: Any = None
+        if template is not None:  # a user's template: its mistakes show now, not at a call
+            import jinja2
+
+            try:
+                self._compiled = _compile(template)
+            except jinja2.TemplateSyntaxError as ex:
+                raise ConfigurationError(
+                    f"{type(self).__name__}: the template does not parse (line {ex.lineno}: "
+                    f"{ex.message})"
+                ) from None
+        if cache_size < 1:
+            raise ConfigurationError(f"cache_size must be >= 1, got {cache_size}")
         self._messages: LRU[str, tuple[ChatMessage, ChatMessage]] = LRU(cache_size)
         self._systems: LRU[tuple[str, str, str], tuple[SystemMessage | None, SystemMessage]]
         self._systems = LRU(64)
