@@ -19,6 +19,14 @@ __all__ = [
 ]
 
 
+def error_text(error: BaseException) -> str:
+    """How an error is recorded and shown everywhere: ``Type: message`` (``Type`` alone
+    when the message is empty)."""
+    text = str(error)
+    name = type(error).__name__
+    return f"{name}: {text}" if text else name
+
+
 class LoopwrightError(Exception):
     """Base class of every error loopwright raises on purpose."""
 

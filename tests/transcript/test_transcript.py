@@ -322,3 +322,18 @@ async def test_model_calls_outside_a_transcript_record_nothing() -> None:
     model = lw.get_model("mock", outputs=["x"])
     out = await model.generate([lw.UserMessage(content="hi")])
     assert out.text == "x"
+
+
+async def test_errors_are_recorded_alike_by_spans_subtasks_and_tool_calls() -> None:
+    t = lw.Transcript()
+    with lw.transcript_context(t):
+        with pytest.raises(ValueError), lw.span("s"):
+            raise ValueError()
+        with pytest.raises(ValueError):
+            await lw.subtask(_fail_empty)()
+    texts = [getattr(e, "error", None) for e in t.walk() if getattr(e, "error", None)]
+    assert texts == ["ValueError", "ValueError"]  # the span wrote "ValueError: "
+
+
+async def _fail_empty() -> None:
+    raise ValueError()

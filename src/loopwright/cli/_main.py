@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import click
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, error_text
 from ._eval import eval_command
 from ._models import models_command
 from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -79,8 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as ex:
         if _debug(args):
             traceback.print_exc()
-        name = type(ex).__name__
-        click.echo(f"error: {name}: {ex}" if str(ex) else f"error: {name}", err=True)
+        click.echo(f"error: {error_text(ex)}", err=True)
         return EXIT_ERROR
     if isinstance(result, int):
         return result

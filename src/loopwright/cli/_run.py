@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigurationError
+from .._errors import error_text as describe
 from ..agent import Agent, AgentState, react, run
 from ..limits import Limit, step_limit, time_limit, token_limit
 from ..log import current_recording, default_db_path
@@ -230,7 +231,7 @@ def _report(
 ) -> dict[str, Any]:
     error_text = None
     if error is not None:
-        error_text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        error_text = describe(error)
     return {
         "status": status,
         "answer": state.text if state.output is not None else None,

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeAlias
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
@@ -194,7 +194,7 @@ class _TaskRun:
                     result.status = "cancelled"
                     raise
                 except Exception as ex:
-                    result.status, result.error = "error", f"{type(ex).__name__}: {ex}"
+                    result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
                     result.metrics = compute_metrics(task.scorers, result.samples)
@@ -208,7 +208,7 @@ class _TaskRun:
             if not result.run_id:
                 raise  # the run could not even be opened: tell the caller
             result.status = "error"
-            result.error = result.error or f"{type(ex).__name__}: {ex}"
+            result.error = result.error or error_text(ex)
             result.duration = time.monotonic() - t0
         self.progress.task_finished(result)
         return result
@@ -294,7 +294,7 @@ class _TaskRun:
                         )
                     scores = {s.name: await s(state, sample) for s in task.scorers}
                 except Exception as ex:
-                    out.status, out.error = "error", f"{type(ex).__name__}: {ex}"
+                    out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)
                 else:
                     out.scores, out.limit = scores, state.limit

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeAlias, TypeGuard
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, error_text
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage, Model
@@ -83,10 +83,7 @@ def _hostname() -> str:
 
 
 def _error_text(error: BaseException | str) -> str:
-    if isinstance(error, str):
-        return error
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return error if isinstance(error, str) else error_text(error)
 
 
 def _is_limit(error: BaseException) -> TypeGuard[LimitExceededError]:

@@ -7,6 +7,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from .._errors import error_text
 from .._fast import set_fields
 from .._ids import new_id
 from ..model import ModelCall, model_hook
@@ -22,11 +23,6 @@ __all__ = ["install_hooks", "install_log_handler"]
 _EVENT = "loopwright.transcript.event"
 _TRANSCRIPT = "loopwright.transcript"
 _TOKEN = "loopwright.transcript.token"
-
-
-def _error_text(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _recording() -> _Scope | None:
@@ -94,7 +90,7 @@ class _ModelHook:
             ev,
             output=out,
             usage=out.usage if out is not None else None,
-            error=_error_text(call.error) if call.error is not None else None,
+            error=error_text(call.error) if call.error is not None else None,
             retries=call.retries,
             duration=call.duration,
             wait_time=call.wait_time,
@@ -144,7 +140,7 @@ class _ToolHook:
             "approval": approval,
             "result": msg,
             "error": msg.error if msg is not None else None,
-            "failure": _error_text(ex.error) if ex.error is not None else None,
+            "failure": error_text(ex.error) if ex.error is not None else None,
             "truncated": ex.truncated,
             "duration": ex.duration,
             "working_time": max(0.0, ex.duration - ex.wait_time),

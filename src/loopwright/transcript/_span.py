@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextvars import Token
 from types import TracebackType
 
+from .._errors import error_text
 from ._events import SpanBegin, SpanEnd
 from ._transcript import Transcript, _current_span, _pop, _push, _Scope, checkpoint_store
 
@@ -52,7 +53,7 @@ class span:
         finally:
             _pop(token)
             self._token = None
-            error = f"{type(exc).__name__}: {exc}" if exc is not None else None
+            error = error_text(exc) if exc is not None else None
             t.record(SpanEnd(begin=self.id, error=error, span_id=self._outer))
 
     async def __aenter__(self) -> span:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import builtins
 import copy
 import functools
 import inspect
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from pydantic import JsonValue
 
+from .._errors import error_text
 from ..store import Store, current_store, store_context
 from ._events import SubtaskEvent
 from ._transcript import Transcript, checkpoint_store, current_transcript, transcript_context
@@ -98,8 +98,7 @@ async def run_subtask(
         ev.result = result(value) if result is not None else _json(value)
         return value
     except BaseException as ex:
-        text, kind = str(ex), builtins.type(ex).__name__
-        ev.error = f"{kind}: {text}" if text else kind
+        ev.error = error_text(ex)
         raise
     finally:
         ev.duration = time.perf_counter() - started
