@@ -107,3 +107,13 @@ def test_parse_task_args() -> None:
     }
     with pytest.raises(lw.ConfigurationError, match="key=value"):
         parse_task_args(["novalue"])
+
+
+def test_task_args_read_json_values_and_files(tmp_path: Path) -> None:
+    (tmp_path / "cfg.json").write_text('{"level": "hard"}')
+    args = parse_task_args(["n=3", "name=x", f"cfg=@{tmp_path / 'cfg.json'}"])
+    assert args == {"n": 3, "name": "x", "cfg": {"level": "hard"}}
+    with pytest.raises(lw.ConfigurationError, match="expected key=value"):
+        parse_task_args(["n"])
+    with pytest.raises(lw.ConfigurationError, match="cannot read"):
+        parse_task_args([f"cfg=@{tmp_path / 'missing.json'}"])

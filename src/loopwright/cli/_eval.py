@@ -18,6 +18,7 @@ from ._options import (
     db_option,
     json_option,
     model_options,
+    parse_pairs,
 )
 
 __all__ = ["eval_command"]
@@ -83,11 +84,11 @@ def eval_command(
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
-    from ..eval import RichProgress, parse_task_args
+    from ..eval import RichProgress
     from ..eval._runner import _eval
 
     chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
-    targs = parse_task_args(task_args) or None
+    targs = parse_pairs(task_args, "-T") or None
     progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False

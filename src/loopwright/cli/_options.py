@@ -3,9 +3,7 @@ arguments, the run store."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -49,26 +47,14 @@ MODEL_ARG_HELP = (
 
 
 def parse_pairs(pairs: Iterable[str], what: str) -> dict[str, Any]:
-    """``["a=1", "b=x", "c=@f.json"]`` -> ``{"a": 1, "b": "x", "c": <f.json's JSON>}``."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise click.BadParameter(f"expected key=value, got {pair!r}", param_hint=what)
-        if value.startswith("@"):
-            path = Path(value[1:])
-            try:
-                value = path.read_text(encoding="utf-8")
-            except OSError as ex:
-                raise click.BadParameter(
-                    f"cannot read {str(path)!r} for {key}: {ex.strerror or ex}", param_hint=what
-                ) from None
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+    """``["a=1", "b=x", "c=@f.json"]`` -> ``{"a": 1, "b": "x", "c": <f.json's JSON>}``
+    (see :func:`~loopwright.eval.parse_task_args`), a usage error naming ``what``."""
+    from ..eval import parse_task_args
+
+    try:
+        return parse_task_args(pairs)
+    except ConfigurationError as ex:
+        raise click.BadParameter(str(ex), param_hint=what) from None
 
 
 def _script_item(item: Any, i: int) -> ModelOutput | str | BaseException:

@@ -248,14 +248,27 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
 
 
 def parse_task_args(pairs: Iterable[str]) -> dict[str, Any]:
-    """``["level=hard", "n=3"]`` -> ``{"level": "hard", "n": 3}``: each value is read as
-    JSON when it parses (numbers, ``true``, lists), else kept as a string."""
+    """``["level=hard", "n=3", "cfg=@c.json"]`` -> ``{"level": "hard", "n": 3, "cfg": ...}``:
+    each value is read as JSON when it parses (numbers, ``true``, lists), else kept as a
+    string; ``@FILE`` stands for the file's text.
+
+    Raises:
+        ConfigurationError: A pair without ``=``, or a file that cannot be read.
+    """
     args: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ConfigurationError(f"expected key=value, got {pair!r}")
+        if value.startswith("@"):
+            path = Path(value[1:])
+            try:
+                value = path.read_text(encoding="utf-8")
+            except OSError as ex:
+                raise ConfigurationError(
+                    f"cannot read {str(path)!r} for {key}: {ex.strerror or ex}"
+                ) from None
         try:
             args[key] = json.loads(value)
         except json.JSONDecodeError:
