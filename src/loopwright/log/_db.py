@@ -87,6 +87,13 @@ class RunStoreError(LoopwrightError):
     """The run store could not be written or read."""
 
 
+def hostname() -> str:
+    """This machine's name, as runs record it (to tell a dead local run from a live one)."""
+    import socket
+
+    return socket.gethostname()
+
+
 def default_db_path() -> Path:
     """``$LOOPWRIGHT_DB``, else ``./loopwright-runs.db``."""
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from ..model import ChatMessage, ModelOutput
 from ..store import apply_store_patch
 from ..transcript import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
-from ._db import RunStoreError, connect, resolve_db
+from ..transcript._transcript import _resolve_input
+from ._db import RunStoreError, connect, hostname, resolve_db
 from ._serialize import load_event, load_message
 
 if TYPE_CHECKING:
@@ -43,12 +44,6 @@ def _loads(text: str | None) -> Any:
 
 def _time(value: float | None) -> datetime | None:
     return datetime.fromtimestamp(value, UTC) if value is not None else None
-
-
-def _hostname() -> str:
-    import socket
-
-    return socket.gethostname()
 
 
 def _alive(pid: int) -> bool:
@@ -92,7 +87,7 @@ class RunInfo(BaseModel):
     def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
         (id, name, model, status, created, finished, input, output, messages, error, limit,
          store_id, metadata, host, pid) = row  # fmt: skip
-        if status == "running" and pid and host == _hostname() and not _alive(pid):
+        if status == "running" and pid and host == hostname() and not _alive(pid):
             status = "interrupted"
         return cls(
             id=id,
@@ -444,20 +439,7 @@ class RunLog:
 
     def model_input_ids(self, event: ModelEvent) -> list[str]:
         """The ids of every input message of a model event."""
-        chain: list[ModelEvent] = [event]
-        ids: list[str] | None = None
-        while ids is None and chain[-1].input_base is not None:
-            base = chain[-1].input_base
-            cached = self._inputs.get(base)
-            if cached is not None:
-                ids = list(cached)
-            else:
-                chain.append(self._model_event(base))
-        if ids is None:
-            ids = list(chain.pop().input)
-        for ev in reversed(chain):
-            del ids[ev.input_base_count :]
-            ids.extend(ev.input)
+        ids = _resolve_input(event, self._model_event, self._inputs.get)
         self._inputs[event.id] = ids
         if len(self._inputs) > 32:
             self._inputs.popitem(last=False)

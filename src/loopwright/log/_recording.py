@@ -47,7 +47,7 @@ from ..transcript import (
     span,
     transcript_context,
 )
-from ._db import resolve_db
+from ._db import hostname, resolve_db
 from ._writer import RunWriter
 
 __all__ = ["Recording", "RunStatus", "SampleRecording", "current_recording", "recording"]
@@ -74,12 +74,6 @@ def _json(value: Any) -> str | None:
     except Exception:
         data = repr(value)
     return json.dumps(data, separators=(",", ":"))
-
-
-def _hostname() -> str:
-    import socket
-
-    return socket.gethostname()
 
 
 def _error_text(error: BaseException | str) -> str:
@@ -298,7 +292,7 @@ class Recording:
                     _json(self.input),
                     _json(self.metadata),
                     s.id,
-                    _hostname(),
+                    hostname(),
                     os.getpid(),
                 ),
             )

@@ -307,23 +307,30 @@ def _walk(events: Sequence[Event]) -> Iterator[Event]:
             yield from _walk(ev.events)
 
 
-def _resolve_input(event: ModelEvent, lookup: Callable[[str], ModelEvent | None]) -> list[str]:
-    """The full input ids of ``event``, following its chain of bases."""
+def _resolve_input(
+    event: ModelEvent,
+    lookup: Callable[[str], ModelEvent | None],
+    known: Callable[[str], list[str] | None] = lambda id: None,
+) -> list[str]:
+    """The full input ids of ``event``, following its chain of bases back to one whose
+    input ``known(id)`` already has (a reader's cache), or to the first call."""
     chain = [event]
+    ids: list[str] | None = None
     while chain[-1].input_base is not None:
-        base = lookup(chain[-1].input_base)
+        base_id = chain[-1].input_base
+        cached = known(base_id)
+        if cached is not None:
+            ids = list(cached)
+            break
+        base = lookup(base_id)
         if base is None:
-            raise LookupError(
-                f"model event {chain[-1].id} refers to unknown event {chain[-1].input_base}"
-            )
+            raise LookupError(f"model event {chain[-1].id} refers to unknown event {base_id}")
         chain.append(base)
-    ids: list[str] = []
-    prev: ModelEvent | None = None
+    if ids is None:
+        ids = list(chain.pop().input)
     for ev in reversed(chain):
-        if prev is not None:
-            del ids[ev.input_base_count :]
+        del ids[ev.input_base_count :]
         ids.extend(ev.input)
-        prev = ev
     return ids
 
 
