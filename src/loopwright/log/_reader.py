@@ -245,7 +245,7 @@ def _find_run(conn: sqlite3.Connection, run: str | None, where: Path) -> str:
     if not ids:
         raise RunStoreError(
             f"no run {run!r} in {str(where)!r}; list the runs with lw.list_runs() "
-            "(or `loopwright view`)"
+            "(or `loopwright runs list`)"
         )
     raise RunStoreError(f"{run!r} matches several runs ({', '.join(ids)}); give more of the id")
 
