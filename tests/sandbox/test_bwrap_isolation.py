@@ -14,7 +14,17 @@ import pytest
 from loopwright.sandbox import ExecTimeoutError, SandboxError, SandboxLimits
 from loopwright.sandbox._bwrap import BwrapSandbox
 
-from .conftest import exists, gone, host_read, host_stat, live_processes, wait_for_process
+from .conftest import (
+    exists,
+    gone,
+    host_read,
+    host_stat,
+    live_processes,
+    needs_bwrap,
+    wait_for_process,
+)
+
+pytestmark = needs_bwrap  # every test here needs bubblewrap (setup.sh allows it missing)
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -265,3 +265,12 @@ async def test_operations_are_recorded_in_the_transcript() -> None:
     assert events[1].cmd == ["cat", "f.txt"] and events[1].result == 0
     assert events[1].output == "data"
     assert events[0].file == "/workspace/f.txt" and events[0].input == "data"
+
+
+async def test_the_bwrap_sandbox_refuses_to_run_as_host_root() -> None:
+    from loopwright.sandbox import SandboxUnavailableError
+    from loopwright.sandbox._bwrap import BwrapSandbox
+
+    # checked before bubblewrap is even looked for: holds on any machine
+    with pytest.raises(SandboxUnavailableError, match="must not run as host root"):
+        await BwrapSandbox.create(host_uid=0)

@@ -6,10 +6,12 @@ import asyncio
 import logging
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 
-from loopwright.sandbox import ExecTimeoutError, SandboxLimits, use_sandbox
+import loopwright as lw
+from loopwright.sandbox import ExecTimeoutError, SandboxError, SandboxLimits, use_sandbox
 from loopwright.sandbox._local import LocalSandbox
 
 from .conftest import exists, gone, live_processes, wait_for_process
@@ -81,3 +83,54 @@ async def test_limits_apply_locally() -> None:
         assert wc.stdout.strip() == str(len(data))
     finally:
         await sb.cleanup()
+
+
+async def test_a_model_mistake_in_a_file_or_command_is_an_error_for_the_model() -> None:
+    from loopwright.tool.builtin.bash import bash
+    from loopwright.tool.builtin.files import files
+
+    tools = [bash(), files()]
+
+    async def call(name: str, **args: object) -> lw.ToolMessage:
+        message = lw.AssistantMessage(tool_calls=[lw.ToolCall(function=name, arguments=args)])
+        [result] = await lw.execute_tools(message, tools)
+        return result
+
+    async with use_sandbox("local"):
+        await call("files", action="write", path="f.txt", content="x")
+        # a parent that is a file, a NUL byte: the run goes on, the model reads why
+        for name, args in (
+            ("files", {"action": "read", "path": "f.txt/x"}),
+            ("files", {"action": "write", "path": "f.txt/x", "content": "y"}),
+            ("bash", {"cmd": "echo a\x00b"}),
+        ):
+            result = await call(name, **args)
+            assert result.error is not None, (name, result.text)
+            assert "Errno" not in result.text
+
+
+async def test_local_file_size_limits_apply_to_reads_and_writes() -> None:
+    sb = await LocalSandbox.create(limits=SandboxLimits(max_file_bytes=100))
+    try:
+        with pytest.raises(SandboxError, match="file size limit"):
+            await sb.write_file("big.txt", "x" * 101)
+        made = Path(sb.workdir, "made.bin")  # written from the host, past the limit
+        await asyncio.to_thread(made.write_bytes, b"\0" * 200)
+        with pytest.raises(SandboxError, match="file size limit"):
+            await sb.read_file("made.bin", text=False)
+        with pytest.raises(lw.ConfigurationError, match="timeout must be positive"):
+            await sb.exec(["true"], timeout=float("nan"))
+        with pytest.raises(lw.ConfigurationError, match="bad environment variable"):
+            await sb.exec(["true"], env={"A": "x\x00y"})
+    finally:
+        await sb.cleanup()
+
+
+def test_a_bad_max_sandboxes_setting_names_the_variable() -> None:
+    import subprocess
+    import sys
+
+    probe = "import loopwright.sandbox._context"
+    env = {**os.environ, "LOOPWRIGHT_MAX_SANDBOXES": "abc"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode != 0 and "LOOPWRIGHT_MAX_SANDBOXES" in done.stderr

@@ -23,10 +23,15 @@ MAX_SANDBOXES_ENV = "LOOPWRIGHT_MAX_SANDBOXES"
 
 
 def _default_max() -> int:
-    value = os.environ.get(MAX_SANDBOXES_ENV, "")
-    if value.strip().isdigit() and int(value) > 0:
-        return int(value)
-    return max(8, 4 * (os.cpu_count() or 1))
+    value = os.environ.get(MAX_SANDBOXES_ENV, "").strip()
+    if not value:
+        return max(8, 4 * (os.cpu_count() or 1))
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigurationError(
+            f"${MAX_SANDBOXES_ENV} must be a positive whole number (sandboxes open at once), "
+            f"got {value!r}"
+        )
+    return int(value)
 
 
 _max = _default_max()

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, Self, overload
 from .._errors import ConfigurationError
 from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
 
-__all__ = ["SandboxEnvironment", "check_command", "file_error", "os_error"]
+__all__ = ["SandboxEnvironment", "check_command", "file_error"]
 
 
 class SandboxEnvironment(ABC):
@@ -122,7 +122,7 @@ class SandboxEnvironment(ABC):
         """
         self._check_open()
         check_command(cmd, env)
-        if timeout is not None and timeout <= 0:
+        if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
             raise ConfigurationError(f"timeout must be positive, got {timeout}")
         data = input.encode("utf-8") if isinstance(input, str) else input
         started = time.monotonic()
@@ -284,26 +284,23 @@ def _abbreviate(text: str) -> str:
     return f"{text[:half]}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{text[-half:]}"
 
 
-def os_error(cls: type[OSError], message: str) -> OSError:
-    """``cls(message)``: its ``str()`` is the message alone, readable for a model (an
-    ``errno`` or ``filename`` would prefix it with ``[Errno n]``)."""
-    return cls(message)
-
-
 def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) -> Exception:
-    """The Python exception matching a failed ``cat``/``sh`` file operation's message."""
+    """The Python exception matching a failed file operation's message (``cat``/``sh``'s,
+    or an ``OSError``'s ``strerror``). Made from the message alone, so its ``str()`` reads
+    well for a model (an ``errno`` would prefix it with ``[Errno n]``)."""
     message = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     verb = "read" if reading else "write"
     if "No such file or directory" in message:
-        return os_error(FileNotFoundError, f"No such file: {path}")
+        return FileNotFoundError(f"No such file: {path}")
     if "Is a directory" in message:
-        return os_error(IsADirectoryError, f"{path} is a folder, not a file")
+        return IsADirectoryError(f"{path} is a folder, not a file")
     if "Not a directory" in message:
-        return os_error(NotADirectoryError, f"A parent of {path} is a file")
+        # (a FileNotFoundError: what every file tool reports to the model as such)
+        return FileNotFoundError(f"A parent folder of {path} is a file")
     denied = ("Permission denied", "Read-only file system", "Operation not permitted")
     if any(d in message for d in denied) or (not reading and "Directory nonexistent" in message):
         where = "" if reading else " (only the working folder and /tmp are writable)"
-        return os_error(PermissionError, f"The sandbox may not {verb} {path}{where}")
+        return PermissionError(f"The sandbox may not {verb} {path}{where}")
     if returncode in (-25, 128 + 25) or "File size limit" in message:  # SIGXFSZ
         return SandboxError(f"{path} would be larger than the sandbox's file size limit")
     reason = message or f"exit status {returncode}"
@@ -316,6 +313,15 @@ def check_command(cmd: Sequence[str], env: Mapping[str, str] | None) -> None:
         raise ConfigurationError(
             f"cmd must be a non-empty list of strings (e.g. ['bash', '-c', 'ls']), got {cmd!r}"
         )
+    if any("\0" in c for c in cmd):
+        raise ConfigurationError("a command cannot hold a NUL character (\\0)")
     for key, value in (env or {}).items():
-        if not key or "=" in key or "\0" in key or not isinstance(value, str):
+        if (
+            not isinstance(key, str)
+            or not key
+            or "=" in key
+            or "\0" in key
+            or not isinstance(value, str)
+            or "\0" in value
+        ):
             raise ConfigurationError(f"bad environment variable {key!r}={value!r}")

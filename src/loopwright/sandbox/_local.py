@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 from .._errors import ConfigurationError
-from ._environment import SandboxEnvironment, os_error
+from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process
 from ._tempdir import make_root, remove_root
@@ -140,11 +140,8 @@ class LocalSandbox(SandboxEnvironment):
             try:
                 with open(path, "rb") as f:
                     data = f.read(limit + 1) if limit is not None else f.read()
-            except FileNotFoundError:
-                raise os_error(FileNotFoundError, f"No such file: {path}") from None
-            except IsADirectoryError:
-                msg = f"{path} is a folder, not a file"
-                raise os_error(IsADirectoryError, msg) from None
+            except OSError as e:
+                raise file_error(path, e.strerror or str(e), reading=True) from None
             if limit is not None and len(data) > limit:
                 raise SandboxError(f"{path} is larger than the file size limit ({limit} bytes)")
             return data
@@ -157,8 +154,11 @@ class LocalSandbox(SandboxEnvironment):
             raise SandboxError(f"{path} would be larger than the file size limit ({limit} bytes)")
 
         def write() -> None:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as f:
-                f.write(data)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+            except OSError as e:  # e.g. a parent that is a file
+                raise file_error(path, e.strerror or str(e), reading=False) from None
 
         await asyncio.to_thread(write)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import ConfigurationError
 from ...sandbox import ExecResult, ExecTimeoutError, sandbox
 from .._errors import ToolError
 from .._tool import Tool, tool
@@ -37,6 +38,8 @@ async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float) -
     the output when it fails or times out."""
     try:
         result = await sandbox().exec(cmd, input=input, timeout=timeout)
+    except ConfigurationError as e:  # what the model wrote cannot be run (a NUL byte...)
+        raise ToolError(f"The command cannot be run: {e}") from e
     except ExecTimeoutError as e:
         output = exec_output(e.result)
         raise ToolError(
