@@ -153,12 +153,22 @@ def test_importing_something_else_fails_clearly(tmp_path: Path) -> None:
         lw.import_run(bad, db=tmp_path / "x.db")
 
 
-def test_another_apps_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
-    other = tmp_path / "app.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+def _one_run(db: Path) -> lw.AgentState:
+    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
+    return lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
+
+
+def _sql(db: Path, *statements: tuple[str, tuple[object, ...]]) -> None:
+    conn = sqlite3.connect(db)
+    for sql, params in statements:
+        conn.execute(sql, params)
     conn.commit()
     conn.close()
+
+
+def test_another_apps_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    other = tmp_path / "app.db"
+    _sql(other, ("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)", ()))
     before = other.read_bytes()
     with pytest.raises(lw.RunStoreError, match="not a loopwright run store"):
         lw.list_runs(other)
@@ -174,27 +184,21 @@ def test_another_apps_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path) 
 
 def test_a_run_store_from_a_newer_loopwright_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
-    lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
+    _one_run(db)
+    _sql(db, ("UPDATE meta SET value = '99' WHERE key = 'schema_version'", ()))
     with pytest.raises(lw.RunStoreError, match="schema version 99"):
         lw.list_runs(db)
 
 
 def test_a_damaged_row_is_reported_with_the_run_it_belongs_to(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    done = lw.ModelOutput.for_tool_call("submit", {"answer": "x"})
-    state = lw.run_sync(lw.react(), "t", model=lw.get_model("mock", outputs=[done]), db=db)
+    user_id = _one_run(db).messages[0].id
     [info] = lw.list_runs(db)
-    user_id = state.messages[0].id
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE events SET data = '{not json' WHERE type = 'model'")
-    conn.execute("UPDATE messages SET data = ? WHERE id = ?", ('{"role": "nobody"}', user_id))
-    conn.commit()
-    conn.close()
+    _sql(
+        db,
+        ("UPDATE events SET data = '{not json' WHERE type = 'model'", ()),
+        ("UPDATE messages SET data = ? WHERE id = ?", ('{"role": "nobody"}', user_id)),
+    )
     with lw.load_run(info.id, db=db) as log:
         with pytest.raises(lw.RunStoreError, match=f"run '{info.id}': an event .* damaged"):
             list(log.events())
