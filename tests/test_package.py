@@ -16,6 +16,14 @@ def test_every_exported_name_resolves_and_none_is_a_module() -> None:
     assert set(lw.__all__) <= set(dir(lw))
 
 
+def test_dir_shows_the_public_api_only() -> None:
+    shown = dir(lw)
+    for helper in ("sys", "types", "importlib", "TYPE_CHECKING", "annotations"):
+        assert helper not in shown
+    assert not [name for name in shown if name.startswith("_") and name != "__version__"]
+    assert shown == sorted(lw.__all__)
+
+
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_thing"):
         lw.no_such_thing  # type: ignore[attr-defined]  # noqa: B018

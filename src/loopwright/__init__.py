@@ -5,9 +5,9 @@ Optional integrations (provider SDKs, llama.cpp, the CLI's UI) are imported lazi
 """
 
 # ruff: noqa: I001  (imports are grouped by part, one section per part)
-import importlib
-import sys
-import types
+import importlib as _importlib
+import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING
 
 from ._errors import (
@@ -336,9 +336,9 @@ __version__ = "0.1.0"
 _SHADOWED = frozenset(n for n, m in _LAZY.items() if m.rsplit(".", 1)[-1] == n)
 
 
-class _Package(types.ModuleType):
+class _Package(_types.ModuleType):
     def __setattr__(self, name: str, value: object) -> None:
-        if name in _SHADOWED and isinstance(value, types.ModuleType):
+        if name in _SHADOWED and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
@@ -347,16 +347,17 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # The public API only: not the helper modules, the subpackages or private names.
+    return sorted(__all__)
 
 
-sys.modules[__name__].__class__ = _Package
+_sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "ActionExample",
