@@ -88,7 +88,7 @@ class RichProgress:
 
         self._stop()
         self._result = result
-        self._first = task.scorers[0].name if task.scorers else None
+        self._first = task.scorer[0].name if task.scorer else None
         self._tokens, self._ran, self._t0 = 0, 0, time.monotonic()
         self._score_sum, self._scored, self._errors = 0.0, 0, 0
         self._logged = self._t0

@@ -156,7 +156,7 @@ class _TaskRun:
             self.result.resumed_from = info.id
             done: dict[tuple[str, int], SampleInfo] = {}
             for s in log.samples:
-                scored = s.scores is not None or not self.task.scorers
+                scored = s.scores is not None or not self.task.scorer
                 if s.status in ("success", "limit") and scored:
                     done[(s.id, s.epoch)] = s
             return done
@@ -174,7 +174,7 @@ class _TaskRun:
             "dataset": task.dataset.location or task.dataset.name,
             "samples": len(self.samples),
             "epochs": self.epochs,
-            "scorers": [s.name for s in task.scorers],
+            "scorers": [s.name for s in task.scorer],
             "resumed_from": result.resumed_from,
             **task.metadata,
         }
@@ -197,7 +197,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
-                    result.metrics = compute_metrics(task.scorers, result.samples)
+                    result.metrics = compute_metrics(task.scorer, result.samples)
                     result.duration = time.monotonic() - t0
                     rec.finish(output=self._summary(), status=result.status, error=result.error)
         except asyncio.CancelledError:
@@ -292,7 +292,7 @@ class _TaskRun:
                         state = await run(
                             task.agent, state, limits=task.fresh_limits(), approval=task.approval
                         )
-                    scores = {s.name: await s(state, sample) for s in task.scorers}
+                    scores = {s.name: await s(state, sample) for s in task.scorer}
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)

@@ -113,10 +113,11 @@ class Task:
         if agent is not None and not callable(agent):
             raise TaskError(f"a task's agent must be an Agent, got {type(agent).__name__}")
         self.agent: Agent = agent if agent is not None else _default_agent()
-        self.scorers = as_scorers(scorer)
+        self.scorer: list[Scorer] = as_scorers(scorer)
+        """The scorers given as ``scorer=``, always as a list (empty for none)."""
         if metrics is not None:  # this task's: a scorer given to other tasks keeps its own
-            self.scorers = [copy.copy(s) for s in self.scorers]
-            for s in self.scorers:
+            self.scorer = [copy.copy(s) for s in self.scorer]
+            for s in self.scorer:
                 s.metrics = list(metrics)
         for limit in limits:
             if not isinstance(limit, Limit):
