@@ -134,7 +134,6 @@ class _TaskRun:
         self.samples = samples[:limit] if limit is not None else samples
         self.result = EvalResult(
             task=task.name,
-            run_id="",
             model=model.name,
             total=len(self.samples) * epochs,
             started=datetime.now(UTC),
@@ -182,8 +181,9 @@ class _TaskRun:
             async with recording(
                 name=task.name, model=self.model, db=self.db, metadata=metadata
             ) as rec:
-                result.run_id = rec.run_id
-                result.db = str(rec.db_path) if rec.db_path is not None else None
+                result._opened = True
+                if rec.db_path is not None:  # no run id to offer for a run not stored
+                    result.run_id, result.db = rec.run_id, str(rec.db_path)
                 try:
                     for s, e in plan:
                         if (str(s.id), e) in prior:
@@ -205,7 +205,7 @@ class _TaskRun:
             self.progress.task_finished(result)
             raise
         except Exception as ex:
-            if not result.run_id:
+            if not result._opened:
                 raise  # the run could not even be opened: tell the caller
             result.status = "error"
             result.error = result.error or error_text(ex)
@@ -219,6 +219,7 @@ class _TaskRun:
             "metrics": r.metrics,
             "total": r.total,
             "completed": r.completed,
+            "scored": r.scored,
             "errors": r.errors,
             "limits": r.limits,
             "tokens": r.tokens,
