@@ -239,3 +239,43 @@ def test_all_failed_reads_as_nothing_scored(tmp_path: Path) -> None:
     r = cli("runs", "list", cwd=tmp_path)
     assert r.code == 0 and "nan" not in r.out
 
+
+TYPED = """
+import loopwright as lw
+
+@lw.task
+def typed(max_steps: int = 10, word: str = "x") -> lw.Task:
+    from neighbour_of_tasks import TARGET  # next to this file, imported as the task is built
+    data = [{"id": i, "input": word, "target": TARGET} for i in range(1000)]
+    return lw.Task(data, agent=lw.react(submit=False), scorer=lw.match(),
+                   model=lw.get_model("mock", outputs=lambda m, t, c: TARGET[:max_steps]))
+
+@lw.task
+def empty() -> lw.Task:
+    return lw.Task(lw.json_dataset("empty.jsonl"))
+"""
+
+
+def test_task_arguments_are_checked_before_any_sample_runs(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()  # not the working directory, which is on sys.path anyway
+    (tmp_path / "tasks" / "typed.py").write_text(TYPED)
+    (tmp_path / "tasks" / "neighbour_of_tasks.py").write_text("TARGET = 'yes'\n")
+    r = cli("eval", "tasks/typed.py@typed", "-T", "max_steps=abc", cwd=tmp_path)
+    assert r.code == 2
+    assert "max_steps='abc' is not a valid int" in r.err
+    assert not (tmp_path / "runs.db").exists() or not lw.list_runs(tmp_path / "runs.db")
+    # a str parameter keeps the text typed; the neighbour module is importable
+    r = cli("eval", "tasks/typed.py@typed", "-T", "word=007", "-T", "max_steps=3", "--limit", "2",
+            "--json", cwd=tmp_path)  # fmt: skip
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["params"] == {"word": "007", "max_steps": 3} and t["scored"] == 2
+
+
+def test_an_empty_dataset_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "typed.py").write_text(TYPED)
+    (tmp_path / "neighbour_of_tasks.py").write_text("TARGET = 'yes'\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    r = cli("eval", "typed.py@empty", cwd=tmp_path)
+    assert r.code == 2
+    assert "a task needs at least one sample; the dataset" in r.err and "is empty" in r.err

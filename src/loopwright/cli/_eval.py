@@ -19,7 +19,6 @@ from ._options import (
     db_option,
     json_option,
     model_options,
-    parse_pairs,
 )
 
 __all__ = ["eval_command"]
@@ -42,7 +41,7 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.command("eval")
 @click.argument("tasks", nargs=-1, required=True, metavar="FILE.py[@TASK]...")
 @model_options
-@click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Only the first N samples.")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N samples.")
 @click.option(
     "--max-samples",
     type=click.IntRange(min=1),
@@ -57,8 +56,9 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     "task_args",
     multiple=True,
     metavar="KEY=VALUE",
-    help="An argument of the @task function (repeatable); values are read as JSON when "
-    "they parse, else as text.",
+    help="An argument of the @task function (repeatable), checked against its type hint "
+    "before any sample runs: read as JSON when that fits the hint, else as text (-T n=3, "
+    "-T level=hard, -T tags='[\"a\"]'); @FILE reads the value from a file.",
 )
 @click.option(
     "--resume",
@@ -110,7 +110,7 @@ def eval_command(
 
     Exit codes: 0 done, with fewer failed samples than --fail-on-error allows (by
     default none); 1 that many samples failed, or a task could not run; 2 usage error
-    130 interrupted.
+    (bad task arguments, an empty dataset...); 130 interrupted.
 
     \b
     Examples:
@@ -118,14 +118,17 @@ def eval_command(
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
-    from ..eval import RichProgress
+    from ..eval import RichProgress, parse_task_args
     from ..eval._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
     threshold: bool | float = False if no_fail_on_error else fail_on_error or True
     chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
-    targs = parse_pairs(task_args, "-T") or None
+    try:
+        targs = parse_task_args(task_args, as_text=True) or None
+    except ConfigurationError as ex:
+        raise click.BadParameter(str(ex), param_hint="-T") from None
     progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False

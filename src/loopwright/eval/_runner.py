@@ -18,7 +18,7 @@ from ..model import Model, ModelCall, UserMessage, default_model, get_model, mod
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._sample import Sample
 from ._score import Score
-from ._task import Task, TaskError, load_tasks
+from ._task import Task, TaskError, load_tasks, on_sys_path
 
 __all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "eval", "eval_async"]
 
@@ -347,8 +347,8 @@ async def _eval(
         raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
     if epochs is not None and epochs < 1:
         raise ConfigurationError(f"epochs must be at least 1, got {epochs}")
-    if limit is not None and limit < 0:
-        raise ConfigurationError(f"limit must be >= 0, got {limit}")
+    if limit is not None and limit < 1:
+        raise ConfigurationError(f"limit must be at least 1, got {limit}")
     task_list = _resolve(tasks, task_args)
     if resume is not None and len(task_list) != 1:
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
@@ -366,7 +366,8 @@ async def _eval(
             progress=progress or _Quiet(),
         )
         try:
-            result = await runner()
+            with on_sys_path(task._folder):  # the task file's code may import neighbours
+                result = await runner()
         except asyncio.CancelledError:
             collect(runner.result)
             raise
