@@ -158,12 +158,13 @@ class RichProgress:
 
     # --- drawing ------------------------------------------------------------------------
     def stats(self) -> str:
-        """The bar's text: errors, running score, tokens, rate."""
+        """The bar's text: errors, the running score and how many samples it is over,
+        tokens, rate."""
         if self._result is None:
             return ""
         parts = [f"{self._errors} errors" if self._errors != 1 else "1 error"]
         if self._first is not None and self._scored:
-            parts.append(f"{self._first} {self._score_sum / self._scored:.3f}")
+            parts.append(f"{self._first} {self._score_sum / self._scored:.3f} of {self._scored}")
         parts.append(f"{_tokens(self._tokens)} tokens")
         elapsed = time.monotonic() - self._t0
         if self._ran and elapsed > 0:

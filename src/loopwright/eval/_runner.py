@@ -8,13 +8,14 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
-from ..model import Model, ModelCall, UserMessage, default_model, get_model, model_hook
+from ..model import Model, UserMessage, default_model, get_model, model_hook
+from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._sample import Sample
 from ._score import Score
@@ -33,55 +34,6 @@ def default_max_samples(model: Model) -> int:
 TaskSpec: TypeAlias = "Task | str"
 """A :class:`Task`, or where to find one: ``FILE.py``, ``FILE.py@name``, a registered
 task's name."""
-
-
-class EvalProgress(Protocol):
-    """Follows an evaluation (the CLI's progress bar is one). Methods are called on the
-    event loop's thread and must be quick."""
-
-    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
-        """A task's run opened: ``result.total`` planned, ``pending`` still to run (the
-        rest were resumed, already in ``result.samples``)."""
-
-    def tokens_used(self, tokens: int) -> None:
-        """A model call of some sample used ``tokens``."""
-
-    def sample_finished(self, result: SampleResult) -> None:
-        """A sample ended (scored, failed or limited)."""
-
-    def task_finished(self, result: EvalResult) -> None:
-        """A task ended (also when cancelled or failed)."""
-
-
-class _Quiet:
-    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
-        pass
-
-    def tokens_used(self, tokens: int) -> None:
-        pass
-
-    def sample_finished(self, result: SampleResult) -> None:
-        pass
-
-    def task_finished(self, result: EvalResult) -> None:
-        pass
-
-
-class _TokenCounter:
-    """A model hook counting one sample's tokens."""
-
-    def __init__(self, progress: EvalProgress) -> None:
-        self.total = 0
-        self._progress = progress
-
-    def before_generate(self, call: ModelCall) -> None:
-        pass
-
-    def after_generate(self, call: ModelCall) -> None:
-        if call.output is not None and call.output.usage is not None:
-            n = call.output.usage.total_tokens
-            self.total += n
-            self._progress.tokens_used(n)
 
 
 def _answer_of(output: Any) -> str | None:
@@ -273,7 +225,7 @@ class _TaskRun:
 
     async def _run_sample(self, rec: Recording, sample: Sample, epoch: int) -> None:
         task = self.task
-        counter = _TokenCounter(self.progress)
+        counter = TokenCounter(self.progress)
         out = SampleResult(id=str(sample.id), epoch=epoch, status="success")
         t0 = time.monotonic()
         input = sample.fresh_input()
@@ -363,7 +315,7 @@ async def _eval(
             limit=limit,
             db=db,
             resume=resume,
-            progress=progress or _Quiet(),
+            progress=progress or Quiet(),
         )
         try:
             with on_sys_path(task._folder):  # the task file's code may import neighbours
@@ -407,14 +359,19 @@ async def eval_async(
         epochs: Runs per sample (default: the task's ``epochs``).
         limit: Only the first ``limit`` samples of each dataset.
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
-            ``False`` keeps nothing.
+            ``False`` keeps nothing (and the results have no ``run_id``).
         resume: A run (id or unique prefix) of the same task: its scored samples are
             carried into the new run instead of running again.
         task_args: Arguments for tasks named by file or name (``@task`` parameters).
         progress: Told about progress (see :class:`EvalProgress`).
 
     Returns:
-        One :class:`EvalResult` per task.
+        One :class:`EvalResult` per task: its metrics are over the samples scored
+        (``result.scored``); those that failed (``result.errors``) are not in them.
+
+    Raises:
+        TaskError: A task cannot be found or built: an unknown or badly typed task
+            argument, a task with no samples (before any sample runs).
     """
     return await _eval(
         tasks,
