@@ -222,6 +222,7 @@ def test_failed_samples_are_counted_and_set_the_exit_code(tmp_path: Path) -> Non
     [t] = r.json()["tasks"]
     assert (t["scored"], t["errors"], t["total"]) == (1, 4, 5)
     assert r.code == 0 and r.json()["exit_code"] == 0  # 4 errors < 5
+    assert r.json()["fail_on_error"] == 5
     assert cli("eval", "crash.py", "--json", "--no-fail-on-error", cwd=tmp_path).code == 0
     r = cli("eval", "crash.py", "--fail-on-error", "1.5", cwd=tmp_path)
     assert r.code == 2 and "whole count" in r.err
@@ -278,4 +279,4 @@ def test_an_empty_dataset_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     r = cli("eval", "typed.py@empty", cwd=tmp_path)
     assert r.code == 2
-    assert "a task needs at least one sample; the dataset" in r.err and "is empty" in r.err
+    assert "a task needs at least one sample; the dataset" in r.err and "has none" in r.err

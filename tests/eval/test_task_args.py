@@ -94,6 +94,29 @@ def test_unhinted_parameters_take_json_or_text(tmp_path: Path) -> None:
     assert task.params == {"a": [1, 2], "b": "hello", "rest": {"c": 3}}
 
 
+def test_an_unresolvable_hint_leaves_only_its_parameter_unchecked(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(
+        textwrap.dedent(
+            """
+            from __future__ import annotations
+            from typing import TYPE_CHECKING
+            import loopwright as lw
+            if TYPE_CHECKING:
+                from somewhere_else import Config
+
+            @lw.task
+            def partly(cfg: Config | None = None, n: int = 1) -> lw.Task:
+                return lw.Task([{"input": "q"}])
+            """
+        )
+    )
+    path = str(tmp_path / "t.py")
+    [task] = lw.load_tasks(path, parse_task_args(["cfg=anything", "n=2"], as_text=True))
+    assert task.params == {"cfg": "anything", "n": 2}
+    with pytest.raises(lw.TaskError, match="n='x' is not a valid int"):
+        lw.load_tasks(path, parse_task_args(["n=x"], as_text=True))
+
+
 def test_a_task_function_can_import_its_neighbours(tmp_path: Path) -> None:
     (tmp_path / "neighbour_for_eval.py").write_text("ANSWER = '42'\n")
     (tmp_path / "lazy_neighbour_for_eval.py").write_text("def grade(s): return 1.0\n")
@@ -125,7 +148,9 @@ def test_a_task_needs_samples(tmp_path: Path) -> None:
     with pytest.raises(lw.TaskError, match="at least one sample"):
         lw.Task([])
     (tmp_path / "empty.jsonl").write_text("\n")
-    with pytest.raises(lw.TaskError, match=r"at least one sample; the dataset '.*empty.jsonl'"):
+    with pytest.raises(
+        lw.TaskError, match=r"at least one sample; the dataset '.*empty.jsonl' has none"
+    ):
         lw.Task(lw.json_dataset(tmp_path / "empty.jsonl"))
     with pytest.raises(lw.ConfigurationError, match="limit must be at least 1"):
         lw.eval(lw.Task(DATA), limit=0, db=False)

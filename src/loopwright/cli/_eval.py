@@ -31,7 +31,8 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     from ..eval._results import check_fail_on_error
 
     try:
-        return float(check_fail_on_error(float(value)))
+        number = float(check_fail_on_error(float(value)))
+        return int(number) if number >= 1 else number
     except (ValueError, ConfigurationError):
         raise click.BadParameter(
             f"expected a share between 0 and 1 (0.1) or a whole count from 1 up (5), got {value!r}"

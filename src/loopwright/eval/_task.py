@@ -114,7 +114,7 @@ class Task:
             where = self.dataset.location or name or self.dataset.name
             raise TaskError(
                 f"a task needs at least one sample; the dataset{f' {where!r}' if where else ''} "
-                "is empty"
+                "has none"
             )
         if isinstance(agent, str):
             agent = get_agent(agent)

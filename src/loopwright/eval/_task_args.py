@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -66,17 +67,24 @@ def _json_or_text(value: str) -> Any:
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """``fn``'s resolved type hints; a hint that cannot be resolved (a name imported only
-    for type checking) is left out, so its parameter takes any value."""
+    """``fn``'s resolved type hints. When one cannot be resolved (a name imported only
+    for type checking), each is resolved on its own and the unresolvable ones are left
+    out, so their parameters take any value."""
     try:
         return typing.get_type_hints(fn)
     except Exception:
-        params = inspect.signature(fn).parameters.values()
-        return {
-            p.name: p.annotation
-            for p in params
-            if p.annotation is not inspect.Parameter.empty and not isinstance(p.annotation, str)
-        }
+        pass
+    target = inspect.unwrap(fn)
+    namespace = getattr(target, "__globals__", {})
+    hints: dict[str, Any] = {}
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        probe = types.FunctionType((lambda: None).__code__, namespace)
+        probe.__annotations__ = {name: annotation}
+        try:
+            hints.update(typing.get_type_hints(probe))
+        except Exception:
+            continue
+    return hints
 
 
 def _type_name(hint: Any) -> str:
