@@ -73,7 +73,7 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     callback=_threshold,
     metavar="X",
     help="How many failed samples make the exit code 1: a share between 0 and 1 of the "
-    "planned samples (0.1: 10%% or more failed) or a whole count (5: five or more). "
+    "planned samples (0.1: 10% or more failed) or a whole count (5: five or more). "
     "Default: any failed sample.",
 )
 @click.option(
@@ -109,9 +109,9 @@ def eval_command(
     over the scored ones only. Ctrl-C stops cleanly and keeps what ran: --resume RUN_ID
     finishes it later.
 
-    Exit codes: 0 done, with fewer failed samples than --fail-on-error allows (by
-    default none); 1 that many samples failed, or a task could not run; 2 usage error
-    (bad task arguments, an empty dataset...); 130 interrupted.
+    Exit codes: 0 success; 1 a task could not run, or failed samples reached
+    --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
+    a task without samples...); 130 interrupted.
 
     \b
     Examples:
