@@ -167,11 +167,14 @@ def task(
     fn: Callable[P, Task] | None = None, /, *, name: str | None = None
 ) -> Callable[P, Task] | Callable[[Callable[P, Task]], Callable[P, Task]]:
     """Register a function that builds a :class:`Task`, so that ``loopwright eval
-    FILE.py@name`` (and :func:`get_task`) can find it. Its parameters (with defaults)
-    become task arguments: ``-T key=value`` on the command line::
+    FILE.py@name`` (and :func:`get_task`) can find it. Its parameters become task
+    arguments: ``-T key=value`` on the command line, checked against the type hints
+    (with pydantic) before the task is built, so ``-T max_steps=abc`` for an ``int`` is
+    refused before any sample runs. A task file's folder is on ``sys.path`` while its
+    task functions, agents and scorers run, so they can import the file's neighbours::
 
         @lw.task
-        def arithmetic(level: str = "easy") -> lw.Task:
+        def arithmetic(level: Literal["easy", "hard"] = "easy", max_steps: int = 6) -> lw.Task:
             return lw.Task(dataset=..., scorer=lw.match("numeric"))
     """
 
