@@ -13,6 +13,7 @@ two minutes. The embedded model is tiny: expect it to run, not to score.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from calculator import calculator  # noqa: F401 - registers the "calculator" agent
 
@@ -22,13 +23,13 @@ DATA = Path(__file__).parent / "data" / "arithmetic.jsonl"
 
 
 @lw.task
-def arithmetic(level: str = "all", max_steps: int = 6) -> lw.Task:
-    """The arithmetic questions; ``level`` is easy (one operation), hard, or all."""
+def arithmetic(level: Literal["all", "easy", "hard"] = "all", max_steps: int = 6) -> lw.Task:
+    """The arithmetic questions; ``level`` is easy (one operation), hard, or all. The
+    type hints are checked: ``-T level=medium`` or ``-T max_steps=abc`` is refused
+    before any sample runs."""
     dataset = lw.json_dataset(DATA)
     if level != "all":
         dataset = dataset.filter(lambda s: s.metadata.get("level") == level)
-        if not len(dataset):
-            raise lw.TaskError(f"level must be easy, hard or all, not {level!r}")
     return lw.Task(
         dataset=dataset,
         agent=lw.get_agent("calculator", max_steps=max_steps),

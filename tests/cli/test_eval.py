@@ -82,7 +82,7 @@ def test_task_args_limit_epochs_and_table(tmp_path: Path, tasks: Path) -> None:
     assert r.code == 0, r.err
     assert "adding" in r.err and "8/8" in r.err  # the progress bar, on stderr
     assert "accuracy" in r.out and "stderr" in r.out  # the metrics table, on stdout
-    assert "8/8 samples · 0 errors · 0 limited" in r.out
+    assert "8/8 samples · 8 scored · 0 errors · 0 limited" in r.out
     [run] = lw.list_runs(tmp_path / "runs.db")
     assert run.metadata["params"] == {"n": 6} and run.metadata["epochs"] == 2
     assert run.samples == 8
@@ -189,3 +189,94 @@ def test_eval_runs_without_a_terminal(tmp_path: Path, tasks: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "1/1 samples" in proc.stdout
     assert lw.list_runs(tmp_path / "runs.db")[0].metadata["task"] == "other"
+
+
+CRASHING = """
+import loopwright as lw
+
+def reply(messages, tools, config):
+    q = next(m.content for m in messages if m.role == "user")
+    if q != "0":
+        raise lw.ModelAPIError("provider down")
+    return q
+
+@lw.task
+def crashing() -> lw.Task:
+    return lw.Task([{"input": str(i), "target": str(i)} for i in range(5)],
+                   agent=lw.react(submit=False), scorer=lw.match(),
+                   model=lw.get_model("mock", outputs=reply))
+"""
+
+
+def test_failed_samples_are_counted_and_set_the_exit_code(tmp_path: Path) -> None:
+    (tmp_path / "crash.py").write_text(CRASHING)
+    # 4 of 5 crash: the one scored is right, and the table says it is 1 of 5
+    r = cli("eval", "crash.py", cwd=tmp_path)
+    assert r.code == 1, r.err
+    assert "match  │    1/5 │    1.000" in r.out
+    assert "4 of 5 samples failed and are not scored" in r.out
+    assert "5/5 samples · 1 scored · 4 errors" in r.out
+    assert "4 of 5 samples of crashing failed and are not scored" in r.err
+
+    r = cli("eval", "crash.py", "--json", "--fail-on-error", "5", cwd=tmp_path)
+    [t] = r.json()["tasks"]
+    assert (t["scored"], t["errors"], t["total"]) == (1, 4, 5)
+    assert r.code == 0 and r.json()["exit_code"] == 0  # 4 errors < 5
+    assert r.json()["fail_on_error"] == 5
+    assert cli("eval", "crash.py", "--json", "--no-fail-on-error", cwd=tmp_path).code == 0
+    r = cli("eval", "crash.py", "--fail-on-error", "1.5", cwd=tmp_path)
+    assert r.code == 2 and "whole count" in r.err
+
+
+def test_all_failed_reads_as_nothing_scored(tmp_path: Path) -> None:
+    (tmp_path / "crash.py").write_text(CRASHING.replace('q != "0"', "True"))
+    r = cli("eval", "crash.py", "--json", cwd=tmp_path)
+    assert r.code == 1
+    [t] = r.json()["tasks"]
+    assert (t["scored"], t["errors"]) == (0, 5)
+    assert t["metrics"] == {"match": {"accuracy": None, "stderr": None}}
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert isinstance(run.output, dict) and run.output["metrics"]["match"]["accuracy"] is None
+    r = cli("runs", "list", cwd=tmp_path)
+    assert r.code == 0 and "nan" not in r.out
+
+
+TYPED = """
+import loopwright as lw
+
+@lw.task
+def typed(max_steps: int = 10, word: str = "x") -> lw.Task:
+    from neighbour_of_tasks import TARGET  # next to this file, imported as the task is built
+    data = [{"id": i, "input": word, "target": TARGET} for i in range(1000)]
+    return lw.Task(data, agent=lw.react(submit=False), scorer=lw.match(),
+                   model=lw.get_model("mock", outputs=lambda m, t, c: TARGET[:max_steps]))
+
+@lw.task
+def empty() -> lw.Task:
+    return lw.Task(lw.json_dataset("empty.jsonl"))
+"""
+
+
+def test_task_arguments_are_checked_before_any_sample_runs(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()  # not the working directory, which is on sys.path anyway
+    (tmp_path / "tasks" / "typed.py").write_text(TYPED)
+    (tmp_path / "tasks" / "neighbour_of_tasks.py").write_text("TARGET = 'yes'\n")
+    r = cli("eval", "tasks/typed.py@typed", "-T", "max_steps=abc", cwd=tmp_path)
+    assert r.code == 2
+    assert "max_steps='abc' is not a valid int" in r.err
+    assert not (tmp_path / "runs.db").exists() or not lw.list_runs(tmp_path / "runs.db")
+    # a str parameter keeps the text typed; the neighbour module is importable
+    r = cli("eval", "tasks/typed.py@typed", "-T", "word=007", "-T", "max_steps=3", "--limit", "2",
+            "--json", cwd=tmp_path)  # fmt: skip
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["params"] == {"word": "007", "max_steps": 3} and t["scored"] == 2
+
+
+def test_an_empty_dataset_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "typed.py").write_text(TYPED)
+    (tmp_path / "neighbour_of_tasks.py").write_text("TARGET = 'yes'\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    r = cli("eval", "typed.py@empty", cwd=tmp_path)
+    assert r.code == 2
+    assert "a task needs at least one sample; the dataset" in r.err and "has none" in r.err

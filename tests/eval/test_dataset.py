@@ -106,6 +106,31 @@ def test_csv_with_mapping_and_list_targets(tmp_path: Path) -> None:
     assert ds[1].target == "blue" and ds[1].metadata == {"topic": "sky"}
 
 
+def test_csv_unclosed_quote_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    rows = [f"q{i},{i}" for i in range(200)]
+    rows[2] = '"What is 2+2?,4'  # line 4 (after the header and two rows): never closed
+    path.write_text("input,target\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(lw.DatasetError, match=r"d.csv line 4: not valid CSV: .*quote left open"):
+        lw.csv_dataset(path)
+
+
+def test_csv_rows_must_have_the_header_s_fields(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    # a quoted field may span lines (legal CSV), and blank lines are skipped
+    path.write_text('input,target\n"two\nlines",a\n\nb,c,extra\n', encoding="utf-8")
+    with pytest.raises(lw.DatasetError, match=r"d\.csv line 5: 3 fields where the header has 2"):
+        lw.csv_dataset(path)
+    path.write_text('input,target\n"two\nlines",a\n\nb,c\nonly\n', encoding="utf-8")
+    with pytest.raises(lw.DatasetError, match=r"d\.csv line 6: 1 field where the header has 2"):
+        lw.csv_dataset(path)
+    path.write_text('input,target\n"two\nlines",a\n\nb,"c"\n', encoding="utf-8")
+    assert [(s.input, s.target) for s in lw.csv_dataset(path)] == [("two\nlines", "a"), ("b", "c")]
+    path.write_text('input,target\nb,"c"d\n', encoding="utf-8")
+    with pytest.raises(lw.DatasetError, match=r"d\.csv line 2: not valid CSV"):
+        lw.csv_dataset(path)
+
+
 def test_csv_without_header(tmp_path: Path) -> None:
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(lw.DatasetError, match="no header"):

@@ -79,6 +79,8 @@ def test_arithmetic_dataset_is_consistent() -> None:
 async def test_arithmetic_task_scores_right_and_wrong_answers(tmp_path: Path) -> None:
     [task] = lw.load_tasks(str(EXAMPLES / "arithmetic.py"), {"level": "easy"})
     assert task.name == "arithmetic" and len(task.dataset) == 10
+    with pytest.raises(lw.TaskError, match=r"level='medium' is not a valid Literal\['all', 'easy'"):
+        lw.load_tasks(str(EXAMPLES / "arithmetic.py"), {"level": "medium"})
     targets = {s.input: s.target for s in task.dataset}
 
     def oracle(messages: Sequence[lw.ChatMessage], tools: Any, config: Any) -> str:

@@ -175,7 +175,7 @@ def test_scorer_names_must_be_unique() -> None:
     with pytest.raises(lw.ConfigurationError, match="unique"):
         lw.Task([{"input": "a"}], scorer=[lw.match(), lw.match()])
     task = lw.Task([{"input": "a"}], scorer=[lw.match(), lw.match("numeric", name="num")])
-    assert [s.name for s in task.scorers] == ["match", "num"]
+    assert [s.name for s in task.scorer] == ["match", "num"]
 
 
 async def test_a_grader_named_by_string_is_made_once_and_shared_by_the_samples(
@@ -204,5 +204,5 @@ def test_metrics_given_to_a_task_do_not_change_the_scorer_of_another() -> None:
     before = list(shared.metrics)
     a = lw.Task([lw.Sample(input="q", target="t")], scorer=shared)
     b = lw.Task([lw.Sample(input="q", target="t")], scorer=shared, metrics=[lw.mean()])
-    assert [m.name for m in b.scorers[0].metrics] == ["mean"]
-    assert a.scorers[0].metrics == before and shared.metrics == before
+    assert [m.name for m in b.scorer[0].metrics] == ["mean"]
+    assert a.scorer[0].metrics == before and shared.metrics == before

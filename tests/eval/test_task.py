@@ -38,10 +38,18 @@ def task_file(tmp_path: Path) -> Path:
 
 def test_task_defaults() -> None:
     task = lw.Task([{"input": "a"}])
-    assert task.name == "task" and task.epochs == 1 and task.scorers == []
+    assert task.name == "task" and task.epochs == 1 and task.scorer == []
     assert callable(task.agent)  # a standard react agent
     named = lw.Task(lw.as_dataset([{"input": "a"}], name="qa"))
     assert named.name == "qa"
+
+
+def test_the_scorer_passed_is_the_scorer_read() -> None:
+    match = lw.match()
+    assert lw.Task([{"input": "a"}], scorer=match).scorer == [match]
+    both = lw.Task([{"input": "a"}], scorer=[match, lw.includes()])
+    assert [s.name for s in both.scorer] == ["match", "includes"]
+    assert not hasattr(both, "scorers")  # one name: what you pass is what you read
 
 
 def test_task_validates_its_arguments() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from .._errors import ConfigurationError
 from ..eval import EvalResult
 from ._options import (
     EXIT_ERROR,
@@ -18,16 +19,30 @@ from ._options import (
     db_option,
     json_option,
     model_options,
-    parse_pairs,
 )
 
 __all__ = ["eval_command"]
 
 
+def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """``--fail-on-error``: a share between 0 and 1, or a whole count from 1 up."""
+    if value is None:
+        return None
+    from ..eval._results import check_fail_on_error
+
+    try:
+        number = float(check_fail_on_error(float(value)))
+        return int(number) if number >= 1 else number
+    except (ValueError, ConfigurationError):
+        raise click.BadParameter(
+            f"expected a share between 0 and 1 (0.1) or a whole count from 1 up (5), got {value!r}"
+        ) from None
+
+
 @click.command("eval")
 @click.argument("tasks", nargs=-1, required=True, metavar="FILE.py[@TASK]...")
 @model_options
-@click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Only the first N samples.")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N samples.")
 @click.option(
     "--max-samples",
     type=click.IntRange(min=1),
@@ -42,14 +57,29 @@ __all__ = ["eval_command"]
     "task_args",
     multiple=True,
     metavar="KEY=VALUE",
-    help="An argument of the @task function (repeatable); values are read as JSON when "
-    "they parse, else as text.",
+    help="An argument of the @task function (repeatable), checked against its type hint "
+    "before any sample runs: read as JSON when that fits the hint, else as text (-T n=3, "
+    "-T level=hard, -T tags='[\"a\"]'); @FILE reads the value from a file.",
 )
 @click.option(
     "--resume",
     metavar="RUN_ID",
     help="Continue an earlier run of the task: its scored samples are carried over and "
     "only the rest run.",
+)
+@click.option(
+    "--fail-on-error",
+    "fail_on_error",
+    callback=_threshold,
+    metavar="X",
+    help="How many failed samples make the exit code 1: a share between 0 and 1 of the "
+    "planned samples (0.1: 10% or more failed) or a whole count (5: five or more). "
+    "Default: any failed sample.",
+)
+@click.option(
+    "--no-fail-on-error",
+    is_flag=True,
+    help="Failed samples do not change the exit code (a task that cannot run still does).",
 )
 @db_option
 @json_option
@@ -64,6 +94,8 @@ def eval_command(
     epochs: int | None,
     task_args: tuple[str, ...],
     resume: str | None,
+    fail_on_error: float | None,
+    no_fail_on_error: bool,
     db: str | None,
     as_json: bool,
     quiet: bool,
@@ -72,11 +104,14 @@ def eval_command(
 
     Each sample runs the task's agent, is scored, and is recorded in the run store (one
     run per task). A progress bar shows done/total, errors, the running score, tokens,
-    the rate and the time left; a table of metrics follows. Ctrl-C stops cleanly and
-    keeps what ran: --resume RUN_ID finishes it later.
+    the rate and the time left; a table of metrics follows, saying how many samples
+    each scorer scored: a sample that fails (raises) is not scored, and the metrics are
+    over the scored ones only. Ctrl-C stops cleanly and keeps what ran: --resume RUN_ID
+    finishes it later.
 
-    Exit codes: 0 every sample ran without error, 1 some samples (or a task) failed,
-    2 usage error, 130 interrupted.
+    Exit codes: 0 success; 1 a task could not run, or failed samples reached
+    --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
+    a task without samples...); 130 interrupted.
 
     \b
     Examples:
@@ -84,11 +119,17 @@ def eval_command(
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
-    from ..eval import RichProgress
+    from ..eval import RichProgress, parse_task_args
     from ..eval._runner import _eval
 
+    if fail_on_error is not None and no_fail_on_error:
+        raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
+    threshold: bool | float = False if no_fail_on_error else fail_on_error or True
     chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
-    targs = parse_pairs(task_args, "-T") or None
+    try:
+        targs = parse_task_args(task_args, as_text=True) or None
+    except ConfigurationError as ex:
+        raise click.BadParameter(str(ex), param_hint="-T") from None
     progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False
@@ -113,12 +154,16 @@ def eval_command(
         except KeyboardInterrupt:
             interrupted = True
     results = done
-    failed = any(r.status == "error" or r.errors for r in results)
+    failed = any(r.status == "error" or r.too_many_errors(threshold) for r in results)
     code = EXIT_INTERRUPTED if interrupted else EXIT_ERROR if failed else EXIT_OK
     if as_json:
         from ..eval._progress import summary_rows
 
-        click.echo(json.dumps({"tasks": summary_rows(results), "exit_code": code}))
+        click.echo(
+            json.dumps(
+                {"tasks": summary_rows(results), "fail_on_error": threshold, "exit_code": code}
+            )
+        )
         return code
     if not quiet:
         _print_tables(results)
@@ -133,8 +178,8 @@ def eval_command(
             )
         elif r.errors:
             click.echo(
-                f"{r.errors} of {r.total} samples of {r.task} failed; see `loopwright runs "
-                f"show {r.run_id}`",
+                f"{r.errors} of {r.total} samples of {r.task} failed and are not scored "
+                f"(metrics over {r.scored} scored); see `loopwright runs show {r.run_id}`",
                 err=True,
             )
     return code
@@ -144,12 +189,9 @@ def _print_tables(results: list[EvalResult]) -> None:
     """Each task's metrics table and summary line, on stdout."""
     from rich.console import Console
 
-    from ..eval._progress import metrics_table, summary_line
+    from ..eval._progress import result_view
 
     console = Console(highlight=False)
     for r in results:
-        if not r.run_id:
-            continue
-        if r.metrics:
-            console.print(metrics_table(r))
-        console.print(summary_line(r), style="dim", markup=False)
+        if r._opened:
+            console.print(result_view(r))

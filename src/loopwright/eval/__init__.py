@@ -31,7 +31,8 @@ from ._runner import EvalProgress, default_max_samples, eval, eval_async
 from ._sample import Sample
 from ._score import Score, ScoreFn, Scorer, scorer
 from ._scorers import includes, match, normalize_text, pattern
-from ._task import Task, TaskError, get_task, load_tasks, parse_task_args, registered_tasks, task
+from ._task import Task, TaskError, get_task, load_tasks, registered_tasks, task
+from ._task_args import TaskArgText, parse_task_args
 
 __all__ = [
     "DEFAULT_GRADER_TEMPLATE",
@@ -49,6 +50,7 @@ __all__ = [
     "ScoreFn",
     "Scorer",
     "Task",
+    "TaskArgText",
     "TaskError",
     "accuracy",
     "as_dataset",

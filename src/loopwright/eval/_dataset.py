@@ -287,18 +287,42 @@ def csv_dataset(
 
 
 def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Dataset:
+    """The samples of a CSV file, read strictly: a quote left open, text after a
+    closing quote, or a row whose field count differs from the header's is an error
+    naming the line where that row starts, not a sample made of whatever followed."""
     import csv
 
     samples = []
     with p.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f, delimiter=delimiter)
-        if not reader.fieldnames:
+        reader = csv.reader(f, delimiter=delimiter, strict=True)
+        try:
+            header = next(reader, None)
+        except csv.Error as ex:
+            raise DatasetError(f"{p.name} line 1: not valid CSV: {ex}") from None
+        if not header:
             raise DatasetError(f"{str(p)!r}: the CSV file has no header row")
         spec = _spec(fields) if isinstance(fields, (FieldSpec, Mapping)) else None
         spec_target = spec.target if spec is not None else "target"
         spec_files = spec.files if spec is not None else "files"
-        for n, row in enumerate(reader, start=2):
-            record: dict[str, Any] = dict(row)
+        while True:
+            start = reader.line_num + 1  # the line this row starts on
+            try:
+                row = next(reader, None)
+            except csv.Error as ex:
+                hint = " (a quote left open?)" if "end of data" in str(ex) else ""
+                raise DatasetError(f"{p.name} line {start}: not valid CSV: {ex}{hint}") from None
+            if row is None:
+                break
+            if not row:
+                continue  # a blank line
+            where = f"{p.name} line {start}"
+            if len(row) != len(header):
+                raise DatasetError(
+                    f"{where}: {len(row)} field{'s' if len(row) != 1 else ''} where the "
+                    f"header has {len(header)} "
+                    "(a quote left open, or a stray delimiter?)"
+                )
+            record: dict[str, Any] = dict(zip(header, row, strict=True))
             for column, kind in ((spec_target, list), (spec_files, dict)):
                 cell = record.get(column)
                 if isinstance(cell, str) and cell.startswith(("[", "{")):
@@ -308,5 +332,5 @@ def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Data
                         parsed = None
                     if isinstance(parsed, kind):
                         record[column] = parsed
-            samples.append(_to_sample(record, fields, f"{p.name} line {n}", p.parent))
+            samples.append(_to_sample(record, fields, where, p.parent))
     return Dataset(samples, name=name or p.stem, location=str(p))

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from ._results import EvalResult, SampleResult
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.progress import Progress, TaskID
     from rich.table import Table
 
     from ._task import Task
 
-__all__ = ["RichProgress", "metrics_table", "summary_line", "summary_rows"]
+__all__ = ["RichProgress", "metrics_table", "result_view", "summary_line", "summary_rows"]
 
 
 def _tokens(n: int) -> str:
@@ -88,7 +88,7 @@ class RichProgress:
 
         self._stop()
         self._result = result
-        self._first = task.scorers[0].name if task.scorers else None
+        self._first = task.scorer[0].name if task.scorer else None
         self._tokens, self._ran, self._t0 = 0, 0, time.monotonic()
         self._score_sum, self._scored, self._errors = 0.0, 0, 0
         self._logged = self._t0
@@ -153,19 +153,18 @@ class RichProgress:
     def task_finished(self, result: EvalResult) -> None:
         self._refresh()
         self._stop()
-        if self.table and result.run_id:
-            if result.metrics:
-                self.console.print(metrics_table(result))
-            self.console.print(summary_line(result), style="dim", highlight=False, markup=False)
+        if self.table and result._opened:
+            self.console.print(result_view(result))
 
     # --- drawing ------------------------------------------------------------------------
     def stats(self) -> str:
-        """The bar's text: errors, running score, tokens, rate."""
+        """The bar's text: errors, the running score and how many samples it is over,
+        tokens, rate."""
         if self._result is None:
             return ""
         parts = [f"{self._errors} errors" if self._errors != 1 else "1 error"]
         if self._first is not None and self._scored:
-            parts.append(f"{self._first} {self._score_sum / self._scored:.3f}")
+            parts.append(f"{self._first} {self._score_sum / self._scored:.3f} of {self._scored}")
         parts.append(f"{_tokens(self._tokens)} tokens")
         elapsed = time.monotonic() - self._t0
         if self._ran and elapsed > 0:
@@ -178,12 +177,13 @@ class RichProgress:
             self._progress.update(self._bar, stats=self.stats())
 
 
-def _fmt(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.3f}"
+def _fmt(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
 def metrics_table(result: EvalResult) -> Table:
-    """A task's metrics as a rich table: one row per scorer, one column per metric."""
+    """A task's metrics as a rich table: one row per scorer, how many samples it scored
+    (of those planned), one column per metric."""
     from rich.table import Table
     from rich.text import Text
 
@@ -192,21 +192,52 @@ def metrics_table(result: EvalResult) -> Table:
         title += f" · {result.status}"
     table = Table(title=Text(title), title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("scorer", style="bold")
+    table.add_column("scored", justify="right")
     names: list[str] = []
     for metrics in result.metrics.values():
         names.extend(n for n in metrics if n not in names)
     for name in names:
         table.add_column(name, justify="right")
     for scorer, metrics in result.metrics.items():
-        table.add_row(Text(scorer), *(_fmt(metrics[n]) if n in metrics else "" for n in names))
+        scored = sum(
+            1 for s in result.samples if s.status in ("success", "limit") and scorer in s.scores
+        )
+        table.add_row(
+            Text(scorer),
+            f"{scored}/{result.total}",
+            *(_fmt(metrics[n]) if n in metrics else "" for n in names),
+        )
     return table
 
 
+def result_view(result: EvalResult) -> RenderableType:
+    """What is printed when a task ends: its metrics table, a warning when samples
+    failed (they are not in the metrics), and its summary line."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[RenderableType] = []
+    if result.metrics:
+        parts.append(metrics_table(result))
+    if result.errors:
+        parts.append(
+            Text(
+                f"{result.errors} of {result.total} samples failed and are not scored: "
+                f"the metrics are over {result.scored} scored samples",
+                style="bold red",
+            )
+        )
+    parts.append(Text(summary_line(result), style="dim"))
+    return Group(*parts)
+
+
 def summary_line(result: EvalResult) -> str:
-    """A task's counts in one line: samples, errors, limits, tokens, time, run id."""
+    """A task's counts in one line: samples, scored, errors, limits, tokens, time, and
+    its run id (or that nothing was stored)."""
     parts: list[Any] = [
         f"{result.completed}/{result.total} samples",
-        f"{result.errors} errors",
+        f"{result.scored} scored",
+        f"{result.errors} errors" if result.errors != 1 else "1 error",
         f"{result.limits} limited",
         f"{_tokens(result.tokens)} tokens",
         f"{result.duration:.1f}s",
@@ -214,7 +245,7 @@ def summary_line(result: EvalResult) -> str:
     resumed = sum(1 for s in result.samples if s.resumed)
     if resumed:
         parts.append(f"{resumed} resumed from {result.resumed_from}")
-    parts.append(f"run {result.run_id}")
+    parts.append(f"run {result.run_id}" if result.run_id else "not stored (db=False)")
     return " · ".join(str(p) for p in parts)
 
 
@@ -229,14 +260,12 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
             "status": r.status,
             "total": r.total,
             "completed": r.completed,
+            "scored": r.scored,
             "errors": r.errors,
             "limits": r.limits,
             "tokens": r.tokens,
             "duration": r.duration,
-            "metrics": {
-                s: {k: (None if math.isnan(v) else v) for k, v in m.items()}
-                for s, m in r.metrics.items()
-            },
+            "metrics": r.metrics,
             "params": r.params,
             "resumed_from": r.resumed_from,
             "error": r.error,

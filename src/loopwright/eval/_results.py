@@ -8,12 +8,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .._errors import ConfigurationError
 from ..limits import LimitInfo
 from ._score import Score, Scorer
 
-__all__ = ["EvalResult", "EvalStatus", "SampleResult", "SampleStatus", "compute_metrics"]
+__all__ = [
+    "EvalResult",
+    "EvalStatus",
+    "SampleResult",
+    "SampleStatus",
+    "check_fail_on_error",
+    "compute_metrics",
+]
 
 SampleStatus: TypeAlias = Literal["success", "limit", "error", "cancelled"]
 EvalStatus: TypeAlias = Literal["success", "cancelled", "error"]
@@ -51,12 +59,16 @@ class SampleResult(BaseModel):
 
 
 class EvalResult(BaseModel):
-    """A task's evaluation: where it is recorded, every sample's result, the metrics.
+    """A task's evaluation: where it is recorded, every sample's result, the metrics,
+    and how many samples the metrics stand for (:attr:`scored`) and how many failed
+    (:attr:`errors`): a failed sample is not scored, so metrics over 1 scored sample of
+    5 say nothing about the other 4.
 
     Attributes:
         task: The task's name.
-        run_id: Its run in the run store (``loopwright runs show RUN_ID``).
-        db: The run store file (``None`` when not persisted).
+        run_id: Its run in the run store (``loopwright runs show RUN_ID``); ``None``
+            when nothing was stored (``db=False``, or the run could not be opened).
+        db: The run store file (``None`` when nothing was stored).
         model: The model evaluated.
         status: ``success`` (every sample ran, some may have failed), ``cancelled``
             (stopped early: the samples that ran are kept), ``error`` (the evaluation
@@ -64,7 +76,7 @@ class EvalResult(BaseModel):
         total: Samples x epochs planned.
         samples: The results of the samples that ran, in the order they finished.
         metrics: ``{scorer: {metric: value}}`` over the scored samples, epochs averaged
-            per sample first.
+            per sample first; a value is ``None`` when no sample was scored.
         error: What stopped the evaluation, for ``error``.
         started: When it started.
         duration: Seconds it took.
@@ -75,18 +87,19 @@ class EvalResult(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     task: str
-    run_id: str
+    run_id: str | None = None
     db: str | None = None
     model: str | None = None
     status: EvalStatus = "success"
     total: int = 0
     samples: list[SampleResult] = Field(default_factory=list)
-    metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
+    metrics: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     error: str | None = None
     started: datetime
     duration: float = 0.0
     params: dict[str, object] = Field(default_factory=dict)
     resumed_from: str | None = None
+    _opened: bool = PrivateAttr(default=False)
 
     @property
     def completed(self) -> int:
@@ -94,8 +107,14 @@ class EvalResult(BaseModel):
         return sum(1 for s in self.samples if s.status != "cancelled")
 
     @property
+    def scored(self) -> int:
+        """Samples that were scored: the ones the metrics are over (``success`` and
+        ``limit`` samples of a task with scorers)."""
+        return sum(1 for s in self.samples if s.status in ("success", "limit") and s.scores)
+
+    @property
     def errors(self) -> int:
-        """Samples that failed."""
+        """Samples that failed (raised): recorded with their error, not scored."""
         return sum(1 for s in self.samples if s.status == "error")
 
     @property
@@ -108,13 +127,44 @@ class EvalResult(BaseModel):
         """Tokens used by the samples run (not those resumed)."""
         return sum(s.tokens for s in self.samples if not s.resumed)
 
+    def too_many_errors(self, fail_on_error: bool | float = True) -> bool:
+        """Whether the failed samples reach the threshold ``fail_on_error`` (as in
+        ``loopwright eval --fail-on-error``): ``True`` (the default) any error, ``False``
+        never, a number between 0 and 1 a share of the planned samples (``0.1``: 10% or
+        more failed), a whole number from 1 up a count (``5``: five or more failed).
+
+        Raises:
+            ConfigurationError: Any other ``fail_on_error``.
+        """
+        threshold = check_fail_on_error(fail_on_error)
+        if threshold is True or threshold is False:
+            return threshold and self.errors > 0
+        if threshold < 1:
+            return self.errors > 0 and self.errors >= threshold * self.total
+        return self.errors >= threshold
+
+
+def check_fail_on_error(value: bool | float) -> bool | float:
+    """``value`` if it is a valid ``fail_on_error`` threshold (see
+    :meth:`EvalResult.too_many_errors`)."""
+    if isinstance(value, bool):
+        return value
+    number = isinstance(value, (int, float)) and not math.isnan(value)
+    if number and (0 < value < 1 or (value >= 1 and float(value).is_integer())):
+        return value
+    raise ConfigurationError(
+        f"fail_on_error must be True, False, a share between 0 and 1 (0.1) or a whole "
+        f"count from 1 up (5), got {value!r}"
+    )
+
 
 def compute_metrics(
     scorers: Sequence[Scorer], samples: Sequence[SampleResult]
-) -> dict[str, dict[str, float]]:
+) -> dict[str, dict[str, float | None]]:
     """Each scorer's metrics over the scored samples; a sample's epochs are averaged
-    first, so every sample weighs the same."""
-    out: dict[str, dict[str, float]] = {}
+    first, so every sample weighs the same. A metric is ``None`` (not ``nan``, which
+    neither JSON nor a reader takes well) when no sample was scored or it is undefined."""
+    out: dict[str, dict[str, float | None]] = {}
     for scorer in scorers:
         per_sample: dict[str, list[float]] = defaultdict(list)
         for s in samples:
@@ -122,5 +172,9 @@ def compute_metrics(
             if score is not None and s.status in ("success", "limit"):
                 per_sample[s.id].append(score.value)
         values = [math.fsum(v) / len(v) for v in per_sample.values()]
-        out[scorer.name] = {m.name: m(values) for m in scorer.metrics}
+        out[scorer.name] = {m.name: _defined(m(values)) if values else None for m in scorer.metrics}
     return out
+
+
+def _defined(value: float) -> float | None:
+    return None if math.isnan(value) else value

@@ -8,17 +8,18 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
-from ..model import Model, ModelCall, UserMessage, default_model, get_model, model_hook
+from ..model import Model, UserMessage, default_model, get_model, model_hook
+from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._sample import Sample
 from ._score import Score
-from ._task import Task, TaskError, load_tasks
+from ._task import Task, TaskError, load_tasks, on_sys_path
 
 __all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "eval", "eval_async"]
 
@@ -33,55 +34,6 @@ def default_max_samples(model: Model) -> int:
 TaskSpec: TypeAlias = "Task | str"
 """A :class:`Task`, or where to find one: ``FILE.py``, ``FILE.py@name``, a registered
 task's name."""
-
-
-class EvalProgress(Protocol):
-    """Follows an evaluation (the CLI's progress bar is one). Methods are called on the
-    event loop's thread and must be quick."""
-
-    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
-        """A task's run opened: ``result.total`` planned, ``pending`` still to run (the
-        rest were resumed, already in ``result.samples``)."""
-
-    def tokens_used(self, tokens: int) -> None:
-        """A model call of some sample used ``tokens``."""
-
-    def sample_finished(self, result: SampleResult) -> None:
-        """A sample ended (scored, failed or limited)."""
-
-    def task_finished(self, result: EvalResult) -> None:
-        """A task ended (also when cancelled or failed)."""
-
-
-class _Quiet:
-    def task_started(self, task: Task, result: EvalResult, pending: int) -> None:
-        pass
-
-    def tokens_used(self, tokens: int) -> None:
-        pass
-
-    def sample_finished(self, result: SampleResult) -> None:
-        pass
-
-    def task_finished(self, result: EvalResult) -> None:
-        pass
-
-
-class _TokenCounter:
-    """A model hook counting one sample's tokens."""
-
-    def __init__(self, progress: EvalProgress) -> None:
-        self.total = 0
-        self._progress = progress
-
-    def before_generate(self, call: ModelCall) -> None:
-        pass
-
-    def after_generate(self, call: ModelCall) -> None:
-        if call.output is not None and call.output.usage is not None:
-            n = call.output.usage.total_tokens
-            self.total += n
-            self._progress.tokens_used(n)
 
 
 def _answer_of(output: Any) -> str | None:
@@ -134,7 +86,6 @@ class _TaskRun:
         self.samples = samples[:limit] if limit is not None else samples
         self.result = EvalResult(
             task=task.name,
-            run_id="",
             model=model.name,
             total=len(self.samples) * epochs,
             started=datetime.now(UTC),
@@ -156,7 +107,7 @@ class _TaskRun:
             self.result.resumed_from = info.id
             done: dict[tuple[str, int], SampleInfo] = {}
             for s in log.samples:
-                scored = s.scores is not None or not self.task.scorers
+                scored = s.scores is not None or not self.task.scorer
                 if s.status in ("success", "limit") and scored:
                     done[(s.id, s.epoch)] = s
             return done
@@ -174,7 +125,7 @@ class _TaskRun:
             "dataset": task.dataset.location or task.dataset.name,
             "samples": len(self.samples),
             "epochs": self.epochs,
-            "scorers": [s.name for s in task.scorers],
+            "scorers": [s.name for s in task.scorer],
             "resumed_from": result.resumed_from,
             **task.metadata,
         }
@@ -182,8 +133,9 @@ class _TaskRun:
             async with recording(
                 name=task.name, model=self.model, db=self.db, metadata=metadata
             ) as rec:
-                result.run_id = rec.run_id
-                result.db = str(rec.db_path) if rec.db_path is not None else None
+                result._opened = True
+                if rec.db_path is not None:  # no run id to offer for a run not stored
+                    result.run_id, result.db = rec.run_id, str(rec.db_path)
                 try:
                     for s, e in plan:
                         if (str(s.id), e) in prior:
@@ -197,7 +149,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
-                    result.metrics = compute_metrics(task.scorers, result.samples)
+                    result.metrics = compute_metrics(task.scorer, result.samples)
                     result.duration = time.monotonic() - t0
                     rec.finish(output=self._summary(), status=result.status, error=result.error)
         except asyncio.CancelledError:
@@ -205,7 +157,7 @@ class _TaskRun:
             self.progress.task_finished(result)
             raise
         except Exception as ex:
-            if not result.run_id:
+            if not result._opened:
                 raise  # the run could not even be opened: tell the caller
             result.status = "error"
             result.error = result.error or error_text(ex)
@@ -219,6 +171,7 @@ class _TaskRun:
             "metrics": r.metrics,
             "total": r.total,
             "completed": r.completed,
+            "scored": r.scored,
             "errors": r.errors,
             "limits": r.limits,
             "tokens": r.tokens,
@@ -272,7 +225,7 @@ class _TaskRun:
 
     async def _run_sample(self, rec: Recording, sample: Sample, epoch: int) -> None:
         task = self.task
-        counter = _TokenCounter(self.progress)
+        counter = TokenCounter(self.progress)
         out = SampleResult(id=str(sample.id), epoch=epoch, status="success")
         t0 = time.monotonic()
         input = sample.fresh_input()
@@ -292,7 +245,7 @@ class _TaskRun:
                         state = await run(
                             task.agent, state, limits=task.fresh_limits(), approval=task.approval
                         )
-                    scores = {s.name: await s(state, sample) for s in task.scorers}
+                    scores = {s.name: await s(state, sample) for s in task.scorer}
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)
@@ -346,8 +299,8 @@ async def _eval(
         raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
     if epochs is not None and epochs < 1:
         raise ConfigurationError(f"epochs must be at least 1, got {epochs}")
-    if limit is not None and limit < 0:
-        raise ConfigurationError(f"limit must be >= 0, got {limit}")
+    if limit is not None and limit < 1:
+        raise ConfigurationError(f"limit must be at least 1, got {limit}")
     task_list = _resolve(tasks, task_args)
     if resume is not None and len(task_list) != 1:
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
@@ -362,10 +315,11 @@ async def _eval(
             limit=limit,
             db=db,
             resume=resume,
-            progress=progress or _Quiet(),
+            progress=progress or Quiet(),
         )
         try:
-            result = await runner()
+            with on_sys_path(task._folder):  # the task file's code may import neighbours
+                result = await runner()
         except asyncio.CancelledError:
             collect(runner.result)
             raise
@@ -405,14 +359,19 @@ async def eval_async(
         epochs: Runs per sample (default: the task's ``epochs``).
         limit: Only the first ``limit`` samples of each dataset.
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
-            ``False`` keeps nothing.
+            ``False`` keeps nothing (and the results have no ``run_id``).
         resume: A run (id or unique prefix) of the same task: its scored samples are
             carried into the new run instead of running again.
         task_args: Arguments for tasks named by file or name (``@task`` parameters).
         progress: Told about progress (see :class:`EvalProgress`).
 
     Returns:
-        One :class:`EvalResult` per task.
+        One :class:`EvalResult` per task: its metrics are over the samples scored
+        (``result.scored``); those that failed (``result.errors``) are not in them.
+
+    Raises:
+        TaskError: A task cannot be found or built: an unknown or badly typed task
+            argument, a task with no samples (before any sample runs).
     """
     return await _eval(
         tasks,

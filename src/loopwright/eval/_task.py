@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, overload
 
@@ -26,6 +27,7 @@ from ._dataset import Dataset, as_dataset
 from ._metrics import Metric
 from ._sample import Sample
 from ._score import ScoreFn, Scorer, as_scorers
+from ._task_args import bind_task_args
 
 if TYPE_CHECKING:
     from ..tool import Approver
@@ -35,7 +37,7 @@ __all__ = [
     "TaskError",
     "get_task",
     "load_tasks",
-    "parse_task_args",
+    "on_sys_path",
     "registered_tasks",
     "task",
 ]
@@ -73,7 +75,7 @@ class Task:
 
     Args:
         dataset: The samples: a :class:`Dataset`, or a list of samples, records
-            (``{"input": ..., "target": ...}``) or input strings.
+            (``{"input": ..., "target": ...}``) or input strings; at least one.
         agent: The agent (solver) each sample runs: an :class:`~loopwright.Agent`, the
             name of one registered with ``@lw.agent``, or ``None`` for a standard
             ``react()`` agent that submits its answer.
@@ -108,15 +110,22 @@ class Task:
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.dataset = as_dataset(dataset)
+        if not len(self.dataset):
+            where = self.dataset.location or name or self.dataset.name
+            raise TaskError(
+                f"a task needs at least one sample; the dataset{f' {where!r}' if where else ''} "
+                "has none"
+            )
         if isinstance(agent, str):
             agent = get_agent(agent)
         if agent is not None and not callable(agent):
             raise TaskError(f"a task's agent must be an Agent, got {type(agent).__name__}")
         self.agent: Agent = agent if agent is not None else _default_agent()
-        self.scorers = as_scorers(scorer)
+        self.scorer: list[Scorer] = as_scorers(scorer)
+        """The scorers given as ``scorer=``, always as a list (empty for none)."""
         if metrics is not None:  # this task's: a scorer given to other tasks keeps its own
-            self.scorers = [copy.copy(s) for s in self.scorers]
-            for s in self.scorers:
+            self.scorer = [copy.copy(s) for s in self.scorer]
+            for s in self.scorer:
                 s.metrics = list(metrics)
         for limit in limits:
             if not isinstance(limit, Limit):
@@ -135,6 +144,7 @@ class Task:
         self.metadata = dict(metadata or {})
         self.params: dict[str, Any] = {}
         """The ``@task`` arguments the task was built with."""
+        self._folder: Path | None = None  # a task file's folder, on sys.path as it runs
 
     def __repr__(self) -> str:
         return f"Task({self.name!r}, {len(self.dataset)} samples)"
@@ -157,11 +167,14 @@ def task(
     fn: Callable[P, Task] | None = None, /, *, name: str | None = None
 ) -> Callable[P, Task] | Callable[[Callable[P, Task]], Callable[P, Task]]:
     """Register a function that builds a :class:`Task`, so that ``loopwright eval
-    FILE.py@name`` (and :func:`get_task`) can find it. Its parameters (with defaults)
-    become task arguments: ``-T key=value`` on the command line::
+    FILE.py@name`` (and :func:`get_task`) can find it. Its parameters become task
+    arguments: ``-T key=value`` on the command line, checked against the type hints
+    (with pydantic) before the task is built, so ``-T max_steps=abc`` for an ``int`` is
+    refused before any sample runs. A task file's folder is on ``sys.path`` while its
+    task functions, agents and scorers run, so they can import the file's neighbours::
 
         @lw.task
-        def arithmetic(level: str = "easy") -> lw.Task:
+        def arithmetic(level: Literal["easy", "hard"] = "easy", max_steps: int = 6) -> lw.Task:
             return lw.Task(dataset=..., scorer=lw.match("numeric"))
     """
 
@@ -191,20 +204,38 @@ def registered_tasks() -> dict[str, TaskFactory]:
     return dict(_registry)
 
 
-def _build(name: str, factory: TaskFactory, args: Mapping[str, Any]) -> Task:
-    params = inspect.signature(factory).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    unknown = [k for k in args if k not in params and not takes_any]
-    if unknown:
-        known = ", ".join(params) or "none"
-        raise TaskError(f"task {name!r} has no parameter {unknown[0]!r} (its parameters: {known})")
+@contextlib.contextmanager
+def on_sys_path(folder: Path | None) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` inside the block (nothing for ``None``), so that
+    code from a task file can import the file's neighbours whenever it runs."""
+    if folder is None:
+        yield
+        return
+    entry = str(folder)
+    sys.path.insert(0, entry)
     try:
-        return factory(**args)
-    except TypeError as ex:
-        raise TaskError(f"task {name!r}: {ex}") from ex
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
 
 
-def get_task(name: str, **args: Any) -> Task:
+def _build(
+    name: str, factory: TaskFactory, args: Mapping[str, Any], folder: Path | None = None
+) -> Task:
+    """The task ``factory`` makes with ``args``, checked against its signature and type
+    hints first; ``folder`` (a task file's) is on ``sys.path`` while it runs."""
+    try:
+        bound = bind_task_args(name, factory, args)
+    except ConfigurationError as ex:
+        raise TaskError(str(ex)) from None
+    with on_sys_path(folder):
+        made = factory(**bound)
+    made._folder = folder
+    return made
+
+
+def get_task(name: str, /, **args: Any) -> Task:
     """Build the registered task ``name`` with ``args``."""
     factory = _registry.get(name)
     if factory is None:
@@ -243,34 +274,5 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
     if name:
         if name not in found:
             raise TaskError(f"{file!r} has no task {name!r}; it has: {', '.join(sorted(found))}")
-        return [_build(name, found[name], args)]
-    return [_build(n, f, args) for n, f in found.items()]
-
-
-def parse_task_args(pairs: Iterable[str]) -> dict[str, Any]:
-    """``["level=hard", "n=3", "cfg=@c.json"]`` -> ``{"level": "hard", "n": 3, "cfg": ...}``:
-    each value is read as JSON when it parses (numbers, ``true``, lists), else kept as a
-    string; ``@FILE`` stands for the file's text.
-
-    Raises:
-        ConfigurationError: A pair without ``=``, or a file that cannot be read.
-    """
-    args: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigurationError(f"expected key=value, got {pair!r}")
-        if value.startswith("@"):
-            path = Path(value[1:])
-            try:
-                value = path.read_text(encoding="utf-8")
-            except OSError as ex:
-                raise ConfigurationError(
-                    f"cannot read {str(path)!r} for {key}: {ex.strerror or ex}"
-                ) from None
-        try:
-            args[key] = json.loads(value)
-        except json.JSONDecodeError:
-            args[key] = value
-    return args
+        return [_build(name, found[name], args, path.parent)]
+    return [_build(n, f, args, path.parent) for n, f in found.items()]
