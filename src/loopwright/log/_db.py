@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import LoopwrightError
 
@@ -84,7 +84,19 @@ CREATE INDEX IF NOT EXISTS events_sample ON events (run_id, sample, seq);
 
 
 class RunStoreError(LoopwrightError):
-    """The run store could not be written or read."""
+    """The run store could not be written or read: the file is missing, damaged, not a
+    run store, or the disk is full. The message is one line and names the file.
+
+    A run whose store fails while it runs is stopped at once (its task is cancelled, as
+    a time limit does) and this error is raised where the run was entered; what was
+    recorded before the failure stays readable.
+
+    Attributes:
+        state: When raised by ``run()``: the agent's state when the run was stopped (an
+            ``AgentState``, with the conversation so far); else ``None``.
+    """
+
+    state: Any = None
 
 
 def hostname() -> str:

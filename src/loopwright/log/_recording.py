@@ -47,8 +47,8 @@ from ..transcript import (
     span,
     transcript_context,
 )
-from ._db import hostname, resolve_db
-from ._writer import RunWriter
+from ._db import RunStoreError, hostname, resolve_db
+from ._writer import RunWriter, store_failure
 
 __all__ = ["Recording", "RunStatus", "SampleRecording", "current_recording", "recording"]
 
@@ -82,6 +82,23 @@ def _error_text(error: BaseException | str) -> str:
 
 def _is_limit(error: BaseException) -> TypeGuard[LimitExceededError]:
     return isinstance(error, LimitExceededError)
+
+
+def _mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
+    """Try once, briefly, to record how a run whose store failed ended (it may work:
+    the failure may have passed, or have been this process's connection's alone)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
+        try:
+            conn.execute(sql, params)
+        finally:
+            conn.close()
+    except sqlite3.Error as ex:
+        logging.getLogger("loopwright.log").debug(
+            "the run store %s failed; the run's end is not recorded (%s)", path, ex
+        )
 
 
 class _Sink:
@@ -235,6 +252,11 @@ class Recording:
         self._span: span | None = None
         self._entered = False
         self._unsubscribe: Callable[[], None] | None = None
+        # the run store failed: the task that entered is cancelled, and the cancellation
+        # becomes a RunStoreError on leaving (like a time limit's)
+        self._task: asyncio.Task[Any] | None = None
+        self._store_error: BaseException | None = None
+        self._exiting = False
 
     def __repr__(self) -> str:
         return f"Recording({self.run_id!r}, {self.name!r})"
@@ -303,6 +325,13 @@ class Recording:
                 raise
             sink = _Sink(self._writer, self.run_id, "", self._seq)
             self._unsubscribe = t.subscribe(sink.on_event, on_message=sink.on_message)
+            self._task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+
+            def stop(error: BaseException) -> None:
+                loop.call_soon_threadsafe(self._stop, error)
+
+            self._writer.on_error(stop)
         self._stack.enter_context(store_context(s))
         self._stack.enter_context(transcript_context(t))
         token = _active.set(self)
@@ -339,6 +368,16 @@ class Recording:
         if self._writer is not None:
             await self._writer.flush()
 
+    def _stop(self, error: BaseException) -> None:
+        """The run store failed (on the event loop, soon after): stop the run now rather
+        than let it work on unrecorded, by cancelling the task that entered."""
+        if self._exiting or self._store_error is not None:
+            return
+        self._store_error = error
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel(msg=f"loopwright: the run store {str(self.db_path)!r} failed")
+
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
@@ -352,6 +391,22 @@ class Recording:
                 self._outcome.from_exception(t, exc)
             self._span.__exit__(exc_type, exc, tb)
             return
+        self._exiting = True
+        failure: RunStoreError | None = None
+        failed = self._store_error or (self._writer.error if self._writer is not None else None)
+        if failed is not None and self.db_path is not None:
+            failure = store_failure(self.db_path, failed)
+            task = self._task
+            # our own cancellation becomes the error (a Ctrl-C stays a cancellation), and
+            # so does the end of a run that was not stopped in time
+            if exc is None or (
+                isinstance(exc, asyncio.CancelledError)
+                and self._store_error is not None
+                and task is not None
+                and task.uncancel() == 0
+            ):
+                exc = failure
+                self._outcome.done = False  # recorded as this error, whatever finish() said
         try:
             self._outcome.from_exception(t, exc)
             checkpoint_store(t)
@@ -361,12 +416,23 @@ class Recording:
                 self._unsubscribe()
                 self._unsubscribe = None
         o = self._outcome
+        update = (
+            "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
+            '"limit" = ? WHERE id = ?',
+            (o.status, time.time(), o.output, o.messages, o.error, o.limit, self.run_id),
+        )
+        if failure is not None:
+            writer, self._writer = self._writer, None
+            if writer is not None:  # let go of the file (its error is `failure`)
+                with contextlib.suppress(RunStoreError):
+                    await writer.aclose()
+            assert self.db_path is not None
+            await asyncio.to_thread(_mark_failed, self.db_path, *update)
+            if exc is failure:
+                raise failure from failed
+            return
         if self._writer is not None:
-            self._writer.execute(
-                "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
-                '"limit" = ? WHERE id = ?',
-                (o.status, time.time(), o.output, o.messages, o.error, o.limit, self.run_id),
-            )
+            self._writer.execute(*update)
             await self._close_writer(raise_errors=exc is None)
 
     async def _close_writer(self, *, raise_errors: bool) -> None:
