@@ -301,6 +301,23 @@ class RunLog:
                 self._remember(ev)
             yield ev
 
+    def tool_events(self, sample: str | SampleInfo | None = None) -> dict[str, ToolEvent]:
+        """Every tool call of the run (or sample), nested ones included, by the tool
+        call's id: how each call in the conversation really went. A call that raised has
+        ``failure`` (``Type: message``) and ``traceback`` (its message in the conversation
+        is then only a placeholder); a call that reported an error to the model has
+        ``error``; one still running has ``pending``."""
+        events: dict[str, ToolEvent] = {}
+        for (data,) in self._stream(
+            "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'tool' "
+            "ORDER BY seq",
+            (self.run_id, self._sample(sample)),
+        ):
+            ev = self._event(data)
+            if isinstance(ev, ToolEvent):
+                events[ev.call.id] = ev
+        return events
+
     def tree(self, sample: str | SampleInfo | None = None) -> list[Event]:
         """The top-level events, with each tool call's and subtask's events nested in
         its ``events`` (as in a live :class:`~loopwright.Transcript`)."""

@@ -140,7 +140,8 @@ class _ToolHook:
             "approval": approval,
             "result": msg,
             "error": msg.error if msg is not None else None,
-            "failure": error_text(ex.error) if ex.error is not None else None,
+            "failure": _bounded(error_text(ex.error)) if ex.error is not None else None,
+            "traceback": _traceback(ex.error),
             "truncated": ex.truncated,
             "duration": ex.duration,
             "working_time": max(0.0, ex.duration - ex.wait_time),
@@ -153,6 +154,37 @@ class _ToolHook:
             t.add_messages((msg,))
         if t._root.event_subscribers:
             t.update(ev)
+
+
+MAX_FAILURE = 16_000
+"""The most characters of a tool's failure (and of its traceback) that are recorded."""
+
+
+def _bounded(text: str, head: int = MAX_FAILURE, tail: int = 0) -> str:
+    """``text``, or its first ``head`` and last ``tail`` characters around a marker."""
+    if len(text) <= head + tail:
+        return text
+    end = text[len(text) - tail :] if tail else ""
+    return f"{text[:head]}\n[{len(text) - head - tail} characters cut]\n{end}"
+
+
+def _traceback(error: BaseException | None) -> str | None:
+    """The traceback of an error a tool raised; none for a cancellation, an interrupt or
+    an approval policy's termination (the run ends on purpose)."""
+    from ..tool import ToolTerminated
+
+    if not isinstance(error, Exception) or isinstance(error, ToolTerminated):
+        return None
+    if error.__traceback__ is None:
+        return None
+    import traceback
+
+    try:
+        text = "".join(traceback.format_exception(error))
+    except Exception:  # a broken __str__ or the like: the failure text says enough
+        return None
+    # the first frames say where, the last ones and the error what
+    return _bounded(text, MAX_FAILURE // 4, MAX_FAILURE - MAX_FAILURE // 4)
 
 
 _MODEL_HOOK = _ModelHook()
