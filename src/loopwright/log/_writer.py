@@ -8,6 +8,9 @@ is durable against the process being killed (WAL mode). When the last writer of 
 closes, the thread commits what is left, closes the connection (the WAL is folded into
 the file) and ends.
 
+Every row is written with the known secrets redacted (``transcript/_secrets.py``): no
+API key, password or token reaches the file, whatever text carried it.
+
 When writing fails (the disk is full, the file is damaged or taken away), the file's
 thread stops writing and tells every writer of the file at once, from the thread: the
 writer keeps the error for its next :meth:`RunWriter.flush` or :meth:`RunWriter.close`
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import error_text
 from ..model import ChatMessage
 from ..transcript import Event
+from ..transcript._secrets import add_env_secrets, redact
 from ._db import RunStoreError, connect
 from ._serialize import dump_event, dump_message
 
@@ -74,6 +78,7 @@ class RunWriter:
         self._on_error: Callable[[BaseException], None] | None = None
         self._closed = False
         self._file = _acquire(self.path, self)
+        add_env_secrets()
 
     @property
     def error(self) -> BaseException | None:
@@ -300,7 +305,7 @@ class _FileWriter:
                         event.span_id,
                         event.event,
                         event.timestamp.isoformat(),
-                        data,
+                        redact(data),
                     )
                 )
             elif kind == "message":
@@ -311,9 +316,13 @@ class _FileWriter:
                     _log.error("run store: message %s not written: %r", message.id, ex)
                     writer._failed(ex)
                     continue
-                messages.append((run_id, message.id, sample, seq, message.role, text))
+                messages.append((run_id, message.id, sample, seq, message.role, redact(text)))
             elif kind == "sql":
-                sql.append((item[2], item[3]))
+                # (a run's row holds JSON and plain text: both ways)
+                params = tuple(
+                    redact(redact(p), plain=True) if isinstance(p, str) else p for p in item[3]
+                )
+                sql.append((item[2], params))
         if not (sql or events or messages):
             return
         try:
