@@ -161,3 +161,24 @@ async def test_a_failure_after_the_last_step_still_hands_back_the_state(tmp_path
         await lw.run(lw.react(tools=[breaks_the_store], submit=False), "go", model=model, db=db)
     state = caught.value.state
     assert isinstance(state, lw.AgentState)
+
+
+async def test_an_eval_whose_store_fills_stops_and_says_so(small_disk: Path) -> None:
+    answered: list[str] = []
+
+    async def model(messages: object, tools: object, config: object) -> str:
+        answered.append("x")
+        await asyncio.sleep(0.001)
+        return "The answer is 4. " + "y" * 16_000
+
+    data = [{"id": f"s{i}", "input": "2+2", "target": "4"} for i in range(300)]
+    task = lw.Task(data, agent=lw.react(submit=False), name="fill", scorer=lw.match("numeric"))
+    t0 = time.monotonic()
+    [result] = await lw.eval_async(
+        task, model=lw.get_model("mock", outputs=model), db=small_disk / "runs.db", max_samples=4
+    )
+    assert time.monotonic() - t0 < 30
+    assert result.status == "error"
+    assert result.error is not None and "full" in result.error and "\n" not in result.error
+    assert len(answered) < 150, len(answered)
+    assert lw.list_runs(small_disk / "runs.db")  # what was recorded is readable

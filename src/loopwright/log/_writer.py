@@ -335,7 +335,8 @@ class _FileWriter:
                 conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
         except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
-            _log.error("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
+            # (said once, by the error every writer of the file raises: debug level here)
+            _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
