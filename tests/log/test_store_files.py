@@ -157,3 +157,26 @@ def test_a_damaged_or_foreign_file_gives_one_clear_error_everywhere(
         assert "\n" not in message, message
     if damage is _other_tables:
         assert db.read_bytes() == before  # a file that is not a run store is left alone
+
+
+def test_a_run_refused_by_its_store_prints_no_traceback(tmp_path: Path) -> None:
+    """The error is raised once; nothing is logged beside it (a 20-line traceback used to
+    be printed before the message)."""
+    import sys
+
+    db = tmp_path / "runs.db"
+    _random_bytes(db)
+    code = (
+        "import loopwright as lw\n"
+        "try:\n"
+        "    lw.run_sync(lw.react(), 'hi', model=lw.get_model('mock', outputs=['x']),"
+        f" db={str(db)!r})\n"
+        "except lw.RunStoreError as ex:\n"
+        "    print(ex)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and str(db) in done.stdout
+    assert done.stderr == ""

@@ -441,10 +441,12 @@ class Recording:
             return
         try:
             await writer.aclose()
-        except Exception:
+        except RunStoreError as ex:
             if raise_errors:
                 raise
-            logging.getLogger("loopwright.log").exception("closing the run store failed")
+            # another error is on its way (the run's, or this very one from entering): a
+            # traceback here would only bury it
+            logging.getLogger("loopwright.log").debug("closing the run store failed: %s", ex)
 
     @property
     def status(self) -> RunStatus:
