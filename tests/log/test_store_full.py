@@ -89,6 +89,7 @@ async def test_a_full_disk_stops_the_run_within_a_step_and_returns_its_state(
     state = error.state
     assert isinstance(state, lw.AgentState)
     assert any(isinstance(m, lw.ToolMessage) for m in state.messages)
+    assert state.error == message
     # what was recorded before the failure stays readable
     (info,) = lw.list_runs(db)
     with lw.load_run(info.id, db=db) as log:

@@ -112,6 +112,7 @@ async def run(
             def keep_state(_: object, ex: BaseException | None, __: object) -> None:
                 if isinstance(ex, RunStoreError) and ex.state is None:
                     ex.state = state  # the run store failed: the state goes with the error
+                    state.error = state.error or str(ex)
 
             stack.push(keep_state)
             rec = await stack.enter_async_context(
