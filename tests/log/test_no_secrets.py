@@ -13,6 +13,7 @@ from tests.model.providers.wire_server import Reply, WireServer, openai_error, o
 
 KEY = "sk-live-6a1f0c93e2d84b7fa5c1secretKEY"
 PASSWORD = "hunter2-Pa55word-9f3e"
+TOKEN = "tok-body-8c1e55aa90f2"
 
 
 def file_bytes(db: Path) -> bytes:
@@ -46,7 +47,9 @@ async def test_a_keyed_model_leaves_no_trace_of_its_key_in_the_store(
             "openai/test-model",
             base_url=f"http://user:{PASSWORD}@{host}/v1",
             api_key=KEY,
-            config=lw.GenerateConfig(max_retries=0, timeout=10),
+            config=lw.GenerateConfig(
+                max_retries=0, timeout=10, extra_body={"auth": {"access_token": TOKEN}}
+            ),
         )
         async with lw.recording(name="keyed", model=model, db=db, log_level=log_level):
             state = await lw.react(tools=[add], model=model)(
@@ -58,6 +61,7 @@ async def test_a_keyed_model_leaves_no_trace_of_its_key_in_the_store(
     assert b"call_1" in data  # the run is there
     assert KEY.encode() not in data
     assert PASSWORD.encode() not in data
+    assert TOKEN.encode() not in data  # a secret-named field of extra_body
 
 
 async def test_a_key_echoed_by_the_provider_or_a_tool_is_redacted_in_the_store(

@@ -227,7 +227,9 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     SQLite reads a WAL-mode file read-only (``mode=ro``) when its ``-shm`` index exists or
     can be made. In a read-only folder whose last writer closed cleanly there is neither
     ``-shm`` nor ``-wal`` (closing folds the log into the file), and nothing can be
-    writing there: the file is then opened ``immutable=1`` (no locks, no log).
+    writing there: the file is then opened ``immutable=1`` (no locks, no log). (A ``-wal``
+    left there without its ``-shm`` is then not read: copy the files to a writable folder
+    to see the runs it holds.)
 
     Raises:
         RunStoreError: The file does not exist, is not a run store, or cannot be read.

@@ -13,7 +13,7 @@ from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..store import _current as _current_store
 from ._events import LoggerEvent, ModelEvent, ToolEvent
-from ._secrets import add_model_secrets
+from ._secrets import add_model_secrets, add_named_secrets
 from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ class _ModelHook:
         t = scope.transcript
         _checkpoint(t)
         add_model_secrets(call.model.api)  # what the run store must redact from now on
+        if call.config.extra_body:
+            add_named_secrets(call.config.extra_body)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(

@@ -7,7 +7,8 @@ the key, a tool printing the environment, a password in a ``base_url``.
 
 Known secrets are the credentials of every model called while recording (its API key,
 the password in its base URL, the values of its extra headers), found when the model is
-first called, and the values of environment variables whose names say they hold one
+first called, the values under secret-looking keys of a call's ``extra_body``, and the
+values of environment variables whose names say they hold one
 (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...). Values shorter than 8
 characters are not secrets worth the name and would redact ordinary words.
 """
@@ -22,13 +23,21 @@ import weakref
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["REDACTED", "add_env_secrets", "add_model_secrets", "add_secret", "redact"]
+__all__ = [
+    "REDACTED",
+    "add_env_secrets",
+    "add_model_secrets",
+    "add_named_secrets",
+    "add_secret",
+    "redact",
+]
 
 REDACTED = "[redacted]"
 MIN_LENGTH = 8
 
 _SECRET_NAME = re.compile(
-    r"(API_?KEY|ACCESS_?KEY|SECRET(_?KEY)?|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE
+    r"(API_?KEY|ACCESS_?KEY|SECRET(_?KEY)?|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|AUTHORIZATION)$",
+    re.IGNORECASE,
 )
 
 _lock = threading.Lock()
@@ -84,6 +93,18 @@ def add_model_secrets(api: object) -> None:
         if isinstance(headers, dict):
             values += list(headers.values())
     _add_all(values)
+
+
+def add_named_secrets(data: object, depth: int = 0) -> None:
+    """Learn the values under secret-looking keys (``api_key``, ``token``, ``password``...)
+    of a mapping, e.g. a model call's ``extra_body``, nested mappings included."""
+    if not isinstance(data, dict) or depth > 8:
+        return
+    for key, value in data.items():
+        if isinstance(key, str) and _SECRET_NAME.search(key) and isinstance(value, str):
+            add_secret(value)
+        elif isinstance(value, dict):
+            add_named_secrets(value, depth + 1)
 
 
 def add_env_secrets() -> None:
