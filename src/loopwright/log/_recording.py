@@ -180,7 +180,8 @@ class Recording:
             loop = asyncio.get_running_loop()
 
             def stop(error: BaseException) -> None:
-                loop.call_soon_threadsafe(self._stop, error)
+                with contextlib.suppress(RuntimeError):  # the loop is closed: run over
+                    loop.call_soon_threadsafe(self._stop, error)
 
             self._writer.on_error(stop)
         self._stack.enter_context(store_context(s))
