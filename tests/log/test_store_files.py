@@ -180,3 +180,46 @@ def test_a_run_refused_by_its_store_prints_no_traceback(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1 and str(db) in done.stdout
     assert done.stderr == ""
+
+
+def test_another_user_can_read_a_store_in_a_folder_they_cannot_write(tmp_path: Path) -> None:
+    """A shared store (a folder of mode 0555, a file of 0444) read by a user who may not
+    write there: the listing and the run's conversation, with nothing written."""
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to become another user")
+    shared = Path(tempfile.mkdtemp(prefix="lw-shared-"))
+    try:
+        db = shared / "runs.db"
+        record(db, 3, name="shared")
+        shared.chmod(0o555)
+        db.chmod(0o444)
+        # the interpreter may live where the other user cannot reach (/root): start as
+        # root, read once to load every module, then become "nobody" and read again
+        code = (
+            "import os, sys, loopwright as lw\n"
+            "def read(db):\n"
+            "    [info] = lw.list_runs(db)\n"
+            "    with lw.load_run(info.id, db=db) as log:\n"
+            "        return info.name, info.status, len(log.messages())\n"
+            "read(sys.argv[2])\n"
+            "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+            "print(*read(sys.argv[1]))\n"
+        )
+        warm = tmp_path / "warm.db"
+        record(warm, 2)
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(db), str(warm)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["shared", "success", "6"]  # 3 steps
+        assert sorted(os.listdir(shared)) == ["runs.db"]
+    finally:
+        shared.chmod(0o755)
+        shutil.rmtree(shared)

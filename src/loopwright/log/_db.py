@@ -225,7 +225,8 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     read-only disk or folder can be read.
 
     SQLite reads a WAL-mode file read-only (``mode=ro``) when its ``-shm`` index exists or
-    can be made. In a read-only folder whose last writer closed cleanly there is neither
+    can be made. In a read-only folder (a read-only disk, or one this user may not write)
+    whose last writer closed cleanly there is neither
     ``-shm`` nor ``-wal`` (closing folds the log into the file), and nothing can be
     writing there: the file is then opened ``immutable=1`` (no locks, no log). (A ``-wal``
     left there without its ``-shm`` is then not read: copy the files to a writable folder
@@ -247,7 +248,10 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
         try:
             return _open(uri + "?mode=ro", path)
         except sqlite3.OperationalError as ex:
-            if getattr(ex, "sqlite_errorcode", None) != sqlite3.SQLITE_CANTOPEN:
+            # CANTOPEN (a read-only disk) or READONLY_CANTINIT (a folder this user may not
+            # write): the -shm index cannot be made
+            code = getattr(ex, "sqlite_errorcode", 0) & 0xFF
+            if code not in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY):
                 raise
             return _open(uri + "?immutable=1", path)
     except sqlite3.DatabaseError as ex:
