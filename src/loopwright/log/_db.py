@@ -6,12 +6,14 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._errors import LoopwrightError
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from ..agent import AgentState
 
 __all__ = [
     "DB_ENV",
@@ -108,7 +110,7 @@ class RunStoreError(LoopwrightError):
             ``AgentState``, with the conversation so far); else ``None``.
     """
 
-    state: Any = None
+    state: AgentState | None = None
 
 
 def hostname() -> str:
