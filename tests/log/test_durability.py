@@ -200,7 +200,7 @@ def test_a_damaged_row_is_reported_with_the_run_it_belongs_to(tmp_path: Path) ->
         ("UPDATE messages SET data = ? WHERE id = ?", ('{"role": "nobody"}', user_id)),
     )
     with lw.load_run(info.id, db=db) as log:
-        with pytest.raises(lw.RunStoreError, match=f"run '{info.id}': an event .* damaged"):
+        with pytest.raises(lw.RunStoreError, match=f"run '{info.id}' in .*: an event .* damaged"):
             list(log.events())
         with pytest.raises(lw.RunStoreError, match=f"message '{user_id}' .* damaged"):
             log.message(user_id)

@@ -56,7 +56,9 @@ async def run(
     the run's limits (or a limit entered outside any run) ends it, ``run`` returns the
     state so far with ``state.limit`` set and ``state.completed == "limit"``; pass
     ``raise_on_limit=True`` to get :class:`LimitExceededError` instead. Errors that are
-    not limits are recorded and propagate.
+    not limits are recorded and propagate. When the run store fails (the disk is full),
+    the run is stopped at once and :class:`RunStoreError` is raised, with the state so far
+    in its ``state``.
 
     Args:
         agent: The agent to run.
@@ -83,7 +85,7 @@ async def run(
             the working time of what is recorded counts model calls' waits as work. A run
             inside another run records as the outer run does.
     """
-    from ..log import recording
+    from ..log import RunStoreError, recording
     from ..tool import approver
 
     state = _initial_state(input)
@@ -106,6 +108,13 @@ async def run(
         async with contextlib.AsyncExitStack() as stack:
             if chosen is not None:
                 stack.enter_context(default_model(chosen))
+
+            def keep_state(_: object, ex: BaseException | None, __: object) -> None:
+                if isinstance(ex, RunStoreError) and ex.state is None:
+                    ex.state = state  # the run store failed: the state goes with the error
+                    state.error = state.error or str(ex)
+
+            stack.push(keep_state)
             rec = await stack.enter_async_context(
                 recording(
                     name=run_name,

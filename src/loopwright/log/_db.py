@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +13,19 @@ from .._errors import LoopwrightError
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["DB_ENV", "DEFAULT_DB", "RunStoreError", "connect", "default_db_path", "resolve_db"]
+    from ..agent import AgentState
+
+__all__ = [
+    "DB_ENV",
+    "DEFAULT_DB",
+    "RunStoreError",
+    "connect",
+    "connect_readonly",
+    "default_db_path",
+    "reading",
+    "resolve_db",
+    "unreadable",
+]
 
 DB_ENV = "LOOPWRIGHT_DB"
 """Environment variable naming the run store file (default ``./loopwright-runs.db``)."""
@@ -84,7 +98,19 @@ CREATE INDEX IF NOT EXISTS events_sample ON events (run_id, sample, seq);
 
 
 class RunStoreError(LoopwrightError):
-    """The run store could not be written or read."""
+    """The run store could not be written or read: the file is missing, damaged, not a
+    run store, or the disk is full. The message is one line and names the file.
+
+    A run whose store fails while it runs is stopped at once (its task is cancelled, as
+    a time limit does) and this error is raised where the run was entered; what was
+    recorded before the failure stays readable.
+
+    Attributes:
+        state: When raised by ``run()``: the agent's state when the run was stopped (an
+            ``AgentState``, with the conversation so far); else ``None``.
+    """
+
+    state: AgentState | None = None
 
 
 def hostname() -> str:
@@ -121,7 +147,7 @@ def _check_is_run_store(conn: sqlite3.Connection, path: Path, *, create: bool) -
         conn.close()
         raise RunStoreError(
             f"{str(path)!r} is a SQLite file but not a loopwright run store (it has tables "
-            f"{', '.join(sorted(tables)[:5])}); pass db= with a run store's path"
+            f"{', '.join(sorted(tables)[:5])}); choose a run store's file"
         )
     if not str(version).isdigit() or int(version) > SCHEMA_VERSION:
         conn.close()
@@ -131,8 +157,32 @@ def _check_is_run_store(conn: sqlite3.Connection, path: Path, *, create: bool) -
         )
 
 
+def unreadable(path: str | os.PathLike[str], ex: Exception) -> RunStoreError:
+    """The one-line error for a run store SQLite cannot read (damaged, truncated, not a
+    SQLite file, or a failing disk)."""
+    reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+    return RunStoreError(
+        f"cannot read the run store {str(path)!r}: {reason} (is it a loopwright run store, "
+        "and undamaged?)"
+    )
+
+
+@contextlib.contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn SQLite's errors while reading the store at ``path``, and rows that do not
+    parse, into a :class:`RunStoreError` naming the file (a truncated file, for one, reads
+    until the missing page)."""
+    import sqlite3
+
+    try:
+        yield
+    except (sqlite3.DatabaseError, ValueError) as ex:  # (pydantic's ValidationError too)
+        raise unreadable(path, ex) from ex
+
+
 def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
-    """Open the run store at ``path`` (WAL mode), creating its tables if needed.
+    """Open the run store at ``path``: for writing (WAL mode), creating its tables if
+    needed, or with ``create=False`` for reading only (see :func:`connect_readonly`).
 
     Raises:
         RunStoreError: The file does not exist (with ``create=False``), or is not a
@@ -141,13 +191,10 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
     import sqlite3
 
     p = Path(path)
-    if not create and str(p) != ":memory:" and not p.exists():
-        raise RunStoreError(
-            f"no run store at {str(p)!r}; runs are recorded to $LOOPWRIGHT_DB or "
-            f"./{DEFAULT_DB} by default — pass db= with the right path"
-        )
+    if not create and str(p) != ":memory:":
+        return connect_readonly(p)
     try:
-        if str(p) != ":memory:" and create:
+        if str(p) != ":memory:":
             p.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 30000")
@@ -165,10 +212,63 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
             f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
         )
     except sqlite3.DatabaseError as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
         raise RunStoreError(
-            f"cannot open the run store {str(p)!r}: {ex}. Is it a loopwright run store "
-            "(a SQLite file), and is its directory writable?"
+            f"cannot open the run store {str(p)!r} for writing: {reason} (is it a loopwright "
+            "run store, and is its folder writable?)"
         ) from ex
     except OSError as ex:
         raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    return conn
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open the run store at ``path`` for reading: nothing is written, so a store on a
+    read-only disk or folder can be read.
+
+    SQLite reads a WAL-mode file read-only (``mode=ro``) when its ``-shm`` index exists or
+    can be made. In a read-only folder (a read-only disk, or one this user may not write)
+    whose last writer closed cleanly there is neither
+    ``-shm`` nor ``-wal`` (closing folds the log into the file), and nothing can be
+    writing there: the file is then opened ``immutable=1`` (no locks, no log). (A ``-wal``
+    left there without its ``-shm`` is then not read: copy the files to a writable folder
+    to see the runs it holds.)
+
+    Raises:
+        RunStoreError: The file does not exist, is not a run store, or cannot be read.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    if not path.exists():
+        raise RunStoreError(
+            f"no run store at {str(path)!r}; runs are recorded to $LOOPWRIGHT_DB or "
+            f"./{DEFAULT_DB} by default"
+        )
+    uri = "file:" + quote(str(path.absolute()))
+    try:
+        try:
+            return _open(uri + "?mode=ro", path)
+        except sqlite3.OperationalError as ex:
+            # CANTOPEN (a read-only disk) or READONLY_CANTINIT (a folder this user may not
+            # write): the -shm index cannot be made
+            code = getattr(ex, "sqlite_errorcode", 0) & 0xFF
+            if code not in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY):
+                raise
+            return _open(uri + "?immutable=1", path)
+    except sqlite3.DatabaseError as ex:
+        raise unreadable(path, ex) from ex
+
+
+def _open(uri: str, path: Path) -> sqlite3.Connection:
+    import sqlite3
+
+    conn = sqlite3.connect(
+        uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+    )
+    try:
+        _check_is_run_store(conn, path, create=False)
+    except sqlite3.Error:
+        conn.close()
+        raise
     return conn

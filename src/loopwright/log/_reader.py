@@ -6,152 +6,26 @@ committed batch).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import OrderedDict
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..model import ChatMessage, ModelOutput
 from ..store import apply_store_patch
 from ..transcript import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
 from ..transcript._transcript import _resolve_input
-from ._db import RunStoreError, connect, hostname, resolve_db
+from ._db import RunStoreError, connect, reading, resolve_db
+from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
 from ._serialize import load_event, load_message
 
 if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["RunInfo", "RunLog", "SampleInfo", "list_runs", "load_run"]
-
-_RUN_COLUMNS = (
-    'id, name, model, status, created, finished, input, output, messages, error, "limit", '
-    "store_id, metadata, host, pid"
-)
-_SAMPLE_COLUMNS = (
-    "key, id, epoch, status, created, finished, input, target, output, messages, scores, "
-    'error, "limit", store_id, metadata'
-)
-
-
-def _loads(text: str | None) -> Any:
-    return json.loads(text) if text is not None else None
-
-
-def _time(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if value is not None else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class RunInfo(BaseModel):
-    """A run, as listed: what it was, how it ended.
-
-    ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, or
-    ``interrupted`` for a run whose process on this host died while it was running.
-    """
-
-    model_config = ConfigDict(defer_build=True)
-
-    id: str
-    name: str | None = None
-    model: str | None = None
-    status: str
-    created: datetime
-    finished: datetime | None = None
-    input: JsonValue = None
-    output: JsonValue = None
-    error: str | None = None
-    limit: dict[str, Any] | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    store_id: str | None = None
-    message_ids: list[str] | None = None
-    """Ids of the final conversation's messages, when the run said them."""
-    host: str | None = None
-    pid: int | None = None
-    samples: int = 0
-
-    @classmethod
-    def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
-        (id, name, model, status, created, finished, input, output, messages, error, limit,
-         store_id, metadata, host, pid) = row  # fmt: skip
-        if status == "running" and pid and host == hostname() and not _alive(pid):
-            status = "interrupted"
-        return cls(
-            id=id,
-            name=name,
-            model=model,
-            status=status,
-            created=_time(created),
-            finished=_time(finished),
-            input=_loads(input),
-            output=_loads(output),
-            error=error,
-            limit=_loads(limit),
-            metadata=_loads(metadata) or {},
-            store_id=store_id,
-            message_ids=_loads(messages),
-            host=host,
-            pid=pid,
-            samples=samples,
-        )
-
-
-class SampleInfo(BaseModel):
-    """A sample of a run (one dataset item in one epoch)."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    key: str
-    """The sample's stream key: pass it (or the sample's id) to ``RunLog`` methods."""
-    id: str
-    epoch: int
-    status: str
-    created: datetime
-    finished: datetime | None = None
-    input: JsonValue = None
-    target: JsonValue = None
-    output: JsonValue = None
-    scores: dict[str, Any] | None = None
-    error: str | None = None
-    limit: dict[str, Any] | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    store_id: str | None = None
-    message_ids: list[str] | None = None
-
-    @classmethod
-    def _from_row(cls, row: tuple[Any, ...]) -> SampleInfo:
-        (key, id, epoch, status, created, finished, input, target, output, messages, scores,
-         error, limit, store_id, metadata) = row  # fmt: skip
-        return cls(
-            key=key,
-            id=id,
-            epoch=epoch,
-            status=status,
-            created=_time(created),
-            finished=_time(finished),
-            input=_loads(input),
-            target=_loads(target),
-            output=_loads(output),
-            scores=_loads(scores),
-            error=error,
-            limit=_loads(limit),
-            metadata=_loads(metadata) or {},
-            store_id=store_id,
-            message_ids=_loads(messages),
-        )
 
 
 def list_runs(
@@ -170,8 +44,9 @@ def list_runs(
         status: Only runs with this status (``interrupted`` runs are stored as
             ``running``).
     """
-    conn = connect(resolve_db(db), create=False)
-    try:
+    path = resolve_db(db)
+    conn = connect(path, create=False)
+    with contextlib.closing(conn), reading(path):
         where, params = [], []
         if name is not None:
             where.append("name = ?")
@@ -180,7 +55,7 @@ def list_runs(
             where.append("status = ?")
             params.append("running" if status == "interrupted" else status)
         count = "(SELECT COUNT(*) FROM samples s WHERE s.run_id = runs.id)"
-        sql = f"SELECT {_RUN_COLUMNS}, {count} FROM runs"
+        sql = f"SELECT {RUN_COLUMNS}, {count} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, rowid DESC"
@@ -189,8 +64,6 @@ def list_runs(
         if limit is not None and status not in ("running", "interrupted"):
             sql += f" LIMIT {int(limit)}"
         runs = [RunInfo._from_row(row[:-1], row[-1]) for row in conn.execute(sql, params)]
-    finally:
-        conn.close()
     if status is not None:
         runs = [r for r in runs if r.status == status]
     return runs if limit is None else runs[: int(limit)]
@@ -216,14 +89,16 @@ def load_run(
 
         conn = connect(":memory:")
         run_id = import_run(run, db=conn)
-        return RunLog(conn, run_id)
-    conn = connect(resolve_db(db), create=False)
+        return RunLog(conn, run_id, where=run)
+    path = resolve_db(db)
+    conn = connect(path, create=False)
     try:
-        run_id = _find_run(conn, None if run is None else str(run), resolve_db(db))
+        with reading(path):
+            run_id = _find_run(conn, None if run is None else str(run), path)
     except BaseException:
         conn.close()
         raise
-    return RunLog(conn, run_id)
+    return RunLog(conn, run_id, where=path)
 
 
 def _find_run(conn: sqlite3.Connection, run: str | None, where: Path) -> str:
@@ -258,8 +133,15 @@ class RunLog:
     samples).
     """
 
-    def __init__(self, conn: sqlite3.Connection, run_id: str) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        *,
+        where: str | os.PathLike[str] = "the run store",
+    ) -> None:
         self._conn = conn
+        self._where = where  # for errors: the file read
         self.run_id = run_id
         self._messages: dict[str, ChatMessage] = {}
         self._model_events: OrderedDict[str, ModelEvent] = OrderedDict()
@@ -276,39 +158,63 @@ class RunLog:
         self._conn.close()
 
     @property
+    def _run(self) -> str:
+        return f"run {self.run_id!r} in {str(self._where)!r}"
+
+    # every read goes through these: SQLite's errors become a RunStoreError naming the file
+    def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
+        with reading(self._where):
+            return self._conn.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        with reading(self._where):
+            return self._conn.execute(sql, params).fetchall()
+
+    def _stream(self, sql: str, params: tuple[Any, ...]) -> Iterator[Any]:
+        with reading(self._where):
+            cursor = self._conn.execute(sql, params)
+        try:
+            while True:
+                with reading(self._where):
+                    rows = cursor.fetchmany(256)
+                if not rows:
+                    return
+                yield from rows
+        finally:
+            cursor.close()
+
+    @property
     def info(self) -> RunInfo:
         """The run's row (read afresh: a run still going changes)."""
-        row = self._conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (self.run_id,)
-        ).fetchone()
+        row = self._one(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (self.run_id,))
         if row is None:
-            raise RunStoreError(f"run {self.run_id!r} is gone from the store")
-        count = self._conn.execute(
-            "SELECT COUNT(*) FROM samples WHERE run_id = ?", (self.run_id,)
-        ).fetchone()[0]
-        return RunInfo._from_row(row, count)
+            raise RunStoreError(f"{self._run} is gone from the store")
+        count = self._one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (self.run_id,))[0]
+        with reading(self._where):
+            return RunInfo._from_row(row, count)
 
     @property
     def samples(self) -> list[SampleInfo]:
         """The run's samples, in the order they started."""
-        rows = self._conn.execute(
-            f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY created, rowid",
+        rows = self._all(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY created, rowid",
             (self.run_id,),
         )
-        return [SampleInfo._from_row(r) for r in rows]
+        with reading(self._where):
+            return [SampleInfo._from_row(r) for r in rows]
 
     def _sample(self, sample: str | SampleInfo | None) -> str:
         if sample is None or sample == "":
             return ""
         if isinstance(sample, SampleInfo):
             return sample.key
-        rows = self._conn.execute(
+        rows = self._all(
             "SELECT key FROM samples WHERE run_id = ? AND (key = ? OR id = ?) "
             "ORDER BY key = ? DESC, epoch LIMIT 2",
             (self.run_id, sample, sample, sample),
-        ).fetchall()
+        )
         if not rows:
-            raise RunStoreError(f"run {self.run_id!r} has no sample {sample!r}")
+            raise RunStoreError(f"{self._run} has no sample {sample!r}")
         return str(rows[0][0])
 
     # --- messages -------------------------------------------------------------------
@@ -320,11 +226,11 @@ class RunLog:
         """
         msg = self._messages.get(id)
         if msg is None:
-            row = self._conn.execute(
+            row = self._one(
                 "SELECT data FROM messages WHERE run_id = ? AND id = ?", (self.run_id, id)
-            ).fetchone()
+            )
             if row is None:
-                raise RunStoreError(f"run {self.run_id!r} has no message {id!r}")
+                raise RunStoreError(f"{self._run} has no message {id!r}")
             try:
                 msg = load_message(row[0])
             except ValueError as ex:  # (pydantic's ValidationError is one too)
@@ -342,8 +248,8 @@ class RunLog:
     def _damaged(self, what: str, data: str | bytes, ex: Exception) -> RunStoreError:
         reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
         return RunStoreError(
-            f"run {self.run_id!r}: {what} in the run store cannot be read ({reason}); the "
-            f"file may be damaged. The row begins {str(data)[:80]!r}"
+            f"{self._run}: {what} cannot be read ({reason}); the file may be damaged. The "
+            f"row begins {str(data)[:80]!r}"
         )
 
     def messages(self, sample: str | SampleInfo | None = None) -> list[ChatMessage]:
@@ -352,13 +258,11 @@ class RunLog:
         call's input and output followed by the tool results after it."""
         key = self._sample(sample)
         if key:
-            row = self._conn.execute(
+            row = self._one(
                 "SELECT messages FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
-            ).fetchone()
+            )
         else:
-            row = self._conn.execute(
-                "SELECT messages FROM runs WHERE id = ?", (self.run_id,)
-            ).fetchone()
+            row = self._one("SELECT messages FROM runs WHERE id = ?", (self.run_id,))
         if row is not None and row[0] is not None:
             return [self.message(i) for i in json.loads(row[0])]
         last: ModelEvent | None = None
@@ -388,19 +292,31 @@ class RunLog:
         return self._events(self._sample(sample))
 
     def _events(self, key: str) -> Iterator[Event]:
-        cursor = self._conn.execute(
+        for (data,) in self._stream(
             "SELECT data FROM events WHERE run_id = ? AND sample = ? ORDER BY seq",
             (self.run_id, key),
-        )
-        try:
-            while rows := cursor.fetchmany(256):
-                for (data,) in rows:
-                    ev = self._event(data)
-                    if isinstance(ev, ModelEvent):
-                        self._remember(ev)
-                    yield ev
-        finally:
-            cursor.close()
+        ):
+            ev = self._event(data)
+            if isinstance(ev, ModelEvent):
+                self._remember(ev)
+            yield ev
+
+    def tool_events(self, sample: str | SampleInfo | None = None) -> dict[str, ToolEvent]:
+        """Every tool call of the run (or sample), nested ones included, by the tool
+        call's id: how each call in the conversation really went. A call that raised has
+        ``failure`` (``Type: message``) and ``traceback`` (its message in the conversation
+        is then only a placeholder); a call that reported an error to the model has
+        ``error``; one still running has ``pending``."""
+        events: dict[str, ToolEvent] = {}
+        for (data,) in self._stream(
+            "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'tool' "
+            "ORDER BY seq",
+            (self.run_id, self._sample(sample)),
+        ):
+            ev = self._event(data)
+            if isinstance(ev, ToolEvent):
+                events[ev.call.id] = ev
+        return events
 
     def tree(self, sample: str | SampleInfo | None = None) -> list[Event]:
         """The top-level events, with each tool call's and subtask's events nested in
@@ -425,14 +341,16 @@ class RunLog:
     def _model_event(self, id: str) -> ModelEvent:
         ev = self._model_events.get(id)
         if ev is None:
-            row = self._conn.execute(
+            row = self._one(
                 "SELECT data FROM events WHERE run_id = ? AND id = ?", (self.run_id, id)
-            ).fetchone()
+            )
             if row is None:
-                raise RunStoreError(f"run {self.run_id!r} has no event {id!r}")
+                raise RunStoreError(f"{self._run} has no event {id!r}")
             loaded = self._event(row[0])
             if not isinstance(loaded, ModelEvent):
-                raise RunStoreError(f"event {id!r} is a {loaded.event} event, not a model event")
+                raise RunStoreError(
+                    f"{self._run}: event {id!r} is a {loaded.event} event, not a model event"
+                )
             ev = loaded
             self._remember(ev)
         return ev
@@ -464,21 +382,18 @@ class RunLog:
         ``StoreEvent``\\ s."""
         key = self._sample(sample)
         if key:
-            row = self._conn.execute(
+            row = self._one(
                 "SELECT store_id FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
-            ).fetchone()
+            )
         else:
-            row = self._conn.execute(
-                "SELECT store_id FROM runs WHERE id = ?", (self.run_id,)
-            ).fetchone()
+            row = self._one("SELECT store_id FROM runs WHERE id = ?", (self.run_id,))
         store_id = row[0] if row is not None else None
         data: dict[str, Any] = {}
-        cursor = self._conn.execute(
+        for (text,) in self._stream(
             "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'store' "
             "ORDER BY seq",
             (self.run_id, key),
-        )
-        for (text,) in cursor:
+        ):
             ev = self._event(text)
             assert isinstance(ev, StoreEvent)
             if ev.store == store_id:

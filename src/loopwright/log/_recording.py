@@ -19,42 +19,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import os
 import time
-import traceback
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TypeAlias, TypeGuard
+from typing import Any, Literal
 
-from .._errors import ConfigurationError, error_text
+from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage, Model
 from ..store import Store, current_store, store_context
 from ..transcript import (
-    ErrorEvent,
-    Event,
     EventSubscriber,
-    LimitEvent,
     Transcript,
     checkpoint_store,
     current_transcript,
     span,
     transcript_context,
 )
-from ._db import hostname, resolve_db
-from ._writer import RunWriter
+from ._db import RunStoreError, hostname, resolve_db
+from ._outcome import Outcome, RunStatus, Sink, json_text, mark_failed
+from ._sample import SampleRecording
+from ._writer import RunWriter, store_failure
 
 __all__ = ["Recording", "RunStatus", "SampleRecording", "current_recording", "recording"]
-
-RunStatus: TypeAlias = Literal["running", "success", "error", "cancelled", "limit"]
-"""A run's (or sample's) status: ``running`` until it finishes (a run whose process died
-stays ``running``; readers report it as ``interrupted``)."""
 
 _active: ContextVar[Recording | None] = ContextVar("loopwright_recording", default=None)
 
@@ -62,130 +54,6 @@ _active: ContextVar[Recording | None] = ContextVar("loopwright_recording", defau
 def current_recording() -> Recording | None:
     """The run being recorded in this context, if any."""
     return _active.get()
-
-
-def _json(value: Any) -> str | None:
-    if value is None:
-        return None
-    from pydantic_core import to_jsonable_python
-
-    try:
-        data = to_jsonable_python(value)
-    except Exception:
-        data = repr(value)
-    return json.dumps(data, separators=(",", ":"))
-
-
-def _error_text(error: BaseException | str) -> str:
-    return error if isinstance(error, str) else error_text(error)
-
-
-def _is_limit(error: BaseException) -> TypeGuard[LimitExceededError]:
-    return isinstance(error, LimitExceededError)
-
-
-class _Sink:
-    """Subscribes a writer to a transcript: every event and message becomes a row."""
-
-    def __init__(self, writer: RunWriter, run_id: str, sample: str, seq: itertools.count[int]):
-        self.writer, self.run_id, self.sample, self.seq = writer, run_id, sample, seq
-        self.mseq = itertools.count()
-
-    def on_event(self, event: Event) -> None:
-        self.writer.event(self.run_id, self.sample, next(self.seq), event)
-
-    def on_message(self, message: ChatMessage) -> None:
-        self.writer.message(self.run_id, self.sample, next(self.mseq), message)
-
-
-# what a nested run already recorded: exceptions carry a mark, LimitInfos are remembered
-_RECORDED = "_loopwright_recorded"
-_recorded_infos: weakref.WeakValueDictionary[int, LimitInfo] = weakref.WeakValueDictionary()
-
-
-def _recorded(x: object) -> bool:
-    """Whether an error or a limit was already recorded as an event (by a nested run)."""
-    if isinstance(x, BaseException):
-        return bool(getattr(x, _RECORDED, False))
-    return isinstance(x, LimitInfo) and _recorded_infos.get(id(x)) is x
-
-
-def _mark_recorded(x: object) -> None:
-    if isinstance(x, LimitInfo):
-        _recorded_infos[id(x)] = x
-    elif isinstance(x, BaseException):
-        try:
-            setattr(x, _RECORDED, True)
-        except AttributeError:  # an exception type without a __dict__
-            pass
-
-
-class _Outcome:
-    """How a run or sample ended; turned into events and a row update."""
-
-    def __init__(self) -> None:
-        self.done = False
-        self.status: RunStatus = "running"
-        self.output: str | None = None
-        self.messages: str | None = None
-        self.error: str | None = None
-        self.limit: str | None = None
-
-    def set(
-        self,
-        t: Transcript,
-        *,
-        status: RunStatus | None,
-        output: Any,
-        messages: Sequence[ChatMessage] | None,
-        error: BaseException | str | None,
-        limit: LimitInfo | LimitExceededError | None,
-    ) -> None:
-        if limit is not None:
-            info = limit.info if isinstance(limit, LimitExceededError) else limit
-            # said once: a run nested in a sample or a tool may have recorded this very
-            # limit already (the same exception, or the same LimitInfo in its state)
-            if not (_recorded(limit) or _recorded(info)):
-                t.record(
-                    LimitEvent(
-                        type=str(info.type),
-                        limit=info.limit,
-                        value=info.value,
-                        message=info.message,
-                    )
-                )
-            _mark_recorded(limit)
-            _mark_recorded(info)
-            self.limit = info.model_dump_json()
-        if error is not None:
-            if not _recorded(error):
-                tb = None
-                if isinstance(error, BaseException) and error.__traceback__ is not None:
-                    tb = "".join(traceback.format_exception(error))
-                name = type(error).__name__ if isinstance(error, BaseException) else "Error"
-                t.record(ErrorEvent(error=name, message=str(error), traceback=tb))
-                _mark_recorded(error)
-            self.error = _error_text(error)
-        if messages is not None:
-            t.add_messages(messages)
-            self.messages = json.dumps([m.id for m in messages])
-        self.output = _json(output)
-        self.status = status or (
-            "limit" if limit is not None else "error" if error is not None else "success"
-        )
-        self.done = True
-
-    def from_exception(self, t: Transcript, exc: BaseException | None) -> None:
-        if self.done:
-            return
-        if exc is None:
-            self.set(t, status=None, output=None, messages=None, error=None, limit=None)
-        elif isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)):
-            self.set(t, status="cancelled", output=None, messages=None, error=exc, limit=None)
-        elif _is_limit(exc):
-            self.set(t, status="limit", output=None, messages=None, error=None, limit=exc)
-        else:
-            self.set(t, status="error", output=None, messages=None, error=exc, limit=None)
 
 
 class Recording:
@@ -230,11 +98,16 @@ class Recording:
         self._store: Store | None = None
         self._writer: RunWriter | None = None
         self._seq = itertools.count()
-        self._outcome = _Outcome()
+        self._outcome = Outcome()
         self._stack = contextlib.ExitStack()
         self._span: span | None = None
         self._entered = False
         self._unsubscribe: Callable[[], None] | None = None
+        # the run store failed: the task that entered is cancelled, and the cancellation
+        # becomes a RunStoreError on leaving (like a time limit's)
+        self._task: asyncio.Task[Any] | None = None
+        self._store_error: BaseException | None = None
+        self._exiting = False
 
     def __repr__(self) -> str:
         return f"Recording({self.run_id!r}, {self.name!r})"
@@ -289,8 +162,8 @@ class Recording:
                     self.name,
                     self.model,
                     time.time(),
-                    _json(self.input),
-                    _json(self.metadata),
+                    json_text(self.input),
+                    json_text(self.metadata),
                     s.id,
                     hostname(),
                     os.getpid(),
@@ -301,8 +174,16 @@ class Recording:
             except BaseException:
                 await self._close_writer(raise_errors=False)
                 raise
-            sink = _Sink(self._writer, self.run_id, "", self._seq)
+            sink = Sink(self._writer, self.run_id, "", self._seq)
             self._unsubscribe = t.subscribe(sink.on_event, on_message=sink.on_message)
+            self._task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+
+            def stop(error: BaseException) -> None:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: run over
+                    loop.call_soon_threadsafe(self._stop, error)
+
+            self._writer.on_error(stop)
         self._stack.enter_context(store_context(s))
         self._stack.enter_context(transcript_context(t))
         token = _active.set(self)
@@ -339,6 +220,16 @@ class Recording:
         if self._writer is not None:
             await self._writer.flush()
 
+    def _stop(self, error: BaseException) -> None:
+        """The run store failed (on the event loop, soon after): stop the run now rather
+        than let it work on unrecorded, by cancelling the task that entered."""
+        if self._exiting or self._store_error is not None:
+            return
+        self._store_error = error
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel(msg=f"loopwright: the run store {str(self.db_path)!r} failed")
+
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
@@ -352,6 +243,22 @@ class Recording:
                 self._outcome.from_exception(t, exc)
             self._span.__exit__(exc_type, exc, tb)
             return
+        self._exiting = True
+        failure: RunStoreError | None = None
+        failed = self._store_error or (self._writer.error if self._writer is not None else None)
+        if failed is not None and self.db_path is not None:
+            failure = store_failure(self.db_path, failed)
+            task = self._task
+            # our own cancellation becomes the error (a Ctrl-C stays a cancellation), and
+            # so does the end of a run that was not stopped in time
+            if exc is None or (
+                isinstance(exc, asyncio.CancelledError)
+                and self._store_error is not None
+                and task is not None
+                and task.uncancel() == 0
+            ):
+                exc = failure
+                self._outcome.done = False  # recorded as this error, whatever finish() said
         try:
             self._outcome.from_exception(t, exc)
             checkpoint_store(t)
@@ -361,12 +268,23 @@ class Recording:
                 self._unsubscribe()
                 self._unsubscribe = None
         o = self._outcome
+        update = (
+            "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
+            '"limit" = ? WHERE id = ?',
+            (o.status, time.time(), o.output, o.messages, o.error, o.limit, self.run_id),
+        )
+        if failure is not None:
+            writer, self._writer = self._writer, None
+            if writer is not None:  # let go of the file (its error is `failure`)
+                with contextlib.suppress(RunStoreError):
+                    await writer.aclose()
+            assert self.db_path is not None
+            await asyncio.to_thread(mark_failed, self.db_path, *update)
+            if exc is failure:
+                raise failure from failed
+            return
         if self._writer is not None:
-            self._writer.execute(
-                "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
-                '"limit" = ? WHERE id = ?',
-                (o.status, time.time(), o.output, o.messages, o.error, o.limit, self.run_id),
-            )
+            self._writer.execute(*update)
             await self._close_writer(raise_errors=exc is None)
 
     async def _close_writer(self, *, raise_errors: bool) -> None:
@@ -375,10 +293,12 @@ class Recording:
             return
         try:
             await writer.aclose()
-        except Exception:
+        except RunStoreError as ex:
             if raise_errors:
                 raise
-            logging.getLogger("loopwright.log").exception("closing the run store failed")
+            # another error is on its way (the run's, or this very one from entering): a
+            # traceback here would only bury it
+            logging.getLogger("loopwright.log").debug("closing the run store failed: %s", ex)
 
     @property
     def status(self) -> RunStatus:
@@ -398,120 +318,6 @@ class Recording:
         gives it its own store and transcript (streamed as the sample's events)."""
         self.transcript  # noqa: B018 - raises if not entered
         return SampleRecording(self, str(id), epoch, input, target, metadata)
-
-
-class SampleRecording:
-    """One sample of a recorded run; see :meth:`Recording.sample`.
-
-    Attributes:
-        key: The sample's stream key in the run store (unique within the run).
-        id: The dataset item's id.
-        epoch: The epoch (repetition) number.
-        transcript: The sample's transcript.
-        store: The sample's store.
-    """
-
-    def __init__(
-        self,
-        run: Recording,
-        id: str,
-        epoch: int,
-        input: Any,
-        target: Any,
-        metadata: Mapping[str, Any] | None,
-    ) -> None:
-        self.run, self.id, self.epoch = run, id, epoch
-        self.key = new_id()
-        self.transcript = Transcript(log_level=run._log_level, subscribers=run._subscribers)
-        self.store = Store()
-        self._input, self._target, self._metadata = input, target, dict(metadata or {})
-        self._outcome = _Outcome()
-        self._stack = contextlib.ExitStack()
-        self.scores: dict[str, Any] | None = None
-        writer = run._writer
-        self._unsubscribe: Callable[[], None] | None = None
-        if writer is not None:
-            sink = _Sink(writer, run.run_id, self.key, run._seq)
-            self._unsubscribe = self.transcript.subscribe(sink.on_event, on_message=sink.on_message)
-
-    async def __aenter__(self) -> SampleRecording:
-        writer = self.run._writer
-        if writer is not None:
-            writer.execute(
-                "INSERT INTO samples (run_id, key, id, epoch, status, created, input, target, "
-                "metadata, store_id) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-                (
-                    self.run.run_id,
-                    self.key,
-                    self.id,
-                    self.epoch,
-                    time.time(),
-                    _json(self._input),
-                    _json(self._target),
-                    _json(self._metadata),
-                    self.store.id,
-                ),
-            )
-        self._stack.enter_context(store_context(self.store))
-        self._stack.enter_context(transcript_context(self.transcript))
-        return self
-
-    def finish(
-        self,
-        *,
-        output: Any = None,
-        messages: Sequence[ChatMessage] | None = None,
-        scores: Mapping[str, Any] | None = None,
-        error: BaseException | str | None = None,
-        limit: LimitInfo | LimitExceededError | None = None,
-        status: RunStatus | None = None,
-    ) -> None:
-        """Say how the sample ended, with its scores (see :meth:`Recording.finish`)."""
-        self.scores = dict(scores) if scores is not None else None
-        self._outcome.set(
-            self.transcript,
-            status=status,
-            output=output,
-            messages=messages,
-            error=error,
-            limit=limit,
-        )
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            self._outcome.from_exception(self.transcript, exc)
-            checkpoint_store(self.transcript)
-        finally:
-            self._stack.close()
-        o, writer = self._outcome, self.run._writer
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-        if writer is not None:
-            writer.execute(
-                "UPDATE samples SET status = ?, finished = ?, output = ?, messages = ?, "
-                'scores = ?, error = ?, "limit" = ? WHERE run_id = ? AND key = ?',
-                (
-                    o.status,
-                    time.time(),
-                    o.output,
-                    o.messages,
-                    _json(self.scores),
-                    o.error,
-                    o.limit,
-                    self.run.run_id,
-                    self.key,
-                ),
-            )
-
-    @property
-    def status(self) -> RunStatus:
-        """``running`` until :meth:`finish` is called or the block is left."""
-        return self._outcome.status
 
 
 def recording(
@@ -552,8 +358,15 @@ def recording(
             the transcript (see ``Transcript``); only with ``db=False``. A recording
             inside another records as the outer one does.
 
+    If the run store fails while the block runs (the disk is full, the file is taken
+    away), the run is stopped at once, at its next ``await``: the task that entered the
+    block is cancelled (as a time limit does) and leaving the block raises
+    :class:`RunStoreError`. What was committed before stays readable, and the run's end
+    is recorded if the file still takes it.
+
     Raises:
-        RunStoreError: (on entering) the run store cannot be written.
+        RunStoreError: (on entering) the run store cannot be written; (on leaving) it
+            failed while the run was going.
         ConfigurationError: (on entering) ``record_calls=False`` with a run store.
     """
     return Recording(

@@ -7,6 +7,16 @@ has accumulated, serialises it, and writes it in one transaction. Each committed
 is durable against the process being killed (WAL mode). When the last writer of a file
 closes, the thread commits what is left, closes the connection (the WAL is folded into
 the file) and ends.
+
+Every row is written with the known secrets redacted (``transcript/_secrets.py``): no
+API key, password or token reaches the file, whatever text carried it.
+
+When writing fails (the disk is full, the file is damaged or taken away), the file's
+thread stops writing and tells every writer of the file at once, from the thread: the
+writer keeps the error for its next :meth:`RunWriter.flush` or :meth:`RunWriter.close`
+and calls the callback given to :meth:`RunWriter.on_error` (``recording()`` uses it to
+stop the run within milliseconds, instead of letting it work on unrecorded). What was
+committed before the failure stays in the file, readable.
 """
 
 from __future__ import annotations
@@ -21,8 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._errors import error_text
 from ..model import ChatMessage
 from ..transcript import Event
+from ..transcript._secrets import add_env_secrets, redact
 from ._db import RunStoreError, connect
 from ._serialize import dump_event, dump_message
 
@@ -55,14 +67,49 @@ class RunWriter:
     """Writes one run's rows, through the background thread of its file.
 
     Items are applied in the order they were put. Errors met writing this run's items
-    are kept and raised by the next :meth:`flush` or :meth:`close`.
+    (or any items of its file, after which the file is not written any more) are kept,
+    passed to the :meth:`on_error` callback as soon as they happen, and raised by the
+    next :meth:`flush` or :meth:`close`.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._error: BaseException | None = None  # raised by the next flush/close
+        self._on_error: Callable[[BaseException], None] | None = None
         self._closed = False
-        self._file = _acquire(self.path)
+        self._file = _acquire(self.path, self)
+        add_env_secrets()
+
+    @property
+    def error(self) -> BaseException | None:
+        """The first error met writing this run's items, if any."""
+        return self._error
+
+    def on_error(self, callback: Callable[[BaseException], None]) -> None:
+        """Call ``callback(error)`` when writing fails (at once if it already has).
+
+        It is called once, from the writer's thread (use ``loop.call_soon_threadsafe``
+        to reach an event loop); what it raises is logged and ignored.
+        """
+        self._on_error = callback
+        if self._error is not None:
+            self._tell(callback, self._error)
+
+    def _failed(self, error: BaseException) -> None:
+        """Writing failed (called from the writer's thread)."""
+        if self._error is not None:
+            return
+        self._error = error
+        callback = self._on_error
+        if callback is not None:
+            self._tell(callback, error)
+
+    @staticmethod
+    def _tell(callback: Callable[[BaseException], None], error: BaseException) -> None:
+        try:
+            callback(error)
+        except Exception:
+            _log.exception("run store: the on_error callback failed")
 
     # --- the producer side (any thread; never blocks) ----------------------------
     def execute(self, sql: str, params: tuple[Any, ...]) -> None:
@@ -127,7 +174,7 @@ class RunWriter:
         if not self._closed:
             self._closed = True
             await self._flushed()
-            if _release(self._file):
+            if _release(self._file, self):
                 await asyncio.to_thread(self._file.thread.join)
         self._raise()
 
@@ -138,16 +185,22 @@ class RunWriter:
             done = threading.Event()
             self._put_flush(done.set)
             done.wait(timeout)
-            if _release(self._file):
+            if _release(self._file, self):
                 self._file.thread.join(timeout)
         self._raise()
 
     def _raise(self) -> None:
         error = self._error
         if error is not None:
-            raise RunStoreError(
-                f"writing the run store {str(self.path)!r} failed: {error!r}"
-            ) from error
+            raise store_failure(self.path, error) from error
+
+
+def store_failure(path: Path, error: BaseException) -> RunStoreError:
+    """The one-line error for a run store that could not be written."""
+    if isinstance(error, RunStoreError):
+        return RunStoreError(str(error))
+    reason = error_text(error).splitlines()[0] if str(error) else type(error).__name__
+    return RunStoreError(f"writing the run store {str(path)!r} failed: {reason}")
 
 
 class _FileWriter:
@@ -159,6 +212,7 @@ class _FileWriter:
         # set by flushes and closes: the thread then skips its wait for more items
         self.urgent = threading.Event()
         self.users = 0  # RunWriters not yet closed (guarded by _lock)
+        self.writers: set[RunWriter] = set()  # them (guarded by _lock)
         self.error: BaseException | None = None  # the file cannot be written: stop trying
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
@@ -170,6 +224,9 @@ class _FileWriter:
         with _lock:  # runs opened from now on get a fresh connection
             if _files.get(self.key) is self:
                 del _files[self.key]
+            writers = list(self.writers)
+        for writer in writers:  # every run of the file stops being recorded: tell them now
+            writer._failed(self.error)
 
     def _main(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -195,8 +252,8 @@ class _FileWriter:
             wakes: list[Callable[[], None]] = []
             for item in batch:
                 writer: RunWriter | None = item[0]
-                if writer is not None and self.error is not None and writer._error is None:
-                    writer._error = self.error
+                if writer is not None and self.error is not None:
+                    writer._failed(self.error)
                 if item[1] == "flush":
                     wakes.append(item[2])
                 elif item[1] == "stop":
@@ -237,7 +294,7 @@ class _FileWriter:
                     data = dump_event(event)
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
-                    writer._error = writer._error or ex
+                    writer._failed(ex)
                     continue
                 events.append(
                     (
@@ -248,7 +305,7 @@ class _FileWriter:
                         event.span_id,
                         event.event,
                         event.timestamp.isoformat(),
-                        data,
+                        redact(data),
                     )
                 )
             elif kind == "message":
@@ -257,11 +314,15 @@ class _FileWriter:
                     text = dump_message(message)
                 except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
                     _log.error("run store: message %s not written: %r", message.id, ex)
-                    writer._error = writer._error or ex
+                    writer._failed(ex)
                     continue
-                messages.append((run_id, message.id, sample, seq, message.role, text))
+                messages.append((run_id, message.id, sample, seq, message.role, redact(text)))
             elif kind == "sql":
-                sql.append((item[2], item[3]))
+                # (a run's row holds JSON and plain text: both ways)
+                params = tuple(
+                    redact(redact(p), plain=True) if isinstance(p, str) else p for p in item[3]
+                )
+                sql.append((item[2], params))
         if not (sql or events or messages):
             return
         try:
@@ -274,7 +335,8 @@ class _FileWriter:
                 conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
         except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
-            _log.error("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
+            # (said once, by the error every writer of the file raises: debug level here)
+            _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
@@ -293,20 +355,24 @@ def _key(path: Path) -> str:
     return os.path.realpath(path)
 
 
-def _acquire(path: Path) -> _FileWriter:
+def _acquire(path: Path, writer: RunWriter) -> _FileWriter:
     key = _key(path)
     with _lock:
         file = _files.get(key)
         if file is None or file.error is not None:
             file = _files[key] = _FileWriter(path, key)
         file.users += 1
-        return file
+        file.writers.add(writer)
+    if file.error is not None:  # it failed before the writer was added: tell it
+        writer._failed(file.error)
+    return file
 
 
-def _release(file: _FileWriter) -> bool:
+def _release(file: _FileWriter, writer: RunWriter) -> bool:
     """One writer of ``file`` is done; True when it was the last (the thread now ends)."""
     with _lock:
         file.users -= 1
+        file.writers.discard(writer)
         if file.users > 0:
             return False
         if _files.get(file.key) is file:

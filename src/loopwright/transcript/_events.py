@@ -118,8 +118,13 @@ class ToolEvent(BaseEvent):
         result: The tool message returned to the model (``None`` while pending, or when
             the call raised).
         error: The expected failure reported to the model, if any.
-        failure: An exception that propagated out of the call: a bug in the tool, a
-            termination by an approval policy, a cancellation.
+        failure: An exception that propagated out of the call (``Type: message``): a
+            bug in the tool, a termination by an approval policy, a cancellation. The
+            conversation then answers the call with a placeholder ("Not run..."): this
+            says what really happened.
+        traceback: The traceback of ``failure`` when the tool raised an error (not for
+            a cancellation or a termination). Both are cut to about 16,000 characters
+            (the traceback keeps its first and last frames).
         truncated: Whether the output was cut to the output limit.
         approval: The approval policy's answer, when one was asked.
         duration: Seconds the call took, approval included.
@@ -133,6 +138,7 @@ class ToolEvent(BaseEvent):
     result: ToolMessage | None = None
     error: ToolCallError | None = None
     failure: str | None = None
+    traceback: str | None = None
     truncated: bool = False
     approval: Approval | None = None
     duration: float = 0.0

@@ -13,6 +13,7 @@ from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..store import _current as _current_store
 from ._events import LoggerEvent, ModelEvent, ToolEvent
+from ._secrets import add_model_secrets, add_named_secrets
 from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ class _ModelHook:
             return
         t = scope.transcript
         _checkpoint(t)
+        add_model_secrets(call.model.api)  # what the run store must redact from now on
+        if call.config.extra_body:
+            add_named_secrets(call.config.extra_body)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
@@ -140,7 +144,8 @@ class _ToolHook:
             "approval": approval,
             "result": msg,
             "error": msg.error if msg is not None else None,
-            "failure": error_text(ex.error) if ex.error is not None else None,
+            "failure": _bounded(error_text(ex.error)) if ex.error is not None else None,
+            "traceback": _traceback(ex.error),
             "truncated": ex.truncated,
             "duration": ex.duration,
             "working_time": max(0.0, ex.duration - ex.wait_time),
@@ -153,6 +158,37 @@ class _ToolHook:
             t.add_messages((msg,))
         if t._root.event_subscribers:
             t.update(ev)
+
+
+MAX_FAILURE = 16_000
+"""The most characters of a tool's failure (and of its traceback) that are recorded."""
+
+
+def _bounded(text: str, head: int = MAX_FAILURE, tail: int = 0) -> str:
+    """``text``, or its first ``head`` and last ``tail`` characters around a marker."""
+    if len(text) <= head + tail:
+        return text
+    end = text[len(text) - tail :] if tail else ""
+    return f"{text[:head]}\n[{len(text) - head - tail} characters cut]\n{end}"
+
+
+def _traceback(error: BaseException | None) -> str | None:
+    """The traceback of an error a tool raised; none for a cancellation, an interrupt or
+    an approval policy's termination (the run ends on purpose)."""
+    from ..tool import ToolTerminated
+
+    if not isinstance(error, Exception) or isinstance(error, ToolTerminated):
+        return None
+    if error.__traceback__ is None:
+        return None
+    import traceback
+
+    try:
+        text = "".join(traceback.format_exception(error))
+    except Exception:  # a broken __str__ or the like: the failure text says enough
+        return None
+    # the first frames say where, the last ones and the error what
+    return _bounded(text, MAX_FAILURE // 4, MAX_FAILURE - MAX_FAILURE // 4)
 
 
 _MODEL_HOOK = _ModelHook()

@@ -1,0 +1,142 @@
+"""The rows of the run store's ``runs`` and ``samples`` tables, as read."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ._db import hostname
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["RUN_COLUMNS", "SAMPLE_COLUMNS", "RunInfo", "SampleInfo"]
+
+RUN_COLUMNS = (
+    'id, name, model, status, created, finished, input, output, messages, error, "limit", '
+    "store_id, metadata, host, pid"
+)
+SAMPLE_COLUMNS = (
+    "key, id, epoch, status, created, finished, input, target, output, messages, scores, "
+    'error, "limit", store_id, metadata'
+)
+
+
+def _loads(text: str | None) -> Any:
+    return json.loads(text) if text is not None else None
+
+
+def _time(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, UTC) if value is not None else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunInfo(BaseModel):
+    """A run, as listed: what it was, how it ended.
+
+    ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, or
+    ``interrupted`` for a run whose process on this host died while it was running.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    name: str | None = None
+    model: str | None = None
+    status: str
+    created: datetime
+    finished: datetime | None = None
+    input: JsonValue = None
+    output: JsonValue = None
+    error: str | None = None
+    limit: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    store_id: str | None = None
+    message_ids: list[str] | None = None
+    """Ids of the final conversation's messages, when the run said them."""
+    host: str | None = None
+    pid: int | None = None
+    samples: int = 0
+
+    @classmethod
+    def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
+        (id, name, model, status, created, finished, input, output, messages, error, limit,
+         store_id, metadata, host, pid) = row  # fmt: skip
+        if status == "running" and pid and host == hostname() and not _alive(pid):
+            status = "interrupted"
+        return cls(
+            id=id,
+            name=name,
+            model=model,
+            status=status,
+            created=_time(created),
+            finished=_time(finished),
+            input=_loads(input),
+            output=_loads(output),
+            error=error,
+            limit=_loads(limit),
+            metadata=_loads(metadata) or {},
+            store_id=store_id,
+            message_ids=_loads(messages),
+            host=host,
+            pid=pid,
+            samples=samples,
+        )
+
+
+class SampleInfo(BaseModel):
+    """A sample of a run (one dataset item in one epoch)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    key: str
+    """The sample's stream key: pass it (or the sample's id) to ``RunLog`` methods."""
+    id: str
+    epoch: int
+    status: str
+    created: datetime
+    finished: datetime | None = None
+    input: JsonValue = None
+    target: JsonValue = None
+    output: JsonValue = None
+    scores: dict[str, Any] | None = None
+    error: str | None = None
+    limit: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    store_id: str | None = None
+    message_ids: list[str] | None = None
+
+    @classmethod
+    def _from_row(cls, row: tuple[Any, ...]) -> SampleInfo:
+        (key, id, epoch, status, created, finished, input, target, output, messages, scores,
+         error, limit, store_id, metadata) = row  # fmt: skip
+        return cls(
+            key=key,
+            id=id,
+            epoch=epoch,
+            status=status,
+            created=_time(created),
+            finished=_time(finished),
+            input=_loads(input),
+            target=_loads(target),
+            output=_loads(output),
+            scores=_loads(scores),
+            error=error,
+            limit=_loads(limit),
+            metadata=_loads(metadata) or {},
+            store_id=store_id,
+            message_ids=_loads(messages),
+        )
