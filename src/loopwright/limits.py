@@ -18,6 +18,10 @@ or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time
 Counting happens in every context under the limit, including sub-agents and tasks started
 within it. When a limit is exceeded, :class:`LimitExceededError` is raised; ``run()``
 turns it into ``state.limit``.
+
+The standard agents never run unbounded: ``react()`` (and ``iterative()`` without a time
+budget) stop after :data:`DEFAULT_MAX_STEPS` model calls unless a step limit is already in
+force around them or their ``max_steps`` says otherwise (``max_steps=None`` lifts it).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .model import ModelCall
 from .model._model import _hooks
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "Limit",
     "LimitExceededError",
     "LimitInfo",
@@ -52,6 +57,18 @@ __all__ = [
 ]
 
 LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
+
+DEFAULT_MAX_STEPS = 25
+"""The step bound of the standard agents when nobody chose one: ``react()`` and
+``iterative()`` (the latter only without a ``time_limit``) end with ``state.limit`` (a
+step limit) after this many model calls, unless a step limit is in force around them
+(``run(limits=[lw.step_limit(n)])``, ``with lw.step_limit(n):``, an eval task's limits,
+``loopwright run --max-steps``) or their ``max_steps`` is given (``None``: no bound of
+their own). Other frameworks use 10-25; raise it for long tasks."""
+
+DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
+"""Added to the message of the default step bound, so that a user who never set one
+learns where it came from."""
 
 
 class LimitInfo(BaseModel):
@@ -74,6 +91,8 @@ class LimitExceededError(LoopwrightError):
         self.type: LimitType = limit.type
         self.value = value
         msg = message or f"{limit.type} limit of {limit.limit:g} reached ({value:g})"
+        if limit.note:
+            msg = f"{msg} ({limit.note})"
         super().__init__(msg)
 
     @functools.cached_property
@@ -104,6 +123,8 @@ class Limit:
         self.depth = 0  # the run nesting depth this limit was entered at
         self._token: object | None = None
         self._hooks_token: object | None = None
+        self.note: str | None = None
+        """Said after the message when the limit is reached (e.g. where it came from)."""
 
     def __repr__(self) -> str:
         return f"{self.type}_limit({self.limit:g})"
@@ -333,6 +354,19 @@ def time_limit(seconds: float) -> Limit:
 def working_limit(seconds: float) -> Limit:
     """At most ``seconds`` of working time: wall-clock time minus retry and queue waits."""
     return _WorkingLimit(seconds)
+
+
+def default_step_limit() -> Limit:
+    """The bound of :data:`DEFAULT_MAX_STEPS` steps that the standard agents use when
+    nobody chose one; its message says so."""
+    limit = _StepLimit(DEFAULT_MAX_STEPS)
+    limit.note = DEFAULT_STEPS_NOTE
+    return limit
+
+
+def step_limit_in_force() -> bool:
+    """Whether a step limit bounds model calls made in this context."""
+    return any(limit.type == "step" for limit in _active.get())
 
 
 def active_limits() -> tuple[Limit, ...]:

@@ -12,7 +12,14 @@ from typing import Any
 from .._errors import ConfigurationError
 from .._waits import WaitClock
 from ..history import HistoryPolicy
-from ..limits import LimitInfo, check_limits, remaining_time
+from ..limits import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_STEPS_NOTE,
+    LimitInfo,
+    check_limits,
+    remaining_time,
+    step_limit_in_force,
+)
 from ..model import (
     ChatMessage,
     GenerateConfig,
@@ -25,6 +32,8 @@ from ..model import (
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
+    MaxSteps,
+    check_max_steps,
     check_tools,
     has_stop_keyword,
     install_prompt,
@@ -150,7 +159,7 @@ class IterativeAgent:
         model: str | Model | None,
         time_limit: float | None,
         productive_time: bool,
-        max_steps: int | None,
+        max_steps: MaxSteps,
         nudge: str,
         progress_every: int | None,
         stop_keywords: str | Sequence[str] | None,
@@ -162,7 +171,8 @@ class IterativeAgent:
         self.name, self.description, self.prompt = name, description, prompt
         self.tools, self.model, self.config = list(tools), model, config
         self.time_limit, self.productive_time = time_limit, productive_time
-        self.max_steps, self.nudge, self.progress_every = max_steps, nudge, progress_every
+        self.max_steps = check_max_steps(max_steps, "iterative")
+        self.nudge, self.progress_every = nudge, progress_every
         self.stop_keywords = stop_keywords_of(stop_keywords, "iterative")
         self.history, self.clock, self.timeout_factory = history, clock, timeout_factory
         check_tools(self.tools, "iterative")
@@ -180,6 +190,7 @@ class IterativeAgent:
         install_prompt(state.messages, self.prompt)
         run = _Run(tools, max_tool_output(model, self.config))
         meter = _WaitMeter(hold_timeouts=self.productive_time)
+        max_steps, note = self._step_bound()
         start = self.clock()
 
         def elapsed() -> float:
@@ -206,12 +217,13 @@ class IterativeAgent:
                         )
                         state.completed = "limit"
                         return state
-                    if self.max_steps is not None and step > self.max_steps:
+                    if max_steps is not None and step > max_steps:
+                        message = f"iterative agent: {max_steps} steps done"
                         state.limit = LimitInfo(
                             type="step",
-                            limit=self.max_steps,
+                            limit=max_steps,
                             value=step,
-                            message=f"iterative agent: {self.max_steps} steps done",
+                            message=f"{message} ({note})" if note else message,
                         )
                         state.completed = "limit"
                         return state
@@ -222,6 +234,15 @@ class IterativeAgent:
                         return state
         finally:
             close_open_calls(state, NOT_RUN)
+
+    def _step_bound(self) -> tuple[int | None, str | None]:
+        """The most steps of this run, and what to say of them when they are done: the
+        default bound applies without a time budget and without a step limit in force."""
+        if self.max_steps != "default":
+            return self.max_steps, None
+        if self.time_limit is not None or step_limit_in_force():
+            return None, None
+        return DEFAULT_MAX_STEPS, DEFAULT_STEPS_NOTE
 
     def _remaining(self, elapsed: float) -> float | None:
         own = None if self.time_limit is None else max(self.time_limit - elapsed, 0.001)
@@ -299,7 +320,7 @@ def iterative(
     model: str | Model | None = None,
     time_limit: float | None = None,
     productive_time: bool = False,
-    max_steps: int | None = None,
+    max_steps: MaxSteps = "default",
     nudge: str = DEFAULT_NUDGE,
     progress_every: int | None = 10,
     stop_keywords: str | Sequence[str] | None = None,
@@ -322,7 +343,10 @@ def iterative(
             retries or a connection slot is not charged to the budget (calls waiting at
             the same time are charged nothing for their common wait, once), and the
             timeouts of the model call and the tools stand still while a call waits.
-        max_steps: At most this many steps.
+        max_steps: At most this many steps. ``"default"``: with no ``time_limit`` and
+            no step limit in force, :data:`~loopwright.DEFAULT_MAX_STEPS` (25), so the
+            agent is never unbounded by accident; with either, no bound of its own.
+            ``None``: no step bound of its own.
         nudge: The ephemeral message; ``{remaining}`` is replaced by the time left.
         progress_every: Record a progress info line every N steps (``None``: never).
         history: History policy applied each step (and on context overflow).

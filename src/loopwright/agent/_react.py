@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import HistoryPolicy
-from ..limits import LimitExceededError, check_limits, step_limit
+from ..limits import LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
     Model,
@@ -22,11 +22,14 @@ from ._handoff import Handoff, run_handoff
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
+    MaxSteps,
+    check_max_steps,
     check_tools,
     has_stop_keyword,
     install_prompt,
     max_tool_output,
     offered_tools,
+    own_step_limit,
     recover_overflow,
     run_tool_calls,
 )
@@ -78,7 +81,7 @@ class ReactAgent:
         model: str | Model | None,
         submit: bool | AnyTool,
         on_continue: ContinueHandler | None,
-        max_steps: int | None,
+        max_steps: MaxSteps,
         stop_keywords: str | Sequence[str] | None,
         history: HistoryPolicy | None,
         config: GenerateConfig | None,
@@ -89,7 +92,8 @@ class ReactAgent:
     ) -> None:
         self.name, self.description, self.prompt = name, description, prompt
         self.model, self.config, self.history = model, config, history
-        self.on_continue, self.max_steps = on_continue, max_steps
+        self.on_continue = on_continue
+        self.max_steps = check_max_steps(max_steps, "react")
         self.stop_keywords = stop_keywords_of(stop_keywords, "react")
         self.max_format_errors = max_format_errors
         self.max_content_filter = max_content_filter
@@ -120,7 +124,7 @@ class ReactAgent:
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)
-        limit = step_limit(self.max_steps) if self.max_steps is not None else None
+        limit = own_step_limit(self.max_steps)
         try:
             if limit is not None:
                 with limit:
@@ -275,7 +279,7 @@ def react(
     model: str | Model | None = None,
     submit: bool | AnyTool = True,
     on_continue: ContinueHandler | None = None,
-    max_steps: int | None = None,
+    max_steps: MaxSteps = "default",
     stop_keywords: str | Sequence[str] | None = None,
     history: HistoryPolicy | None = None,
     config: GenerateConfig | None = None,
@@ -291,6 +295,12 @@ def react(
     ``on_continue`` says stop, when a stop keyword appears in its text, or when a limit
     is reached (``state.limit``). ``state.completed`` says which.
 
+    It is never unbounded by accident: unless ``max_steps`` is given or a step limit is
+    in force when it starts (``run(limits=[lw.step_limit(n)])``, an outer agent's), it
+    stops after :data:`~loopwright.DEFAULT_MAX_STEPS` (25) model calls, with
+    ``state.limit`` saying so. An agent used as a tool or handed the conversation runs
+    within its caller's step limit, which then counts its steps too.
+
     Args:
         name: The agent's name (used by ``as_tool`` and transcripts).
         description: What the agent does (used by ``as_tool``).
@@ -301,7 +311,10 @@ def react(
             uses that one; ``False`` ends the agent at the first answer without tools.
         on_continue: What to do when the model answers without a tool call while
             ``submit`` is on (see :data:`ContinueHandler`); default: a nudge.
-        max_steps: At most this many model calls (a step limit for this agent).
+        max_steps: At most this many model calls (a step limit for this agent, ending
+            the agent with ``state.limit``). ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS`
+            unless a step limit is already in force; ``None``: no bound of its own (the
+            limits in force still apply; without any, it runs until it answers).
         stop_keywords: End when any of these appears in the model's text (any case).
         history: How to keep the history bounded (see :mod:`loopwright.history`); also
             used for overflow recovery (default: truncate then prune).
