@@ -162,3 +162,24 @@ async def test_a_run_without_a_transcript_records_no_calls_but_what_code_records
 
     with pytest.raises(lw.ConfigurationError, match="db=False"):
         await lw.run(agent, "2+3?", model=lw.get_model("mock", outputs=script()), transcript=False)
+
+
+def test_run_sync_raises_the_agents_own_error_unchained() -> None:
+    """Issue 15, item 7: the error was chained onto "RuntimeError: no running event loop"."""
+    import traceback
+
+    class Boom(Exception):
+        pass
+
+    async def failing(state: lw.AgentState) -> lw.AgentState:
+        raise Boom("the real error")
+
+    with pytest.raises(Boom) as info:
+        lw.run_sync(failing, "go", db=False)
+    error = info.value
+    for linked in (error.__context__, error.__cause__):
+        assert not (isinstance(linked, RuntimeError) and "no running event loop" in str(linked))
+    text = "".join(traceback.format_exception(error))
+    assert "no running event loop" not in text
+    assert "During handling of the above exception" not in text
+    assert "Boom: the real error" in text

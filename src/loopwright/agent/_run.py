@@ -165,5 +165,9 @@ def run_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run(agent, input, **kwargs))
-    raise ConfigurationError("run_sync() called inside a running event loop; use await run()")
+        pass  # no loop running: the normal case
+    else:
+        raise ConfigurationError("run_sync() called inside a running event loop; use await run()")
+    # outside the except block: an error of the run must not be chained onto the
+    # "no running event loop" RuntimeError ("During handling of the above exception...")
+    return asyncio.run(run(agent, input, **kwargs))
