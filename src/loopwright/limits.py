@@ -48,6 +48,7 @@ __all__ = [
     "LimitInfo",
     "LimitType",
     "check_limits",
+    "limit_message",
     "message_limit",
     "remaining_time",
     "step_limit",
@@ -82,6 +83,30 @@ class LimitInfo(BaseModel):
     message: str
 
 
+def _amount(value: float, unit: str) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,} {unit}"
+    return f"{value:,.1f} {unit}"
+
+
+def limit_message(type: LimitType, limit: float, value: float) -> str:
+    """What a reached limit says: which limit and what was reached, plainly ("step limit
+    reached: 5 steps", "token limit reached: 1,020 tokens used (limit 1,000)").
+    ``value`` is where the run stood: steps made, messages the refused call would have
+    sent, tokens used, seconds elapsed; the limit is added when it differs."""
+    if type == "step":
+        text = f"step limit reached: {_amount(value, 'steps')}"
+    elif type == "message":
+        text = f"message limit reached: the next call would send {_amount(value, 'messages')}"
+    elif type == "token":
+        text = f"token limit reached: {_amount(value, 'tokens')} used"
+    else:
+        what = "working time limit reached" if type == "working" else "time limit reached"
+        done = "worked" if type == "working" else "elapsed"
+        return f"{what}: {value:,.{1 if value >= 10 else 2}f} s {done} (limit {limit:,g} s)"
+    return text if value == limit else f"{text} (limit {_amount(limit, '').strip()})"
+
+
 class LimitExceededError(LoopwrightError):
     """A limit was reached. ``run()`` catches it and sets ``state.limit`` (unless
     ``raise_on_limit=True``)."""
@@ -90,7 +115,7 @@ class LimitExceededError(LoopwrightError):
         self.limit = limit
         self.type: LimitType = limit.type
         self.value = value
-        msg = message or f"{limit.type} limit of {limit.limit:g} reached ({value:g})"
+        msg = message or limit_message(limit.type, limit.limit, value)
         if limit.note:
             msg = f"{msg} ({limit.note})"
         super().__init__(msg)
@@ -185,7 +210,7 @@ class _StepLimit(Limit):
 
     def check(self, call: ModelCall | None = None) -> None:
         if call is not None and self.used >= self.limit:
-            raise self.exceeded(self.used + 1)
+            raise self.exceeded(self.used)  # the steps made: the limit, reached
 
     def count(self, call: ModelCall) -> None:
         self.used += 1

@@ -16,7 +16,9 @@ from ..limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_STEPS_NOTE,
     LimitInfo,
+    LimitType,
     check_limits,
+    limit_message,
     remaining_time,
     step_limit_in_force,
 )
@@ -209,20 +211,21 @@ class IterativeAgent:
                     step += 1
                     used = elapsed()
                     if self.time_limit is not None and used >= self.time_limit:
+                        kind: LimitType = "working" if self.productive_time else "time"
                         state.limit = LimitInfo(
-                            type="working" if self.productive_time else "time",
+                            type=kind,
                             limit=self.time_limit,
                             value=used,
-                            message=f"iterative agent: time budget of {self.time_limit:g}s used",
+                            message=limit_message(kind, self.time_limit, used),
                         )
                         state.completed = "limit"
                         return state
                     if max_steps is not None and step > max_steps:
-                        message = f"iterative agent: {max_steps} steps done"
+                        message = limit_message("step", max_steps, max_steps)
                         state.limit = LimitInfo(
                             type="step",
                             limit=max_steps,
-                            value=step,
+                            value=max_steps,
                             message=f"{message} ({note})" if note else message,
                         )
                         state.completed = "limit"
