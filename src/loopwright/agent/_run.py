@@ -56,7 +56,8 @@ async def run(
     the run's limits (or a limit entered outside any run) ends it, ``run`` returns the
     state so far with ``state.limit`` set and ``state.completed == "limit"``; pass
     ``raise_on_limit=True`` to get :class:`LimitExceededError` instead. Errors that are
-    not limits are recorded and propagate.
+    not limits are recorded and propagate. ``state.run_id`` names the run in the run
+    store: ``lw.load_run(state.run_id, db=db)`` opens it.
 
     Args:
         agent: The agent to run.
@@ -116,6 +117,7 @@ async def run(
                     record_calls=transcript,
                 )
             )
+            state.run_id = rec.run_id
             if sandbox is not None:
                 from ..sandbox import use_sandbox
 
@@ -137,6 +139,7 @@ async def run(
                 limit_error: LimitExceededError | None = ex
             else:
                 limit_error = None
+            state.run_id = rec.run_id  # (an agent may return another state than it got)
             rec.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
