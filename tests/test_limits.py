@@ -294,3 +294,17 @@ async def test_a_run_ended_by_a_limit_keeps_the_plain_message() -> None:
 
     state = await lw.run(lw.iterative(max_steps=2), "go", model=scripted(), db=False)
     assert state.limit is not None and state.limit.message == "step limit reached: 2 steps"
+
+
+async def test_a_wait_for_a_shared_resource_is_not_working_time_but_is_time() -> None:
+    """Issue 16, item 3 (the limits' side): a wait for a free sandbox is marked with
+    waiting(); a working limit stands still during it, a time limit does not."""
+    from loopwright.limits import waiting
+
+    with working_limit(0.3) as limit:
+        with waiting():
+            await asyncio.sleep(0.5)  # longer than the budget: not charged
+        assert limit.elapsed() < 0.2  # type: ignore[attr-defined]
+    with pytest.raises(LimitExceededError) as info, time_limit(0.1), waiting():
+        await asyncio.sleep(5)
+    assert info.value.type == "time"

@@ -12,8 +12,9 @@ or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time
 - :func:`message_limit` — messages in the conversation sent to the model;
 - :func:`token_limit` — tokens used by model calls (input + output);
 - :func:`time_limit` — wall-clock seconds; cancels a model or tool call in flight;
-- :func:`working_limit` — wall-clock seconds minus time spent waiting for retries and
-  for a connection slot; also cancels work in flight when the budget is gone.
+- :func:`working_limit` — wall-clock seconds minus time spent waiting for retries, for
+  a connection slot and in :func:`waiting` blocks (e.g. for a free sandbox); also
+  cancels work in flight when the budget is gone.
 
 Counting happens in every context under the limit, including sub-agents and tasks started
 within it. When a limit is exceeded, :class:`LimitExceededError` is raised; ``run()``
@@ -54,6 +55,7 @@ __all__ = [
     "step_limit",
     "time_limit",
     "token_limit",
+    "waiting",
     "working_limit",
 ]
 
@@ -192,11 +194,12 @@ class Limit:
     def after_generate(self, call: ModelCall) -> None:
         """Account for a finished model call."""
 
-    def wait_began(self, call: ModelCall) -> None:
-        """A model call in the scope began to wait (retry backoff, connection queue)."""
+    def wait_began(self, call: ModelCall | None) -> None:
+        """A model call in the scope began to wait (retry backoff, connection queue), or
+        (``call`` None) the scope waits for something else (see :func:`waiting`)."""
 
-    def wait_ended(self, call: ModelCall, seconds: float) -> None:
-        """A model call in the scope stopped waiting."""
+    def wait_ended(self, call: ModelCall | None, seconds: float) -> None:
+        """A model call in the scope (or, ``call`` None, the scope) stopped waiting."""
 
     def on_wait(self, call: ModelCall, seconds: float) -> None:
         """A model call in the scope is about to sleep ``seconds`` before a retry."""
@@ -314,11 +317,11 @@ class _WorkingLimit(_TimeLimit):
         now = time.monotonic()
         return now - self._began - self.waits.total(now)
 
-    def wait_began(self, call: ModelCall) -> None:
+    def wait_began(self, call: ModelCall | None) -> None:
         if self.waits.begin() and self._timer is not None:
             self._timer.cancel()  # no working time passes until the waits end
 
-    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+    def wait_ended(self, call: ModelCall | None, seconds: float) -> None:
         # (a limit that fired stays fired: its cancellation is on its way)
         if self.waits.end() and self._timer is not None and self._task and not self._fired:
             loop = asyncio.get_running_loop()
@@ -413,6 +416,23 @@ def remaining_time() -> float | None:
     """Seconds left before the tightest time or working limit, or ``None`` if none."""
     left = [limit.remaining() for limit in _active.get() if isinstance(limit, _TimeLimit)]
     return min(left) if left else None
+
+
+@contextlib.contextmanager
+def waiting() -> Iterator[None]:
+    """Mark the time in this block as a wait for a shared resource (a free sandbox slot,
+    say): working limits do not count it, like a model call's retry backoff; time limits
+    do, and may end the run while it waits (enter the wait inside their scope)."""
+    active = _active.get()
+    began = time.monotonic()
+    for limit in active:
+        limit.wait_began(None)
+    try:
+        yield
+    finally:
+        seconds = time.monotonic() - began
+        for limit in active:
+            limit.wait_ended(None, seconds)
 
 
 @contextlib.contextmanager

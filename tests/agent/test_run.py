@@ -251,3 +251,31 @@ async def test_a_run_inside_a_run_has_the_outer_runs_id(tmp_path: Path) -> None:
     )
     state = await lw.run(lw.react(tools=[delegate]), "go", model=outer_model, db=db)
     assert inner_ids == [state.run_id]
+
+
+async def test_a_time_limit_counts_the_wait_for_a_sandbox_slot() -> None:
+    """Issue 16, item 3: a time_limit(2) run waited 10.9 s for a free sandbox."""
+    import asyncio
+    import time
+
+    model = lw.get_model("mock", outputs=[call("submit", {"answer": "ok"})])
+    before = lw.max_sandboxes()
+    lw.set_max_sandboxes(1)
+    try:
+        async with lw.use_sandbox("local"):  # the only slot, held for 3 s below
+            began = time.monotonic()
+            run = asyncio.create_task(
+                lw.run(lw.react(), "t", model=model, sandbox="local", db=False,
+                       limits=[lw.time_limit(0.3)])
+            )  # fmt: skip
+            done, _ = await asyncio.wait({run}, timeout=3)
+        state = await run
+        waited = time.monotonic() - began
+    finally:
+        lw.set_max_sandboxes(before)
+    assert done, "the run waited past its time limit for a sandbox slot"
+    assert state.completed == "limit"
+    assert state.limit is not None and state.limit.type == "time"
+    assert waited < 2.5
+    with pytest.raises(lw.SandboxError):
+        lw.sandbox()

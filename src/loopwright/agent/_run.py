@@ -72,7 +72,8 @@ async def run(
             ``False``: do not persist. A run inside another run (an agent used as a
             tool) is recorded as a span of the outer run.
         sandbox: ``"bwrap"``, ``"local"`` or a :class:`SandboxEnvironment`: a fresh
-            sandbox for this run, cleaned up at the end (default: none).
+            sandbox for this run, cleaned up at the end (default: none). Waiting for a
+            free sandbox slot counts against the run's time limits.
         approval: An approval policy for tool calls: ``"ci"``, ``"dev"``, ``"prod"``,
             an approver function, or a rule list (default: every call runs).
         metadata: JSON-serialisable data kept with the run.
@@ -118,10 +119,6 @@ async def run(
                 )
             )
             state.run_id = rec.run_id
-            if sandbox is not None:
-                from ..sandbox import use_sandbox
-
-                await stack.enter_async_context(use_sandbox(sandbox))
             if policy is not None:
                 stack.enter_context(approver(policy))
             try:
@@ -130,6 +127,8 @@ async def run(
                 with contextlib.ExitStack() as limit_stack:
                     for limit in limits:
                         limit_stack.enter_context(limit)
+                    if sandbox is not None:
+                        await _start_sandbox(stack, sandbox)
                     state = await agent(state)
             except LimitExceededError as ex:
                 owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
@@ -146,6 +145,19 @@ async def run(
                 limit=limit_error or state.limit,
             )
             return state
+
+
+async def _start_sandbox(
+    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment
+) -> None:
+    """Start the run's sandbox within the run's limits, clean it up outside them.
+
+    Waiting for a sandbox slot (``max_sandboxes``) and starting the sandbox are part of
+    the run, so a time limit counts them and can end the run while it waits. The cleanup
+    is left to ``stack``, which outlives the limits: a limit never cuts it short."""
+    from ..sandbox import use_sandbox
+
+    await stack.enter_async_context(use_sandbox(sandbox))
 
 
 def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:
