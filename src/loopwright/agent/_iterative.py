@@ -11,7 +11,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._waits import WaitClock
-from ..history import HistoryPolicy
+from ..history import HistoryFunction, HistoryPolicy
 from ..limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_STEPS_NOTE,
@@ -30,6 +30,15 @@ from ..model import (
     UserMessage,
     get_model,
     model_hook,
+)
+from ._checks import (
+    check_callable,
+    check_config,
+    check_count,
+    check_history,
+    check_model,
+    check_text,
+    check_tool_list,
 )
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
@@ -135,6 +144,16 @@ class _WaitMeter:
                     self._held = [(s, left) for s, left in self._held if s is not scope]
 
 
+def _check_time_limit(seconds: object) -> None:
+    if seconds is None:
+        return
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not number or not 0 < seconds < float("inf"):  # type: ignore[operator]
+        raise ConfigurationError(
+            f"iterative: time_limit must be a number of seconds > 0, or None, got {seconds!r}"
+        )
+
+
 def _report_progress(step: int, elapsed: float, state: AgentState) -> None:
     from ..transcript import current_transcript
 
@@ -165,19 +184,32 @@ class IterativeAgent:
         nudge: str,
         progress_every: int | None,
         stop_keywords: str | Sequence[str] | None,
-        history: HistoryPolicy | None,
+        history: HistoryPolicy | HistoryFunction | None,
         config: GenerateConfig | None,
         clock: Callable[[], float],
         timeout_factory: TimeoutFactory,
     ) -> None:
+        who = "iterative"
+        check_text(name, "name", who)
+        check_text(description, "description", who)
+        check_text(prompt, "prompt", who, optional=True)
+        check_text(nudge, "nudge", who)
+        check_model(model, who)
+        check_config(config, who)
+        _check_time_limit(time_limit)
+        if progress_every is not None:
+            check_count(progress_every, "progress_every", who, least=1)
+        check_callable(clock, "clock", who, "a function returning seconds")
+        check_callable(timeout_factory, "timeout_factory", who, "a function (see the docs)")
         self.name, self.description, self.prompt = name, description, prompt
-        self.tools, self.model, self.config = list(tools), model, config
+        self.tools, self.model, self.config = check_tool_list(tools, who), model, config
         self.time_limit, self.productive_time = time_limit, productive_time
-        self.max_steps = check_max_steps(max_steps, "iterative")
+        self.max_steps = check_max_steps(max_steps, who)
         self.nudge, self.progress_every = nudge, progress_every
-        self.stop_keywords = stop_keywords_of(stop_keywords, "iterative")
-        self.history, self.clock, self.timeout_factory = history, clock, timeout_factory
-        check_tools(self.tools, "iterative")
+        self.stop_keywords = stop_keywords_of(stop_keywords, who)
+        self.history = check_history(history, who)
+        self.clock, self.timeout_factory = clock, timeout_factory
+        check_tools(self.tools, who)
         try:
             nudge.format(remaining="1 min 0 s")
         except (KeyError, IndexError, ValueError) as ex:
@@ -327,7 +359,7 @@ def iterative(
     nudge: str = DEFAULT_NUDGE,
     progress_every: int | None = 10,
     stop_keywords: str | Sequence[str] | None = None,
-    history: HistoryPolicy | None = None,
+    history: HistoryPolicy | HistoryFunction | None = None,
     config: GenerateConfig | None = None,
     clock: Callable[[], float] = time.monotonic,
     timeout_factory: TimeoutFactory = asyncio.timeout,
@@ -352,7 +384,8 @@ def iterative(
             ``None``: no step bound of its own.
         nudge: The ephemeral message; ``{remaining}`` is replaced by the time left.
         progress_every: Record a progress info line every N steps (``None``: never).
-        history: History policy applied each step (and on context overflow).
+        history: History policy applied each step (and on context overflow): a policy or
+            a function ``messages -> messages`` (sync or async).
         clock: Seconds, monotonic (inject a fake clock in tests).
         timeout_factory: ``factory(seconds | None)`` -> async context manager that
             raises ``TimeoutError`` after that long (default ``asyncio.timeout``).

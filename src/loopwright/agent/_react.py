@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
-from ..history import HistoryPolicy
+from ..history import HistoryFunction, HistoryPolicy
 from ..limits import LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
@@ -18,6 +18,15 @@ from ..model import (
     get_model,
 )
 from ..tool import Tool
+from ._checks import (
+    check_callable,
+    check_config,
+    check_count,
+    check_history,
+    check_model,
+    check_text,
+    check_tool_list,
+)
 from ._handoff import Handoff, run_handoff
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
@@ -83,18 +92,35 @@ class ReactAgent:
         on_continue: ContinueHandler | None,
         max_steps: MaxSteps,
         stop_keywords: str | Sequence[str] | None,
-        history: HistoryPolicy | None,
+        history: HistoryPolicy | HistoryFunction | None,
         config: GenerateConfig | None,
         max_format_errors: int,
         max_content_filter: int,
         max_tokens_continues: int,
         max_overflow_recoveries: int,
     ) -> None:
+        who = "react"
+        check_text(name, "name", who)
+        check_text(description, "description", who)
+        check_text(prompt, "prompt", who, optional=True)
+        check_model(model, who)
+        check_config(config, who)
+        if on_continue is not None and not isinstance(on_continue, str):
+            check_callable(on_continue, "on_continue", who, "a string, a function or None")
+        for what, count in [
+            ("max_format_errors", max_format_errors),
+            ("max_content_filter", max_content_filter),
+            ("max_tokens_continues", max_tokens_continues),
+            ("max_overflow_recoveries", max_overflow_recoveries),
+        ]:
+            check_count(count, what, who)
+        tools = check_tool_list(tools, who)
         self.name, self.description, self.prompt = name, description, prompt
-        self.model, self.config, self.history = model, config, history
+        self.model, self.config = model, config
+        self.history = check_history(history, who)
         self.on_continue = on_continue
-        self.max_steps = check_max_steps(max_steps, "react")
-        self.stop_keywords = stop_keywords_of(stop_keywords, "react")
+        self.max_steps = check_max_steps(max_steps, who)
+        self.stop_keywords = stop_keywords_of(stop_keywords, who)
         self.max_format_errors = max_format_errors
         self.max_content_filter = max_content_filter
         self.max_tokens_continues = max_tokens_continues
@@ -281,7 +307,7 @@ def react(
     on_continue: ContinueHandler | None = None,
     max_steps: MaxSteps = "default",
     stop_keywords: str | Sequence[str] | None = None,
-    history: HistoryPolicy | None = None,
+    history: HistoryPolicy | HistoryFunction | None = None,
     config: GenerateConfig | None = None,
     max_format_errors: int = 3,
     max_content_filter: int = 2,
@@ -293,7 +319,9 @@ def react(
     It ends when the model calls ``submit`` successfully (its answer becomes
     ``state.output``), when it answers without a tool call and ``submit=False``, when
     ``on_continue`` says stop, when a stop keyword appears in its text, or when a limit
-    is reached (``state.limit``). ``state.completed`` says which.
+    is reached (``state.limit``). ``state.completed`` says which. A setting of the wrong
+    kind is refused here, with a :class:`~loopwright.ConfigurationError` naming what was
+    expected.
 
     It is never unbounded by accident: unless ``max_steps`` is given or a step limit is
     in force when it starts (``run(limits=[lw.step_limit(n)])``, an outer agent's), it
@@ -316,8 +344,9 @@ def react(
             unless a step limit is already in force; ``None``: no bound of its own (the
             limits in force still apply; without any, it runs until it answers).
         stop_keywords: End when any of these appears in the model's text (any case).
-        history: How to keep the history bounded (see :mod:`loopwright.history`); also
-            used for overflow recovery (default: truncate then prune).
+        history: How to keep the history bounded (see :mod:`loopwright.history`): a
+            policy or a function ``messages -> messages`` (sync or async); also used for
+            overflow recovery (default: truncate then prune).
         config: Generation settings for every call.
         max_format_errors: Consecutive replies whose tool calls all failed to parse
             before the agent gives up (``format_errors``).

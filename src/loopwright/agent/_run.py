@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ConfigurationError
 from ..limits import Limit, LimitExceededError, run_scope
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
+from ._checks import (
+    check_agent,
+    check_approver,
+    check_db,
+    check_limits,
+    check_sandbox,
+    check_text,
+    check_tool_list,
+)
 from ._state import Agent, AgentState
+from ._steps import check_tools
 
 if TYPE_CHECKING:
     from ..sandbox import SandboxEnvironment
@@ -57,7 +67,9 @@ async def run(
     state so far with ``state.limit`` set and ``state.completed == "limit"``; pass
     ``raise_on_limit=True`` to get :class:`LimitExceededError` instead. Errors that are
     not limits are recorded and propagate. ``state.run_id`` names the run in the run
-    store: ``lw.load_run(state.run_id, db=db)`` opens it.
+    store: ``lw.load_run(state.run_id, db=db)`` opens it. An argument of the wrong kind
+    (an agent that is not one, a limit, tool or approver that is not one...) raises
+    :class:`~loopwright.ConfigurationError` before the run starts.
 
     Args:
         agent: The agent to run.
@@ -88,6 +100,19 @@ async def run(
     from ..log import recording
     from ..tool import approver
 
+    # every argument is checked before anything starts: a mistake is a usage error,
+    # refused here, never an AttributeError in the middle of the run
+    check_agent(agent)
+    limits = check_limits(limits)
+    if tools is not None:
+        tools = check_tool_list(tools, "run")
+        check_tools(tools, "run(tools=...)")
+    check_text(name, "name", "run", optional=True)
+    check_sandbox(sandbox)
+    check_db(db)
+    check_approver(approval)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ConfigurationError(f"run: metadata must be a dict or None, got {metadata!r}")
     state = _initial_state(input)
     if tools is not None:
         state.extra_tools = list(tools)
