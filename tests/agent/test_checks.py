@@ -165,3 +165,8 @@ def test_compose_takes_functions_and_refuses_what_is_not_a_policy() -> None:
     assert isinstance(lw.compose(lw.truncate_when(1000), identity), lw.HistoryPolicy)
     with pytest.raises(lw.ConfigurationError, match="compose: expected a history policy"):
         lw.compose(lw.truncate_when(1000), 3)  # type: ignore[arg-type]
+
+
+def test_tools_may_come_from_any_iterable_and_none_is_lost() -> None:
+    agent = lw.react(tools=(t for t in [note]))  # a generator was read once, then empty
+    assert [t.name for t in agent.tools] == ["note", "submit"]

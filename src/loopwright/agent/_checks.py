@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -85,13 +85,12 @@ def check_history(history: object, who: str) -> HistoryPolicy | None:
 
 
 def check_tool_list(tools: object, who: str) -> list[Any]:
-    """A list of tools (what is in it is checked by ``check_tools``)."""
+    """A list (or other iterable) of tools, as a list; what is in it is checked by
+    ``check_tools``."""
     from ..tool import Tool
     from ._handoff import Handoff
 
-    if isinstance(tools, str | bytes | Tool | Handoff | Mapping) or not isinstance(
-        tools, Sequence | set | frozenset
-    ):
+    if isinstance(tools, str | bytes | Tool | Handoff | Mapping) or not isinstance(tools, Iterable):
         raise ConfigurationError(
             f"{who}: tools must be a list of Tools ([lw.bash(), my_tool] where my_tool is "
             f"made with @lw.tool), got {_show(tools)}"
