@@ -4,6 +4,7 @@ calls, as a limit; the bound can be raised or lifted explicitly."""
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,14 @@ def test_a_bad_max_steps_is_refused_when_the_agent_is_made(bad: object) -> None:
         lw.react(max_steps=bad)  # type: ignore[arg-type]
     with pytest.raises(lw.ConfigurationError, match="max_steps must be"):
         lw.iterative(max_steps=bad)  # type: ignore[arg-type]
+
+
+async def test_the_default_bound_is_recorded_as_a_limit_like_any_other(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    state = await lw.run(lw.react(), "go", model=talker(), db=db)
+    assert state.run_id is not None
+    with lw.load_run(state.run_id, db=db) as log:
+        info = log.info
+    assert info.status == "limit"
+    assert info.limit is not None and info.limit["type"] == "step"
+    assert info.limit["limit"] == lw.DEFAULT_MAX_STEPS
