@@ -250,6 +250,17 @@ def test_limits_must_be_numbers() -> None:
         time_limit(float("nan"))
 
 
+def test_counted_limits_must_be_whole_numbers() -> None:
+    for factory, unit in [
+        (step_limit, "steps"),
+        (message_limit, "messages"),
+        (token_limit, "tokens"),
+    ]:
+        with pytest.raises(lw.ConfigurationError, match=f"must be a whole number of {unit}"):
+            factory(2.5)  # type: ignore[arg-type]
+        assert factory(3.0).limit == 3  # type: ignore[arg-type]
+
+
 async def test_every_limit_says_plainly_what_was_reached() -> None:
     """Issue 15, item 10: "step limit of 5 reached (6)" read as an off-by-one."""
     model = scripted()

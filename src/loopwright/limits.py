@@ -359,18 +359,27 @@ class _LimitsHook:
 _LIMITS_HOOK = _LimitsHook()
 
 
+def _whole(value: object, type: LimitType, unit: str) -> None:
+    """Refuse a count that is a number but not a whole one (``Limit`` checks the rest)."""
+    if isinstance(value, float) and value == value and not value.is_integer():
+        raise ConfigurationError(f"{type} limit must be a whole number of {unit}, got {value}")
+
+
 def step_limit(steps: int) -> Limit:
     """At most ``steps`` model calls in this scope."""
+    _whole(steps, "step", "steps")
     return _StepLimit(steps)
 
 
 def message_limit(messages: int) -> Limit:
     """At most ``messages`` messages in a conversation sent to the model."""
+    _whole(messages, "message", "messages")
     return _MessageLimit(messages)
 
 
 def token_limit(tokens: int) -> Limit:
     """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
+    _whole(tokens, "token", "tokens")
     return _TokenLimit(tokens)
 
 
