@@ -66,6 +66,7 @@ def test_react_refuses_a_bad_setting_when_it_is_made(kwargs: dict[str, Any], exp
         ({"nudge": None}, "nudge must be a string"),
         ({"progress_every": 0}, "progress_every must be a whole number >= 1"),
         ({"clock": 0.0}, "clock must be a function"),
+        ({"productive_time": "yes"}, "productive_time must be True or False"),
     ],
 )
 def test_iterative_refuses_a_bad_setting_when_it_is_made(
@@ -96,6 +97,9 @@ async def _approve_nothing() -> None:
         (None, {"db": True}, "db must be a file path"),
         (None, {"name": 7}, "name must be a string"),
         (None, {"metadata": ["x"]}, "metadata must be a dict"),
+        (None, {"approval": 42}, "approval must be a preset name"),
+        (None, {"transcript": "no"}, "transcript must be True or False"),
+        (None, {"raise_on_limit": 1}, "raise_on_limit must be True or False"),
     ],
 )
 async def test_run_refuses_a_bad_argument_before_the_run_starts(

@@ -25,6 +25,7 @@ __all__ = [
     "check_config",
     "check_count",
     "check_db",
+    "check_flag",
     "check_history",
     "check_limits",
     "check_model",
@@ -140,12 +141,28 @@ def check_limits(limits: object) -> list[Limit]:
 
 
 def check_approver(approval: object) -> None:
-    """An approver function must take ``(call, messages)``."""
-    if callable(approval) and not isinstance(approval, str) and not _accepts(approval, 2):
+    """An approval policy: a preset name, a rule list, or an approver function, which
+    must take ``(call, messages)``."""
+    if approval is None or isinstance(approval, str):
+        return
+    if not callable(approval) and (
+        isinstance(approval, bytes | Mapping) or not isinstance(approval, Sequence)
+    ):
+        raise ConfigurationError(
+            "run: approval must be a preset name ('ci', 'dev', 'prod'), an approver "
+            f"function or a list of rules, got {_show(approval)}"
+        )
+    if callable(approval) and not _accepts(approval, 2):
         raise ConfigurationError(
             f"run: the approver {_show(approval)} must take (call, messages) and return "
             "an lw.Approval (async def approve(call, messages): ...)"
         )
+
+
+def check_flag(value: object, what: str, who: str) -> None:
+    """Refuse what is not ``True`` or ``False``."""
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{who}: {what} must be True or False, got {_show(value)}")
 
 
 def check_sandbox(sandbox: object) -> None:

@@ -35,6 +35,7 @@ from ._checks import (
     check_callable,
     check_config,
     check_count,
+    check_flag,
     check_history,
     check_model,
     check_text,
@@ -197,6 +198,7 @@ class IterativeAgent:
         check_model(model, who)
         check_config(config, who)
         _check_time_limit(time_limit)
+        check_flag(productive_time, "productive_time", who)
         if progress_every is not None:
             check_count(progress_every, "progress_every", who, least=1)
         check_callable(clock, "clock", who, "a function returning seconds")

@@ -15,6 +15,7 @@ from ._checks import (
     check_agent,
     check_approver,
     check_db,
+    check_flag,
     check_limits,
     check_sandbox,
     check_text,
@@ -111,6 +112,8 @@ async def run(
     check_sandbox(sandbox)
     check_db(db)
     check_approver(approval)
+    check_flag(raise_on_limit, "raise_on_limit", "run")
+    check_flag(transcript, "transcript", "run")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ConfigurationError(f"run: metadata must be a dict or None, got {metadata!r}")
     state = _initial_state(input)
