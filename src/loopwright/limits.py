@@ -38,6 +38,7 @@ from typing import Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError, LoopwrightError
+from ._limit_text import limit_message, whole_count
 from ._waits import WaitClock
 from .model import ModelCall
 from .model._model import _hooks
@@ -83,30 +84,6 @@ class LimitInfo(BaseModel):
     limit: float
     value: float
     message: str
-
-
-def _amount(value: float, unit: str) -> str:
-    if float(value).is_integer():
-        return f"{int(value):,} {unit}"
-    return f"{value:,.1f} {unit}"
-
-
-def limit_message(type: LimitType, limit: float, value: float) -> str:
-    """What a reached limit says: which limit and what was reached, plainly ("step limit
-    reached: 5 steps", "token limit reached: 1,020 tokens used (limit 1,000)").
-    ``value`` is where the run stood: steps made, messages the refused call would have
-    sent, tokens used, seconds elapsed; the limit is added when it differs."""
-    if type == "step":
-        text = f"step limit reached: {_amount(value, 'steps')}"
-    elif type == "message":
-        text = f"message limit reached: the next call would send {_amount(value, 'messages')}"
-    elif type == "token":
-        text = f"token limit reached: {_amount(value, 'tokens')} used"
-    else:
-        what = "working time limit reached" if type == "working" else "time limit reached"
-        done = "worked" if type == "working" else "elapsed"
-        return f"{what}: {value:,.{1 if value >= 10 else 2}f} s {done} (limit {limit:,g} s)"
-    return text if value == limit else f"{text} (limit {_amount(limit, '').strip()})"
 
 
 class LimitExceededError(LoopwrightError):
@@ -359,27 +336,21 @@ class _LimitsHook:
 _LIMITS_HOOK = _LimitsHook()
 
 
-def _whole(value: object, type: LimitType, unit: str) -> None:
-    """Refuse a count that is a number but not a whole one (``Limit`` checks the rest)."""
-    if isinstance(value, float) and value == value and not value.is_integer():
-        raise ConfigurationError(f"{type} limit must be a whole number of {unit}, got {value}")
-
-
 def step_limit(steps: int) -> Limit:
     """At most ``steps`` model calls in this scope."""
-    _whole(steps, "step", "steps")
+    whole_count(steps, "step", "steps")
     return _StepLimit(steps)
 
 
 def message_limit(messages: int) -> Limit:
     """At most ``messages`` messages in a conversation sent to the model."""
-    _whole(messages, "message", "messages")
+    whole_count(messages, "message", "messages")
     return _MessageLimit(messages)
 
 
 def token_limit(tokens: int) -> Limit:
     """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
-    _whole(tokens, "token", "tokens")
+    whole_count(tokens, "token", "tokens")
     return _TokenLimit(tokens)
 
 
