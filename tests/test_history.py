@@ -232,3 +232,27 @@ def test_history_policies_refuse_settings_that_would_act_every_step() -> None:
         prune_when(keep_last=-1)
     with pytest.raises(lw.ConfigurationError, match="max_bytes must be > 0"):
         truncate_when(-5)
+
+
+async def test_a_function_is_a_policy_and_its_overflow_recovery_shrinks() -> None:
+    from loopwright.history import as_history_policy
+
+    history: list[lw.ChatMessage] = [lw.UserMessage(content=f"m{i} " * 50) for i in range(30)]
+
+    async def keep_ten(messages: list[lw.ChatMessage]) -> list[lw.ChatMessage]:
+        return prune(messages, keep_last=10)
+
+    policy = as_history_policy(keep_ten)
+    assert len(await policy.apply(history, None)) == 11  # the first user message, kept
+    assert len(await policy.reduce(history)) == 11
+
+    same = as_history_policy(lambda messages: messages)
+    assert await same.apply(history, None) is history
+    smaller = await same.reduce(history)  # did not shrink: the default recovery did
+    assert len(smaller) < len(history) or sum(len(m.content) for m in smaller) < sum(
+        len(m.content) for m in history
+    )
+    policy_as_is = prune_when(max_messages=50)
+    assert as_history_policy(policy_as_is) is policy_as_is
+    with pytest.raises(lw.ConfigurationError, match="expected a history policy"):
+        as_history_policy(object())

@@ -52,7 +52,7 @@ async def test_message_limit_checks_the_conversation_size() -> None:
     model = scripted()
     with message_limit(2):
         await model.generate([*HI, lw.AssistantMessage(content="x")])
-        with pytest.raises(LimitExceededError, match="message limit of 2"):
+        with pytest.raises(LimitExceededError, match="message limit reached"):
             await model.generate([*HI, lw.AssistantMessage(content="x"), *HI])
 
 
@@ -248,3 +248,74 @@ def test_limits_must_be_numbers() -> None:
             step_limit(bad)  # type: ignore[arg-type]
     with pytest.raises(lw.ConfigurationError, match="must be a number"):
         time_limit(float("nan"))
+
+
+def test_counted_limits_must_be_whole_numbers() -> None:
+    for factory, unit in [
+        (step_limit, "steps"),
+        (message_limit, "messages"),
+        (token_limit, "tokens"),
+    ]:
+        with pytest.raises(lw.ConfigurationError, match=f"must be a whole number of {unit}"):
+            factory(2.5)  # type: ignore[arg-type]
+        assert factory(3.0).limit == 3  # type: ignore[arg-type]
+
+
+async def test_every_limit_says_plainly_what_was_reached() -> None:
+    """Issue 15, item 10: "step limit of 5 reached (6)" read as an off-by-one."""
+    model = scripted()
+    with step_limit(5):
+        for _ in range(5):
+            await model.generate(HI)
+        with pytest.raises(LimitExceededError) as steps:
+            await model.generate(HI)
+    assert str(steps.value) == "step limit reached: 5 steps"
+    assert steps.value.info.value == 5 and steps.value.info.limit == 5
+
+    three = [*HI, lw.AssistantMessage(content="x"), *HI]
+    with message_limit(2), pytest.raises(LimitExceededError) as messages:
+        await model.generate(three)
+    assert str(messages.value) == (
+        "message limit reached: the next call would send 3 messages (limit 2)"
+    )
+
+    with token_limit(1000) as tokens:
+        tokens.used = 1234
+        with pytest.raises(LimitExceededError) as used:
+            await model.generate(HI)
+    assert str(used.value) == "token limit reached: 1,234 tokens used (limit 1,000)"
+
+    with pytest.raises(LimitExceededError) as timed, time_limit(0.05):
+        await asyncio.sleep(5)
+    assert str(timed.value).startswith("time limit reached: 0.")
+    assert str(timed.value).endswith(" s elapsed (limit 0.05 s)")
+
+    with pytest.raises(LimitExceededError) as worked, working_limit(0.05):
+        await asyncio.sleep(5)
+    assert str(worked.value).startswith("working time limit reached: ")
+    assert str(worked.value).endswith(" s worked (limit 0.05 s)")
+
+
+async def test_a_run_ended_by_a_limit_keeps_the_plain_message() -> None:
+    agent = lw.react(max_steps=None)
+    state = await lw.run(agent, "go", model=scripted(), limits=[step_limit(3)], db=False)
+    assert state.limit is not None
+    assert state.limit.message == "step limit reached: 3 steps"
+    assert state.limit.value == 3
+
+    state = await lw.run(lw.iterative(max_steps=2), "go", model=scripted(), db=False)
+    assert state.limit is not None and state.limit.message == "step limit reached: 2 steps"
+
+
+async def test_a_wait_for_a_shared_resource_is_not_working_time_but_is_time() -> None:
+    """Issue 16, item 3 (the limits' side): a wait for a free sandbox is marked with
+    waiting(); a working limit stands still during it, a time limit does not."""
+    from loopwright.limits import waiting
+
+    with working_limit(0.3) as limit:
+        with waiting():
+            await asyncio.sleep(0.5)  # longer than the budget: not charged
+        assert limit.elapsed() < 0.2  # type: ignore[attr-defined]
+    with pytest.raises(LimitExceededError) as info, time_limit(0.1), waiting():
+        await asyncio.sleep(5)
+    assert info.value.type == "time"

@@ -115,6 +115,7 @@ from .history import (
     truncate_when,
 )
 from .limits import (
+    DEFAULT_MAX_STEPS,
     Limit,
     LimitExceededError,
     LimitInfo,
@@ -360,6 +361,7 @@ def __dir__() -> list[str]:
 _sys.modules[__name__].__class__ = _Package
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "ActionExample",
     "Agent",
     "AgentState",

@@ -12,12 +12,23 @@ Policies are objects the agent loop consults each step::
 A policy has ``apply(messages, usage)`` — called every step, cheap when nothing needs doing —
 and ``reduce(messages)`` — called when the model's context overflowed, must make the
 history smaller. Combine several with :func:`compose`.
+
+A plain function ``messages -> messages`` (sync or async) is a policy too, wherever one
+is accepted: it is applied every step, and on overflow it is applied once more, the
+default overflow recovery taking over when that did not make the history smaller::
+
+    def keep_recent(messages):
+        return lw.prune(messages, keep_last=40)
+
+    agent = lw.react(history=keep_recent)
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
 
 from ._errors import ConfigurationError
 from ._ids import new_id
@@ -36,7 +47,9 @@ from .model import (
 from .tool import truncate_output
 
 __all__ = [
+    "HistoryFunction",
     "HistoryPolicy",
+    "as_history_policy",
     "compact",
     "compact_when",
     "compose",
@@ -172,6 +185,74 @@ class HistoryPolicy(abc.ABC):
         """Make the history smaller: the model's context overflowed."""
 
 
+HistoryFunction: TypeAlias = Callable[
+    [list[ChatMessage]], list[ChatMessage] | Awaitable[list[ChatMessage]]
+]
+"""A history policy as a plain function: ``messages -> messages``, sync or async."""
+
+
+class _FunctionPolicy(HistoryPolicy):
+    """A :data:`HistoryFunction` as a policy (see the module documentation)."""
+
+    def __init__(self, function: HistoryFunction) -> None:
+        self.function = function
+        self.name = getattr(function, "__qualname__", None) or repr(function)
+
+    def __repr__(self) -> str:
+        return f"history policy {self.name}"
+
+    async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
+        result = self.function(messages)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, list):  # a bug in the function: say which
+            raise TypeError(
+                f"history policy {self.name} returned {type(result).__name__}; it must "
+                "return the list of messages to keep"
+            )
+        return result
+
+    async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        smaller = await self.apply(messages, None)
+        if _shrank(smaller, messages):
+            return smaller
+        return await DEFAULT_OVERFLOW_POLICY.reduce(messages)
+
+
+def as_history_policy(policy: object, who: str = "history") -> HistoryPolicy:
+    """``policy`` as a :class:`HistoryPolicy`: a policy as it is, a plain function
+    ``messages -> messages`` (sync or async) wrapped.
+
+    Raises:
+        ConfigurationError: ``policy`` is neither (said when it is given, not mid-run).
+    """
+    if isinstance(policy, HistoryPolicy):
+        return policy
+    if callable(policy) and not isinstance(policy, type) and _takes_one_argument(policy):
+        return _FunctionPolicy(policy)
+    raise ConfigurationError(
+        f"{who}: expected a history policy (lw.prune_when(...), lw.truncate_when(...), "
+        "lw.compact_when(...), lw.compose(...)) or a function messages -> messages, got "
+        f"{policy!r}"
+    )
+
+
+def _takes_one_argument(function: Callable[..., object]) -> bool:
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some builtins): let it be tried
+        return True
+    return True
+
+
+def _shrank(smaller: Sequence[ChatMessage], messages: Sequence[ChatMessage]) -> bool:
+    return len(smaller) < len(messages) or sum(len(m.content) for m in smaller) < sum(
+        len(m.content) for m in messages
+    )
+
+
 def _context_tokens(usage: Usage | None) -> int:
     return 0 if usage is None else usage.input_tokens + usage.output_tokens
 
@@ -287,8 +368,8 @@ def compact_when(
 
 
 class _Composed(HistoryPolicy):
-    def __init__(self, policies: Sequence[HistoryPolicy]) -> None:
-        self.policies = list(policies)
+    def __init__(self, policies: Sequence[HistoryPolicy | HistoryFunction]) -> None:
+        self.policies = [as_history_policy(p, "compose") for p in policies]
 
     async def apply(self, messages: list[ChatMessage], usage: Usage | None) -> list[ChatMessage]:
         for p in self.policies:
@@ -298,15 +379,14 @@ class _Composed(HistoryPolicy):
     async def reduce(self, messages: list[ChatMessage]) -> list[ChatMessage]:
         for p in self.policies:
             smaller = await p.reduce(messages)
-            if len(smaller) < len(messages) or sum(len(m.content) for m in smaller) < sum(
-                len(m.content) for m in messages
-            ):
+            if _shrank(smaller, messages):
                 return smaller
         return messages
 
 
-def compose(*policies: HistoryPolicy) -> HistoryPolicy:
-    """Apply policies in order each step; on overflow, use the first that shrinks."""
+def compose(*policies: HistoryPolicy | HistoryFunction) -> HistoryPolicy:
+    """Apply policies (or functions ``messages -> messages``) in order each step; on
+    overflow, use the first that shrinks."""
     return _Composed(policies)
 
 

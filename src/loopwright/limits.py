@@ -12,12 +12,17 @@ or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time
 - :func:`message_limit` — messages in the conversation sent to the model;
 - :func:`token_limit` — tokens used by model calls (input + output);
 - :func:`time_limit` — wall-clock seconds; cancels a model or tool call in flight;
-- :func:`working_limit` — wall-clock seconds minus time spent waiting for retries and
-  for a connection slot; also cancels work in flight when the budget is gone.
+- :func:`working_limit` — wall-clock seconds minus time spent waiting for retries, for
+  a connection slot and in :func:`waiting` blocks (e.g. for a free sandbox); also
+  cancels work in flight when the budget is gone.
 
 Counting happens in every context under the limit, including sub-agents and tasks started
 within it. When a limit is exceeded, :class:`LimitExceededError` is raised; ``run()``
 turns it into ``state.limit``.
+
+The standard agents never run unbounded: ``react()`` (and ``iterative()`` without a time
+budget) stop after :data:`DEFAULT_MAX_STEPS` model calls unless a step limit is already in
+force around them or their ``max_steps`` says otherwise (``max_steps=None`` lifts it).
 """
 
 from __future__ import annotations
@@ -33,25 +38,41 @@ from typing import Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError, LoopwrightError
+from ._limit_text import limit_message, whole_count
 from ._waits import WaitClock
 from .model import ModelCall
 from .model._model import _hooks
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "Limit",
     "LimitExceededError",
     "LimitInfo",
     "LimitType",
     "check_limits",
+    "limit_message",
     "message_limit",
     "remaining_time",
     "step_limit",
     "time_limit",
     "token_limit",
+    "waiting",
     "working_limit",
 ]
 
 LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
+
+DEFAULT_MAX_STEPS = 25
+"""The step bound of the standard agents when nobody chose one: ``react()`` and
+``iterative()`` (the latter only without a ``time_limit``) end with ``state.limit`` (a
+step limit) after this many model calls, unless a step limit is in force around them
+(``run(limits=[lw.step_limit(n)])``, ``with lw.step_limit(n):``, an eval task's limits,
+``loopwright run --max-steps``) or their ``max_steps`` is given (``None``: no bound of
+their own). Other frameworks use 10-25; raise it for long tasks."""
+
+DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
+"""Added to the message of the default step bound, so that a user who never set one
+learns where it came from."""
 
 
 class LimitInfo(BaseModel):
@@ -73,7 +94,9 @@ class LimitExceededError(LoopwrightError):
         self.limit = limit
         self.type: LimitType = limit.type
         self.value = value
-        msg = message or f"{limit.type} limit of {limit.limit:g} reached ({value:g})"
+        msg = message or limit_message(limit.type, limit.limit, value)
+        if limit.note:
+            msg = f"{msg} ({limit.note})"
         super().__init__(msg)
 
     @functools.cached_property
@@ -104,6 +127,8 @@ class Limit:
         self.depth = 0  # the run nesting depth this limit was entered at
         self._token: object | None = None
         self._hooks_token: object | None = None
+        self.note: str | None = None
+        """Said after the message when the limit is reached (e.g. where it came from)."""
 
     def __repr__(self) -> str:
         return f"{self.type}_limit({self.limit:g})"
@@ -146,11 +171,12 @@ class Limit:
     def after_generate(self, call: ModelCall) -> None:
         """Account for a finished model call."""
 
-    def wait_began(self, call: ModelCall) -> None:
-        """A model call in the scope began to wait (retry backoff, connection queue)."""
+    def wait_began(self, call: ModelCall | None) -> None:
+        """A model call in the scope began to wait (retry backoff, connection queue), or
+        (``call`` None) the scope waits for something else (see :func:`waiting`)."""
 
-    def wait_ended(self, call: ModelCall, seconds: float) -> None:
-        """A model call in the scope stopped waiting."""
+    def wait_ended(self, call: ModelCall | None, seconds: float) -> None:
+        """A model call in the scope (or, ``call`` None, the scope) stopped waiting."""
 
     def on_wait(self, call: ModelCall, seconds: float) -> None:
         """A model call in the scope is about to sleep ``seconds`` before a retry."""
@@ -164,7 +190,7 @@ class _StepLimit(Limit):
 
     def check(self, call: ModelCall | None = None) -> None:
         if call is not None and self.used >= self.limit:
-            raise self.exceeded(self.used + 1)
+            raise self.exceeded(self.used)  # the steps made: the limit, reached
 
     def count(self, call: ModelCall) -> None:
         self.used += 1
@@ -268,11 +294,11 @@ class _WorkingLimit(_TimeLimit):
         now = time.monotonic()
         return now - self._began - self.waits.total(now)
 
-    def wait_began(self, call: ModelCall) -> None:
+    def wait_began(self, call: ModelCall | None) -> None:
         if self.waits.begin() and self._timer is not None:
             self._timer.cancel()  # no working time passes until the waits end
 
-    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+    def wait_ended(self, call: ModelCall | None, seconds: float) -> None:
         # (a limit that fired stays fired: its cancellation is on its way)
         if self.waits.end() and self._timer is not None and self._task and not self._fired:
             loop = asyncio.get_running_loop()
@@ -312,16 +338,19 @@ _LIMITS_HOOK = _LimitsHook()
 
 def step_limit(steps: int) -> Limit:
     """At most ``steps`` model calls in this scope."""
+    whole_count(steps, "step", "steps")
     return _StepLimit(steps)
 
 
 def message_limit(messages: int) -> Limit:
     """At most ``messages`` messages in a conversation sent to the model."""
+    whole_count(messages, "message", "messages")
     return _MessageLimit(messages)
 
 
 def token_limit(tokens: int) -> Limit:
     """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
+    whole_count(tokens, "token", "tokens")
     return _TokenLimit(tokens)
 
 
@@ -333,6 +362,19 @@ def time_limit(seconds: float) -> Limit:
 def working_limit(seconds: float) -> Limit:
     """At most ``seconds`` of working time: wall-clock time minus retry and queue waits."""
     return _WorkingLimit(seconds)
+
+
+def default_step_limit() -> Limit:
+    """The bound of :data:`DEFAULT_MAX_STEPS` steps that the standard agents use when
+    nobody chose one; its message says so."""
+    limit = _StepLimit(DEFAULT_MAX_STEPS)
+    limit.note = DEFAULT_STEPS_NOTE
+    return limit
+
+
+def step_limit_in_force() -> bool:
+    """Whether a step limit bounds model calls made in this context."""
+    return any(limit.type == "step" for limit in _active.get())
 
 
 def active_limits() -> tuple[Limit, ...]:
@@ -354,6 +396,23 @@ def remaining_time() -> float | None:
     """Seconds left before the tightest time or working limit, or ``None`` if none."""
     left = [limit.remaining() for limit in _active.get() if isinstance(limit, _TimeLimit)]
     return min(left) if left else None
+
+
+@contextlib.contextmanager
+def waiting() -> Iterator[None]:
+    """Mark the time in this block as a wait for a shared resource (a free sandbox slot,
+    say): working limits do not count it, like a model call's retry backoff; time limits
+    do, and may end the run while it waits (enter the wait inside their scope)."""
+    active = _active.get()
+    began = time.monotonic()
+    for limit in active:
+        limit.wait_began(None)
+    try:
+        yield
+    finally:
+        seconds = time.monotonic() - began
+        for limit in active:
+            limit.wait_ended(None, seconds)
 
 
 @contextlib.contextmanager

@@ -176,7 +176,7 @@ async def test_context_overflow_is_recovered_by_pruning() -> None:
         return next(script)
 
     model = lw.get_model("mock", outputs=responder)
-    state = await lw.run(lw.react(tools=[multiply]), "task", model=model)
+    state = await lw.run(lw.react(tools=[multiply], max_steps=40), "task", model=model)
     assert state.completed == "submit"
     assert seen[-1] < seen[-2]  # the retry after the overflow sent a smaller history
     assert any(m.text == OVERFLOW_HINT for m in state.messages)

@@ -162,3 +162,120 @@ async def test_a_run_without_a_transcript_records_no_calls_but_what_code_records
 
     with pytest.raises(lw.ConfigurationError, match="db=False"):
         await lw.run(agent, "2+3?", model=lw.get_model("mock", outputs=script()), transcript=False)
+
+
+def test_run_sync_raises_the_agents_own_error_unchained() -> None:
+    """Issue 15, item 7: the error was chained onto "RuntimeError: no running event loop"."""
+    import traceback
+
+    class Boom(Exception):
+        pass
+
+    async def failing(state: lw.AgentState) -> lw.AgentState:
+        raise Boom("the real error")
+
+    with pytest.raises(Boom) as info:
+        lw.run_sync(failing, "go", db=False)
+    error = info.value
+    for linked in (error.__context__, error.__cause__):
+        assert not (isinstance(linked, RuntimeError) and "no running event loop" in str(linked))
+    text = "".join(traceback.format_exception(error))
+    assert "no running event loop" not in text
+    assert "During handling of the above exception" not in text
+    assert "Boom: the real error" in text
+
+
+async def test_the_state_names_its_run_so_it_loads_without_guessing(tmp_path: Path) -> None:
+    """Issue 15, item 14: the state returned by run() had no run id."""
+    db = tmp_path / "runs.db"
+
+    def answering(answer: str) -> lw.Model:
+        return lw.get_model("mock", outputs=[call("submit", {"answer": answer})])
+
+    first = await lw.run(lw.react(name="first"), "one", model=answering("1"), db=db)
+    second = await lw.run(lw.react(name="second"), "two", model=answering("2"), db=db)
+    limited = await lw.run(
+        lw.react(name="third"), "three", model="mock", db=db, limits=[lw.step_limit(1)]
+    )
+    ids = [first.run_id, second.run_id, limited.run_id]
+    assert all(ids) and len(set(ids)) == 3
+    for state, name in [(first, "first"), (second, "second"), (limited, "third")]:
+        assert state.run_id is not None
+        with load_run(state.run_id, db=db) as log:
+            assert log.info.id == state.run_id
+            assert log.info.name == name
+    # a state continued by another run gets that run's id
+    again = await lw.run(lw.react(name="again"), first, model=answering("3"), db=db)
+    assert again is first and again.run_id not in ids
+
+
+async def test_a_run_not_kept_has_an_id_that_no_store_confuses_with_another(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    kept = await lw.run(
+        lw.react(),
+        "kept",
+        model=lw.get_model("mock", outputs=[call("submit", {"answer": "x"})]),
+        db=db,
+    )
+    gone = await lw.run(
+        lw.react(),
+        "gone",
+        model=lw.get_model("mock", outputs=[call("submit", {"answer": "y"})]),
+        db=False,
+    )
+    assert gone.run_id and gone.run_id != kept.run_id
+    with pytest.raises(lw.RunStoreError):
+        load_run(gone.run_id, db=db)  # not the latest run by mistake
+
+
+async def test_a_run_inside_a_run_has_the_outer_runs_id(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    inner_ids: list[str | None] = []
+
+    @lw.tool
+    async def delegate(task: str) -> str:
+        """Delegate a task.
+
+        Args:
+            task: The task.
+        """
+        inner = lw.get_model("mock", outputs=[call("submit", {"answer": "inner"})])
+        state = await lw.run(lw.react(name="inner"), task, model=inner)
+        inner_ids.append(state.run_id)
+        return state.text
+
+    outer_model = lw.get_model(
+        "mock", outputs=[call("delegate", {"task": "x"}), call("submit", {"answer": "outer"})]
+    )
+    state = await lw.run(lw.react(tools=[delegate]), "go", model=outer_model, db=db)
+    assert inner_ids == [state.run_id]
+
+
+async def test_a_time_limit_counts_the_wait_for_a_sandbox_slot() -> None:
+    """Issue 16, item 3: a time_limit(2) run waited 10.9 s for a free sandbox."""
+    import asyncio
+    import time
+
+    model = lw.get_model("mock", outputs=[call("submit", {"answer": "ok"})])
+    before = lw.max_sandboxes()
+    lw.set_max_sandboxes(1)
+    try:
+        async with lw.use_sandbox("local"):  # the only slot, held for 3 s below
+            began = time.monotonic()
+            run = asyncio.create_task(
+                lw.run(lw.react(), "t", model=model, sandbox="local", db=False,
+                       limits=[lw.time_limit(0.3)])
+            )  # fmt: skip
+            done, _ = await asyncio.wait({run}, timeout=3)
+        state = await run
+        waited = time.monotonic() - began
+    finally:
+        lw.set_max_sandboxes(before)
+    assert done, "the run waited past its time limit for a sandbox slot"
+    assert state.completed == "limit"
+    assert state.limit is not None and state.limit.type == "time"
+    assert waited < 2.5
+    with pytest.raises(lw.SandboxError):
+        lw.sandbox()

@@ -178,7 +178,7 @@ def test_time_limit_exits_3(tmp_path: Path) -> None:
         cwd=tmp_path,
     )  # fmt: skip
     assert r.code == 3, r.err
-    assert "stopped: time limit of 0.5 reached" in r.err
+    assert "stopped: time limit reached: " in r.err and "(limit 0.5 s)" in r.err
 
 
 def test_token_limit_exits_3(tmp_path: Path) -> None:

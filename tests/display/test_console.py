@@ -67,13 +67,13 @@ async def test_the_display_attaches_to_one_transcript_and_shows_limits_and_error
     t = lw.Transcript()
     display = lw.console_display(out)
     stop = display.attach(t)
-    t.record(lw.LimitEvent(type="step", limit=3, value=3, message="step limit of 3 reached"))
+    t.record(lw.LimitEvent(type="step", limit=3, value=3, message="step limit reached: 3 steps"))
     t.record(lw.ErrorEvent(error="RuntimeError", message="boom"))
     t.record(lw.StoreEvent(changes=[{"op": "add", "path": "/x", "value": 1}]))  # hidden
     stop()
     t.info("not shown")
     assert buffer.getvalue().splitlines() == [
-        "■ limit reached: step limit of 3 reached",
+        "■ step limit reached: 3 steps",
         "■ error: RuntimeError: boom",
     ]
 
@@ -114,7 +114,7 @@ async def test_a_model_call_stopped_by_a_limit_is_not_shown_as_a_step() -> None:
     assert "step 2" in text
     assert "step 3" not in text
     assert "model error" not in text
-    assert "limit reached: step limit of 2" in text
+    assert "■ step limit reached: 2 steps" in text
 
 
 async def test_a_log_record_of_an_unnamed_level_is_shown_and_the_display_goes_on() -> None:

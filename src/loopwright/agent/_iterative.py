@@ -11,8 +11,17 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._waits import WaitClock
-from ..history import HistoryPolicy
-from ..limits import LimitInfo, check_limits, remaining_time
+from ..history import HistoryFunction, HistoryPolicy
+from ..limits import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_STEPS_NOTE,
+    LimitInfo,
+    LimitType,
+    check_limits,
+    limit_message,
+    remaining_time,
+    step_limit_in_force,
+)
 from ..model import (
     ChatMessage,
     GenerateConfig,
@@ -22,9 +31,21 @@ from ..model import (
     get_model,
     model_hook,
 )
+from ._checks import (
+    check_callable,
+    check_config,
+    check_count,
+    check_flag,
+    check_history,
+    check_model,
+    check_text,
+    check_tool_list,
+)
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
+    MaxSteps,
+    check_max_steps,
     check_tools,
     has_stop_keyword,
     install_prompt,
@@ -124,6 +145,16 @@ class _WaitMeter:
                     self._held = [(s, left) for s, left in self._held if s is not scope]
 
 
+def _check_time_limit(seconds: object) -> None:
+    if seconds is None:
+        return
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not number or not 0 < seconds < float("inf"):  # type: ignore[operator]
+        raise ConfigurationError(
+            f"iterative: time_limit must be a number of seconds > 0, or None, got {seconds!r}"
+        )
+
+
 def _report_progress(step: int, elapsed: float, state: AgentState) -> None:
     from ..transcript import current_transcript
 
@@ -150,22 +181,37 @@ class IterativeAgent:
         model: str | Model | None,
         time_limit: float | None,
         productive_time: bool,
-        max_steps: int | None,
+        max_steps: MaxSteps,
         nudge: str,
         progress_every: int | None,
         stop_keywords: str | Sequence[str] | None,
-        history: HistoryPolicy | None,
+        history: HistoryPolicy | HistoryFunction | None,
         config: GenerateConfig | None,
         clock: Callable[[], float],
         timeout_factory: TimeoutFactory,
     ) -> None:
+        who = "iterative"
+        check_text(name, "name", who)
+        check_text(description, "description", who)
+        check_text(prompt, "prompt", who, optional=True)
+        check_text(nudge, "nudge", who)
+        check_model(model, who)
+        check_config(config, who)
+        _check_time_limit(time_limit)
+        check_flag(productive_time, "productive_time", who)
+        if progress_every is not None:
+            check_count(progress_every, "progress_every", who, least=1)
+        check_callable(clock, "clock", who, "a function returning seconds")
+        check_callable(timeout_factory, "timeout_factory", who, "a function (see the docs)")
         self.name, self.description, self.prompt = name, description, prompt
-        self.tools, self.model, self.config = list(tools), model, config
+        self.tools, self.model, self.config = check_tool_list(tools, who), model, config
         self.time_limit, self.productive_time = time_limit, productive_time
-        self.max_steps, self.nudge, self.progress_every = max_steps, nudge, progress_every
-        self.stop_keywords = stop_keywords_of(stop_keywords, "iterative")
-        self.history, self.clock, self.timeout_factory = history, clock, timeout_factory
-        check_tools(self.tools, "iterative")
+        self.max_steps = check_max_steps(max_steps, who)
+        self.nudge, self.progress_every = nudge, progress_every
+        self.stop_keywords = stop_keywords_of(stop_keywords, who)
+        self.history = check_history(history, who)
+        self.clock, self.timeout_factory = clock, timeout_factory
+        check_tools(self.tools, who)
         try:
             nudge.format(remaining="1 min 0 s")
         except (KeyError, IndexError, ValueError) as ex:
@@ -180,6 +226,7 @@ class IterativeAgent:
         install_prompt(state.messages, self.prompt)
         run = _Run(tools, max_tool_output(model, self.config))
         meter = _WaitMeter(hold_timeouts=self.productive_time)
+        max_steps, note = self._step_bound()
         start = self.clock()
 
         def elapsed() -> float:
@@ -198,20 +245,22 @@ class IterativeAgent:
                     step += 1
                     used = elapsed()
                     if self.time_limit is not None and used >= self.time_limit:
+                        kind: LimitType = "working" if self.productive_time else "time"
                         state.limit = LimitInfo(
-                            type="working" if self.productive_time else "time",
+                            type=kind,
                             limit=self.time_limit,
                             value=used,
-                            message=f"iterative agent: time budget of {self.time_limit:g}s used",
+                            message=limit_message(kind, self.time_limit, used),
                         )
                         state.completed = "limit"
                         return state
-                    if self.max_steps is not None and step > self.max_steps:
+                    if max_steps is not None and step > max_steps:
+                        message = limit_message("step", max_steps, max_steps)
                         state.limit = LimitInfo(
                             type="step",
-                            limit=self.max_steps,
-                            value=step,
-                            message=f"iterative agent: {self.max_steps} steps done",
+                            limit=max_steps,
+                            value=max_steps,
+                            message=f"{message} ({note})" if note else message,
                         )
                         state.completed = "limit"
                         return state
@@ -222,6 +271,15 @@ class IterativeAgent:
                         return state
         finally:
             close_open_calls(state, NOT_RUN)
+
+    def _step_bound(self) -> tuple[int | None, str | None]:
+        """The most steps of this run, and what to say of them when they are done: the
+        default bound applies without a time budget and without a step limit in force."""
+        if self.max_steps != "default":
+            return self.max_steps, None
+        if self.time_limit is not None or step_limit_in_force():
+            return None, None
+        return DEFAULT_MAX_STEPS, DEFAULT_STEPS_NOTE
 
     def _remaining(self, elapsed: float) -> float | None:
         own = None if self.time_limit is None else max(self.time_limit - elapsed, 0.001)
@@ -299,11 +357,11 @@ def iterative(
     model: str | Model | None = None,
     time_limit: float | None = None,
     productive_time: bool = False,
-    max_steps: int | None = None,
+    max_steps: MaxSteps = "default",
     nudge: str = DEFAULT_NUDGE,
     progress_every: int | None = 10,
     stop_keywords: str | Sequence[str] | None = None,
-    history: HistoryPolicy | None = None,
+    history: HistoryPolicy | HistoryFunction | None = None,
     config: GenerateConfig | None = None,
     clock: Callable[[], float] = time.monotonic,
     timeout_factory: TimeoutFactory = asyncio.timeout,
@@ -322,10 +380,14 @@ def iterative(
             retries or a connection slot is not charged to the budget (calls waiting at
             the same time are charged nothing for their common wait, once), and the
             timeouts of the model call and the tools stand still while a call waits.
-        max_steps: At most this many steps.
+        max_steps: At most this many steps. ``"default"``: with no ``time_limit`` and
+            no step limit in force, :data:`~loopwright.DEFAULT_MAX_STEPS` (25), so the
+            agent is never unbounded by accident; with either, no bound of its own.
+            ``None``: no step bound of its own.
         nudge: The ephemeral message; ``{remaining}`` is replaced by the time left.
         progress_every: Record a progress info line every N steps (``None``: never).
-        history: History policy applied each step (and on context overflow).
+        history: History policy applied each step (and on context overflow): a policy or
+            a function ``messages -> messages`` (sync or async).
         clock: Seconds, monotonic (inject a fake clock in tests).
         timeout_factory: ``factory(seconds | None)`` -> async context manager that
             raises ``TimeoutError`` after that long (default ``asyncio.timeout``).

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
-from ..history import HistoryPolicy
-from ..limits import LimitExceededError, check_limits, step_limit
+from ..history import HistoryFunction, HistoryPolicy
+from ..limits import LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
     Model,
@@ -18,15 +18,27 @@ from ..model import (
     get_model,
 )
 from ..tool import Tool
+from ._checks import (
+    check_callable,
+    check_config,
+    check_count,
+    check_history,
+    check_model,
+    check_text,
+    check_tool_list,
+)
 from ._handoff import Handoff, run_handoff
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
+    MaxSteps,
+    check_max_steps,
     check_tools,
     has_stop_keyword,
     install_prompt,
     max_tool_output,
     offered_tools,
+    own_step_limit,
     recover_overflow,
     run_tool_calls,
 )
@@ -78,19 +90,37 @@ class ReactAgent:
         model: str | Model | None,
         submit: bool | AnyTool,
         on_continue: ContinueHandler | None,
-        max_steps: int | None,
+        max_steps: MaxSteps,
         stop_keywords: str | Sequence[str] | None,
-        history: HistoryPolicy | None,
+        history: HistoryPolicy | HistoryFunction | None,
         config: GenerateConfig | None,
         max_format_errors: int,
         max_content_filter: int,
         max_tokens_continues: int,
         max_overflow_recoveries: int,
     ) -> None:
+        who = "react"
+        check_text(name, "name", who)
+        check_text(description, "description", who)
+        check_text(prompt, "prompt", who, optional=True)
+        check_model(model, who)
+        check_config(config, who)
+        if on_continue is not None and not isinstance(on_continue, str):
+            check_callable(on_continue, "on_continue", who, "a string, a function or None")
+        for what, count in [
+            ("max_format_errors", max_format_errors),
+            ("max_content_filter", max_content_filter),
+            ("max_tokens_continues", max_tokens_continues),
+            ("max_overflow_recoveries", max_overflow_recoveries),
+        ]:
+            check_count(count, what, who)
+        tools = check_tool_list(tools, who)
         self.name, self.description, self.prompt = name, description, prompt
-        self.model, self.config, self.history = model, config, history
-        self.on_continue, self.max_steps = on_continue, max_steps
-        self.stop_keywords = stop_keywords_of(stop_keywords, "react")
+        self.model, self.config = model, config
+        self.history = check_history(history, who)
+        self.on_continue = on_continue
+        self.max_steps = check_max_steps(max_steps, who)
+        self.stop_keywords = stop_keywords_of(stop_keywords, who)
         self.max_format_errors = max_format_errors
         self.max_content_filter = max_content_filter
         self.max_tokens_continues = max_tokens_continues
@@ -120,7 +150,7 @@ class ReactAgent:
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)
-        limit = step_limit(self.max_steps) if self.max_steps is not None else None
+        limit = own_step_limit(self.max_steps)
         try:
             if limit is not None:
                 with limit:
@@ -275,9 +305,9 @@ def react(
     model: str | Model | None = None,
     submit: bool | AnyTool = True,
     on_continue: ContinueHandler | None = None,
-    max_steps: int | None = None,
+    max_steps: MaxSteps = "default",
     stop_keywords: str | Sequence[str] | None = None,
-    history: HistoryPolicy | None = None,
+    history: HistoryPolicy | HistoryFunction | None = None,
     config: GenerateConfig | None = None,
     max_format_errors: int = 3,
     max_content_filter: int = 2,
@@ -289,7 +319,15 @@ def react(
     It ends when the model calls ``submit`` successfully (its answer becomes
     ``state.output``), when it answers without a tool call and ``submit=False``, when
     ``on_continue`` says stop, when a stop keyword appears in its text, or when a limit
-    is reached (``state.limit``). ``state.completed`` says which.
+    is reached (``state.limit``). ``state.completed`` says which. A setting of the wrong
+    kind is refused here, with a :class:`~loopwright.ConfigurationError` naming what was
+    expected.
+
+    It is never unbounded by accident: unless ``max_steps`` is given or a step limit is
+    in force when it starts (``run(limits=[lw.step_limit(n)])``, an outer agent's), it
+    stops after :data:`~loopwright.DEFAULT_MAX_STEPS` (25) model calls, with
+    ``state.limit`` saying so. An agent used as a tool or handed the conversation runs
+    within its caller's step limit, which then counts its steps too.
 
     Args:
         name: The agent's name (used by ``as_tool`` and transcripts).
@@ -301,10 +339,14 @@ def react(
             uses that one; ``False`` ends the agent at the first answer without tools.
         on_continue: What to do when the model answers without a tool call while
             ``submit`` is on (see :data:`ContinueHandler`); default: a nudge.
-        max_steps: At most this many model calls (a step limit for this agent).
+        max_steps: At most this many model calls (a step limit for this agent, ending
+            the agent with ``state.limit``). ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS`
+            unless a step limit is already in force; ``None``: no bound of its own (the
+            limits in force still apply; without any, it runs until it answers).
         stop_keywords: End when any of these appears in the model's text (any case).
-        history: How to keep the history bounded (see :mod:`loopwright.history`); also
-            used for overflow recovery (default: truncate then prune).
+        history: How to keep the history bounded (see :mod:`loopwright.history`): a
+            policy or a function ``messages -> messages`` (sync or async); also used for
+            overflow recovery (default: truncate then prune).
         config: Generation settings for every call.
         max_format_errors: Consecutive replies whose tool calls all failed to parse
             before the agent gives up (``format_errors``).

@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ConfigurationError
 from ..limits import Limit, LimitExceededError, run_scope
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
+from ._checks import (
+    check_agent,
+    check_approver,
+    check_db,
+    check_flag,
+    check_limits,
+    check_sandbox,
+    check_text,
+    check_tool_list,
+)
 from ._state import Agent, AgentState
+from ._steps import check_tools
 
 if TYPE_CHECKING:
     from ..sandbox import SandboxEnvironment
@@ -58,7 +69,10 @@ async def run(
     ``raise_on_limit=True`` to get :class:`LimitExceededError` instead. Errors that are
     not limits are recorded and propagate. When the run store fails (the disk is full),
     the run is stopped at once and :class:`RunStoreError` is raised, with the state so far
-    in its ``state``.
+    in its ``state``. ``state.run_id`` names the run in the run store:
+    ``lw.load_run(state.run_id, db=db)`` opens it. An argument of the wrong kind
+    (an agent that is not one, a limit, tool or approver that is not one...) raises
+    :class:`~loopwright.ConfigurationError` before the run starts.
 
     Args:
         agent: The agent to run.
@@ -73,7 +87,8 @@ async def run(
             ``False``: do not persist. A run inside another run (an agent used as a
             tool) is recorded as a span of the outer run.
         sandbox: ``"bwrap"``, ``"local"`` or a :class:`SandboxEnvironment`: a fresh
-            sandbox for this run, cleaned up at the end (default: none).
+            sandbox for this run, cleaned up at the end (default: none). Waiting for a
+            free sandbox slot counts against the run's time limits.
         approval: An approval policy for tool calls: ``"ci"``, ``"dev"``, ``"prod"``,
             an approver function, or a rule list (default: every call runs).
         metadata: JSON-serialisable data kept with the run.
@@ -88,6 +103,21 @@ async def run(
     from ..log import RunStoreError, recording
     from ..tool import approver
 
+    # every argument is checked before anything starts: a mistake is a usage error,
+    # refused here, never an AttributeError in the middle of the run
+    check_agent(agent)
+    limits = check_limits(limits)
+    if tools is not None:
+        tools = check_tool_list(tools, "run")
+        check_tools(tools, "run(tools=...)")
+    check_text(name, "name", "run", optional=True)
+    check_sandbox(sandbox)
+    check_db(db)
+    check_approver(approval)
+    check_flag(raise_on_limit, "raise_on_limit", "run")
+    check_flag(transcript, "transcript", "run")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ConfigurationError(f"run: metadata must be a dict or None, got {metadata!r}")
     state = _initial_state(input)
     if tools is not None:
         state.extra_tools = list(tools)
@@ -125,10 +155,7 @@ async def run(
                     record_calls=transcript,
                 )
             )
-            if sandbox is not None:
-                from ..sandbox import use_sandbox
-
-                await stack.enter_async_context(use_sandbox(sandbox))
+            state.run_id = rec.run_id
             if policy is not None:
                 stack.enter_context(approver(policy))
             try:
@@ -137,6 +164,8 @@ async def run(
                 with contextlib.ExitStack() as limit_stack:
                     for limit in limits:
                         limit_stack.enter_context(limit)
+                    if sandbox is not None:
+                        await _start_sandbox(stack, sandbox)
                     state = await agent(state)
             except LimitExceededError as ex:
                 owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
@@ -146,12 +175,26 @@ async def run(
                 limit_error: LimitExceededError | None = ex
             else:
                 limit_error = None
+            state.run_id = rec.run_id  # (an agent may return another state than it got)
             rec.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
                 limit=limit_error or state.limit,
             )
             return state
+
+
+async def _start_sandbox(
+    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment
+) -> None:
+    """Start the run's sandbox within the run's limits, clean it up outside them.
+
+    Waiting for a sandbox slot (``max_sandboxes``) and starting the sandbox are part of
+    the run, so a time limit counts them and can end the run while it waits. The cleanup
+    is left to ``stack``, which outlives the limits: a limit never cuts it short."""
+    from ..sandbox import use_sandbox
+
+    await stack.enter_async_context(use_sandbox(sandbox))
 
 
 def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:
@@ -174,5 +217,9 @@ def run_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run(agent, input, **kwargs))
-    raise ConfigurationError("run_sync() called inside a running event loop; use await run()")
+        pass  # no loop running: the normal case
+    else:
+        raise ConfigurationError("run_sync() called inside a running event loop; use await run()")
+    # outside the except block: an error of the run must not be chained onto the
+    # "no running event loop" RuntimeError ("During handling of the above exception...")
+    return asyncio.run(run(agent, input, **kwargs))

@@ -78,6 +78,15 @@ class AgentState(BaseModel):
     """The limit that ended the run, if one did."""
     error: str | None = None
     """The error that ended the run, set by ``run()`` when an agent raised."""
+    run_id: str | None = None
+    """The id of the run that made this state: ``lw.load_run(state.run_id, db=...)``
+    opens it (``loopwright runs show RUN_ID``), with no guessing at "the latest". Set by
+    ``run()`` when the run starts (a state given to ``run()`` to continue gets the new
+    run's id); ``None`` for a state no ``run()`` has had. A run inside another run (an
+    agent used as a tool) is part of the outer run and has its id. A run with
+    ``db=False`` has an id too (it tells runs apart, e.g. in your own logs), but no run
+    store holds it: loading it fails with "no run" rather than opening another run, as
+    ``load_run(None)`` (the latest) would."""
 
     @property
     def text(self) -> str:

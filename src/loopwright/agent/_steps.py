@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..limits import Limit, default_step_limit, step_limit, step_limit_in_force
 from ..model import (
     AssistantMessage,
     ChatMessage,
@@ -23,12 +24,15 @@ from ._state import AgentState, AnyTool, close_open_calls
 __all__ = [
     "NOT_RUN",
     "OVERFLOW_HINT",
+    "MaxSteps",
     "answer_output",
+    "check_max_steps",
     "check_tools",
     "has_stop_keyword",
     "install_prompt",
     "max_tool_output",
     "offered_tools",
+    "own_step_limit",
     "recover_overflow",
     "run_tool_calls",
     "stop_keywords",
@@ -39,6 +43,31 @@ OVERFLOW_HINT = (
     "[Earlier messages were removed or shortened because the conversation no longer fit "
     "the model's context window.]"
 )
+
+
+MaxSteps: TypeAlias = int | Literal["default"] | None
+"""An agent's own step bound: a number of model calls; ``None``: none of its own (only
+the limits in force bound it); ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS`
+unless a step limit is already in force when the agent starts."""
+
+
+def check_max_steps(max_steps: object, who: str) -> MaxSteps:
+    """Refuse a ``max_steps`` that is not a positive whole number, None or "default"."""
+    if max_steps is None or max_steps == "default":
+        return max_steps
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ConfigurationError(
+            f"{who}: max_steps must be a whole number >= 1, None (no bound of its own) or "
+            f'"default", got {max_steps!r}'
+        )
+    return max_steps
+
+
+def own_step_limit(max_steps: MaxSteps) -> Limit | None:
+    """The step limit an agent enters for one run (``None``: it enters none)."""
+    if max_steps == "default":
+        return None if step_limit_in_force() else default_step_limit()
+    return None if max_steps is None else step_limit(max_steps)
 
 
 def stop_keywords(keywords: str | Sequence[str] | None, who: str) -> list[str]:

@@ -215,7 +215,7 @@ class ConsoleDisplay:
                 )
             ]
         if isinstance(ev, LimitEvent):
-            return [t(("■ limit reached: ", "bold yellow"), ev.message or ev.type)]
+            return [t(("■ ", "bold yellow"), ev.message or f"{ev.type} limit reached")]
         if isinstance(ev, ErrorEvent):
             return [t(("■ error: ", "bold red"), f"{ev.error}: ", abbreviate(ev.message, n))]
         if isinstance(ev, ApprovalEvent):

@@ -324,7 +324,7 @@ async def test_a_long_run_keeps_the_rendered_prefix_stable() -> None:
         )
 
     model = lw.get_model("mock", outputs=respond, tool_protocol=JsonProtocol())
-    state = await lw.run(lw.react(tools=[add]), "count", model=model)
+    state = await lw.run(lw.react(tools=[add], max_steps=None), "count", model=model)
     assert state.completed == "submit"
     for before, after in itertools.pairwise(requests):
         assert len(after) == len(before) + 2

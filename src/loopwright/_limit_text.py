@@ -1,0 +1,37 @@
+"""What limits say: their messages, and the check that a count is a whole number."""
+
+from __future__ import annotations
+
+from ._errors import ConfigurationError
+
+__all__ = ["limit_message", "whole_count"]
+
+
+def _amount(value: float, unit: str) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,} {unit}"
+    return f"{value:,.1f} {unit}"
+
+
+def limit_message(type: str, limit: float, value: float) -> str:
+    """What a reached limit says: which limit and what was reached, plainly ("step limit
+    reached: 5 steps", "token limit reached: 1,020 tokens used (limit 1,000)").
+    ``value`` is where the run stood: steps made, messages the refused call would have
+    sent, tokens used, seconds elapsed; the limit is added when it differs."""
+    if type == "step":
+        text = f"step limit reached: {_amount(value, 'steps')}"
+    elif type == "message":
+        text = f"message limit reached: the next call would send {_amount(value, 'messages')}"
+    elif type == "token":
+        text = f"token limit reached: {_amount(value, 'tokens')} used"
+    else:
+        what = "working time limit reached" if type == "working" else "time limit reached"
+        done = "worked" if type == "working" else "elapsed"
+        return f"{what}: {value:,.{1 if value >= 10 else 2}f} s {done} (limit {limit:,g} s)"
+    return text if value == limit else f"{text} (limit {_amount(limit, '').strip()})"
+
+
+def whole_count(value: object, type: str, unit: str) -> None:
+    """Refuse a count that is a number but not a whole one (``Limit`` checks the rest)."""
+    if isinstance(value, float) and value == value and not value.is_integer():
+        raise ConfigurationError(f"{type} limit must be a whole number of {unit}, got {value}")
