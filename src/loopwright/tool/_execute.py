@@ -74,7 +74,8 @@ async def execute_tools(
       raises :class:`ToolTerminated` once the other calls finished or were cancelled.
     - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
       tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
-      ``PermissionError``, ``FileNotFoundError``, an output limit.
+      ``PermissionError``, ``FileNotFoundError``, an output limit, an exception the
+      tool lists in ``errors_to_model``.
     - Any other exception is a bug: the other calls are cancelled and it propagates,
       with a note naming the tool and the call id.
     - Output longer than ``max_output`` bytes is cut in the middle (see
@@ -387,6 +388,8 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     except FileNotFoundError as err:
         return _error(ex, "file_not_found", _os_error_text(err, "No such file or directory"), run)
     except Exception as err:
+        if isinstance(err, tool.errors_to_model):
+            return _error(ex, "tool_error", _exception_text(err), run)
         err.add_note(f"(raised by tool {tool.name!r}, call id {call.id})")
         raise
 
@@ -394,6 +397,12 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     if run.max_output and len(text) * 4 > run.max_output:  # (else it fits in any case)
         text, ex.truncated = truncate_output(text, run.max_output)
     return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
+
+
+def _exception_text(err: Exception) -> str:
+    """``ValueError: bad input`` (the class's name alone when the message is empty)."""
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def _os_error_text(err: OSError, default: str) -> str:

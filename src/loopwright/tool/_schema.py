@@ -207,6 +207,11 @@ class FunctionSpec:
         positional = any(p.positional for p in self.params)
         self._keywords = None if positional else tuple((p.name, p.field) for p in self.params)
 
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """The names of the parameters passed by position (positional-only ones)."""
+        return tuple(p.name for p in self.params if p.positional)
+
     def bind(
         self, tool_name: str, arguments: Mapping[str, Any]
     ) -> tuple[list[Any], dict[str, Any]]:
