@@ -25,6 +25,7 @@ from pydantic_core import ValidationError
 from ._docstrings import Docstring
 from ._errors import ToolArgumentsError, ToolDefinitionError
 from ._order import ordered
+from ._schema_spec import key_text
 
 __all__ = [
     "FunctionSpec",
@@ -116,7 +117,7 @@ def format_validation_errors(tool_name: str, errors: list[Any], parameters: dict
     """Say, for a model, what was wrong with its arguments and what the tool expects."""
     lines = [f"Invalid arguments for tool {tool_name!r}:"]
     for err in errors[:10]:
-        loc = ".".join(str(p) for p in err.get("loc", ()))
+        loc = ".".join(key_text(p) for p in err.get("loc", ()))
         kind = err.get("type")
         if kind == "extra_forbidden" or kind == "unexpected_keyword_argument":
             lines.append(f"- {loc}: unexpected argument")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ._errors import ToolArgumentsError, ToolDefinitionError
 
-__all__ = ["SchemaSpec", "short"]
+__all__ = ["SchemaSpec", "key_text", "short"]
 
 _MAX_ERRORS = 10
 _BOUNDS = {
@@ -174,7 +174,7 @@ class SchemaSpec:
         names = self._names
         lines = []
         if names is not None:
-            lines = [f"{_key(k)}: unexpected argument" for k in kwargs if k not in names]
+            lines = [f"{key_text(k)}: unexpected argument" for k in kwargs if k not in names]
         lines += [f"{n}: missing required argument" for n in self._required if n not in kwargs]
         if lines:
             raise self.error(tool_name, lines)
@@ -188,9 +188,16 @@ class SchemaSpec:
         return args, kwargs
 
 
-def _key(name: Any) -> str:
-    """An argument's name as the model is shown it (escaped, cut to 60 characters)."""
-    return short(name)[1:-1] if isinstance(name, str) else short(name)
+def key_text(name: Any) -> str:
+    """An argument's name or index as the model is shown it (escaped, cut to 60 characters).
+
+    Control characters, NUL bytes and lone surrogates in a name the model made up are
+    shown as escapes, like values.
+    """
+    if isinstance(name, str):
+        text = repr(name)[1:-1]
+        return text if len(text) <= 60 else text[:57] + "..."
+    return short(name)
 
 
 def _integers(arguments: dict[str, Any], errors: list[Any]) -> dict[str, Any]:
@@ -255,7 +262,7 @@ def _describe(err: Any) -> Iterator[str]:
         patterns = err.schema.get("patternProperties") or {}
         for k in value:
             if k not in props and not any(re.search(p, k) for p in patterns):
-                yield f"{prefix}{_key(k)}: unexpected argument"
+                yield f"{prefix}{key_text(k)}: unexpected argument"
     elif kind == "type":
         wanted = bound if isinstance(bound, list) else [bound]
         yield f"{where}: expected {' or '.join(wanted)}, got {short(value)}"
