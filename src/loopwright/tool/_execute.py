@@ -25,7 +25,7 @@ from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, To
 from ._hooks import ToolExecution, ToolHook
 from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
-from ._tool import Tool
+from ._tool import Tool, not_a_tool
 
 __all__ = ["DEFAULT_MAX_PARALLEL", "execute_tools"]
 
@@ -100,9 +100,7 @@ async def execute_tools(
     by_name: dict[str, Tool[..., Any]] = {}
     for t in tools:
         if not isinstance(t, Tool):
-            raise ConfigurationError(
-                f"{t!r} is not a Tool; make a function into one with @tool (or tool(fn))."
-            )
+            raise ConfigurationError(f"{not_a_tool(t)}.")
         other = by_name.setdefault(t.name, t)
         if other is not t:
             raise ConfigurationError(

@@ -20,7 +20,7 @@ from ._threads import run_in_thread
 if TYPE_CHECKING:
     from ._schema import FunctionSpec
 
-__all__ = ["ExceptionTypes", "Tool", "tool"]
+__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -66,6 +66,17 @@ def _check_errors(errors: Any) -> tuple[type[Exception], ...]:
                 f"of Exception, e.g. (ValueError, KeyError)), got {errors!r}."
             )
     return found
+
+
+def not_a_tool(obj: Any) -> str:
+    """Why ``obj``, given where a tool belongs, is not one, and how to make one."""
+    what = getattr(obj, "__name__", None) or type(obj).__name__
+    if callable(obj) and str(getattr(obj, "__module__", "")).startswith("loopwright.tool.builtin"):
+        return (
+            f"{what!r} is not a Tool but makes one: call it ({what}()), as every built-in "
+            "tool is made"
+        )
+    return f"{what!r} is not a Tool; make a function into one with @lw.tool (or lw.tool(fn))"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
