@@ -196,3 +196,16 @@ async def test_a_run_goes_on_after_a_hallucinated_argument() -> None:
     results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert results[0].error is not None and "verbose: unexpected argument" in results[0].content
     assert results[1].error is None and results[1].content.startswith("[8, 9]")
+
+
+async def test_a_renamed_copy_of_a_deferred_tool_keeps_its_info_when_first_called() -> None:
+    @lw.tool(defer=True)
+    def area(width: int, height: int = 1) -> int:
+        """The area."""
+        return width * height
+
+    copy = lw.tool_with(area, name="size", description="Size.", parameters={"width": "W."})
+    result = await run_one(copy, width=3.0, height=2)
+    assert (result.error, result.content) == (None, "6")
+    assert (copy.info.name, copy.info.description) == ("size", "Size.")
+    assert copy.info.parameters["properties"]["width"]["description"] == "W."

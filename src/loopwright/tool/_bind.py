@@ -54,18 +54,21 @@ class Validator(Protocol):
 def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
     """Whether JSON-like ``value`` nests more than ``limit`` dicts and lists (no recursion).
 
-    Stops at the first container past the limit, so it costs at most the size of the
-    part of ``value`` it visits.
+    Walks level by level and stops at the first level past the limit, so it costs at
+    most the size of the part of ``value`` it visits.
     """
-    if not isinstance(value, dict | list | tuple):
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
+    level = [value] if isinstance(value, dict | list | tuple) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((v, depth + 1) for v in children if isinstance(v, dict | list | tuple))
+        below = []
+        for node in level:
+            for v in node.values() if isinstance(node, dict) else node:
+                if isinstance(v, dict | list | tuple):
+                    below.append(v)
+        level = below
     return False
 
 
