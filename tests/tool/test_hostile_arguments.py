@@ -162,3 +162,22 @@ async def test_a_run_with_deeply_nested_arguments_goes_on() -> None:
     assert results[0].error is not None and "levels deep" in results[0].content
     assert results[1].error is None and results[1].content == repr("\ud800\x00")
     assert called == []
+
+
+async def test_a_huge_array_is_validated_in_linear_time_with_few_errors_kept() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
+    }
+    seen: list[Any] = []
+    t = lw.Tool.from_info(lw.ToolInfo(name="ints", parameters=schema), lambda n: seen.append(n))
+    floats = [float(i) for i in range(10_000)]
+    start = time.perf_counter()
+    assert t.validate({"n": floats})["n"] == list(range(10_000))
+    assert type(floats[1]) is float  # the call's arguments are not changed
+    with pytest.raises(lw.ToolArgumentsError, match="more than 10000 floats where integers"):
+        t.validate({"n": [1.0] * 200_000})
+    with pytest.raises(lw.ToolArgumentsError) as info:
+        t.validate({"n": ["x"] * 200_000})
+    assert time.perf_counter() - start < 10
+    assert str(info.value).count("\n- ") == 11  # ten errors and "... and more"

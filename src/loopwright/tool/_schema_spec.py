@@ -2,16 +2,20 @@
 
 The schema is checked by the ``jsonschema`` library (the draft its ``$schema`` names,
 2020-12 by default), with one change: an ``integer`` must be an integer — a float with
-an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to ``1``,
-any other float is an error for the model. Then the arguments are fitted to the
-callable's signature, whatever the schema says about extra keys: an argument the
-function cannot take, or a parameter without a default that was not passed, is an error
-for the model too (a ``TypeError`` from the call would end the run).
+an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to ``1`` (at
+most 10,000 of them in one call), any other float is an error for the model. Only the
+first few errors are collected, however many the arguments have.
+
+Then the arguments are fitted to the callable's signature, whatever the schema says
+about extra keys: an argument the function cannot take, or a parameter without a
+default that was not passed, is an error for the model too (a ``TypeError`` from the
+call would end the run).
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -22,6 +26,8 @@ from ._errors import ToolArgumentsError, ToolDefinitionError
 __all__ = ["SchemaSpec", "key_text", "short"]
 
 _MAX_ERRORS = 10
+_MAX_CONVERSIONS = 10_000
+"""The most integral floats (``1.0``) converted to integers in one call."""
 _BOUNDS = {
     "minimum": ">=",
     "maximum": "<=",
@@ -142,20 +148,33 @@ class SchemaSpec:
         Raises:
             ToolArgumentsError: The arguments do not fit the schema or the callable.
         """
-        errors = list(self._validator.iter_errors(arguments))
-        if errors:
-            fixed = _integers(arguments, errors)
-            if fixed is not arguments:
-                arguments = fixed
-                errors = list(self._validator.iter_errors(arguments))
+        # one pass finds what is wrong, and stops after a few errors (a hostile call may
+        # have millions); integral floats where integers belong are converted
+        fixes: list[list[Any]] = []
+        errors: list[Any] = []
+        for err in self._validator.iter_errors(arguments):
+            paths = [list(e.absolute_path) for e in _tree(err) if _integral(e)]
+            if not paths:
+                errors.append(err)
+                if len(errors) > _MAX_ERRORS:
+                    break
+            elif len(fixes) < _MAX_CONVERSIONS:
+                fixes.extend(paths)
+            else:
+                line = (
+                    f"more than {_MAX_CONVERSIONS} floats where integers belong; "
+                    "send integers (1, not 1.0)"
+                )
+                raise self.error(tool_name, [line])
+        if fixes:
+            arguments = _make_ints(arguments, fixes)
+            errors = list(itertools.islice(self._validator.iter_errors(arguments), _MAX_ERRORS + 1))
         if errors:
             lines: list[str] = []
             # missing arguments first, then the rest in the schema's order
             errors.sort(key=lambda e: e.validator != "required" or bool(e.absolute_path))
             for err in errors:
                 lines.extend(_describe(err))
-                if len(lines) > _MAX_ERRORS:
-                    break
             raise self.error(tool_name, lines)
         return self._fit(tool_name, arguments)
 
@@ -200,24 +219,13 @@ def key_text(name: Any) -> str:
     return short(name)
 
 
-def _integers(arguments: dict[str, Any], errors: list[Any]) -> dict[str, Any]:
-    """``arguments`` with integral floats that the schema wants as integers made ints.
-
-    Returns ``arguments`` itself when there are none; else a copy (only the containers on
-    the way to a converted value are copied).
-    """
-    out = arguments
-    for err in errors:
-        for e in _tree(err):
-            value = e.instance
-            if e.validator != "type" or not isinstance(value, float):
-                continue
-            wanted = (
-                e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
-            )
-            if "integer" in wanted and "number" not in wanted and value.is_integer():
-                out = _replace(out, list(e.absolute_path), int(value))
-    return out
+def _integral(err: Any) -> bool:
+    """Whether ``err`` is an integral float where only an integer (not a number) fits."""
+    value = err.instance
+    if err.validator != "type" or not isinstance(value, float) or not value.is_integer():
+        return False
+    wanted = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+    return "integer" in wanted and "number" not in wanted
 
 
 def _tree(err: Any) -> Iterator[Any]:
@@ -228,14 +236,25 @@ def _tree(err: Any) -> Iterator[Any]:
         stack.extend(e.context or ())
 
 
-def _replace(value: Any, path: list[Any], new: Any) -> Any:
-    """A copy of ``value`` with the item at ``path`` set to ``new`` (copies only the path)."""
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    copied: Any = dict(value) if isinstance(value, dict) else list(value)
-    copied[head] = _replace(value[head], rest, new)
-    return copied
+def _make_ints(arguments: dict[str, Any], paths: list[list[Any]]) -> dict[str, Any]:
+    """A copy of ``arguments`` with the floats at ``paths`` made ints.
+
+    Only the containers on the way are copied, each once (``arguments`` is the model's
+    call, kept in the conversation).
+    """
+    root = dict(arguments)
+    copies = {id(root)}
+    for path in paths:
+        node: Any = root
+        for part in path[:-1]:
+            child = node[part]
+            if id(child) not in copies:
+                child = dict(child) if isinstance(child, dict) else list(child)
+                copies.add(id(child))
+                node[part] = child
+            node = child
+        node[path[-1]] = int(node[path[-1]])
+    return root
 
 
 def _where(path: Any) -> str:
