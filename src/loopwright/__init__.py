@@ -72,7 +72,7 @@ from .tool import (
     truncate_output,
     approver,
 )
-from .tool.builtin import finish, submit, submit_tool, think
+from .tool.builtin import submit, think
 
 # --- protocols (issue 5) -------------------------------------------------------------
 from .model.protocols import (
@@ -484,7 +484,6 @@ __all__ = [
     "execute_tools",
     "export_run",
     "files",
-    "finish",
     "fix_tool_pairs",
     "fork",
     "get_agent",
@@ -535,7 +534,6 @@ __all__ = [
     "store_context",
     "strict_schema",
     "submit",
-    "submit_tool",
     "subtask",
     "task",
     "text_editor",

@@ -84,7 +84,7 @@ async def test_productive_time_excludes_retry_waits() -> None:
 
     from loopwright.tool.builtin import submit
 
-    tools = [note, submit]
+    tools = [note, submit()]
     productive = lw.iterative(tools=tools, time_limit=0.6, productive_time=True)
     state = await lw.run(productive, "task", model=lw.get_model("mock", outputs=script()))
     assert state.completed == "submit"
@@ -110,7 +110,7 @@ async def test_productive_time_holds_the_model_calls_timeout_while_it_waits() ->
         lw.ModelAPIError("busy", retryable=True, retry_after=0.5),  # longer than the budget
         call("submit", {"answer": "done"}),
     ]
-    agent = lw.iterative(tools=[note, submit], time_limit=0.3, productive_time=True)
+    agent = lw.iterative(tools=[note, submit()], time_limit=0.3, productive_time=True)
     with model_hook(Count()):
         state = await lw.run(agent, "task", model=lw.get_model("mock", outputs=script))
     assert state.completed == "submit"

@@ -34,7 +34,7 @@ def plain(x: int) -> int:
 
 
 def _iterative(tools: list[Any] = [], **kw: Any) -> Any:  # noqa: B006 - read only
-    return lw.iterative(max_steps=5, tools=[*tools, submit], **kw)  # submit: as react has
+    return lw.iterative(max_steps=5, tools=[*tools, submit()], **kw)  # submit: as react has
 
 
 MAKERS: list[Callable[..., Any]] = [lw.react, _iterative]
@@ -118,7 +118,7 @@ async def test_iterative_as_a_handoff_target_uses_its_own_system_prompt() -> Non
         seen.append(messages[0].text)
         return call("submit", {"answer": "ok"})
 
-    worker = lw.iterative(prompt="I am the worker.", tools=[submit], max_steps=3)
+    worker = lw.iterative(prompt="I am the worker.", tools=[submit()], max_steps=3)
     state = lw.AgentState(
         messages=[lw.SystemMessage(content="I am the boss."), lw.UserMessage(content="go")]
     )

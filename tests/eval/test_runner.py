@@ -174,7 +174,7 @@ async def test_limits_are_per_sample_and_scored() -> None:
         return lw.ModelOutput.for_tool_call("think", {"thought": "hmm"})
 
     model = lw.get_model("mock", outputs=tool_then_answer)
-    agent = lw.react(tools=[lw.think], submit=False)
+    agent = lw.react(tools=[lw.think()], submit=False)
     # each sample needs 2 steps: with its own step limit of 2 every sample finishes
     ok = lw.Task(dataset(3), agent=agent, scorer=lw.match("numeric"), limits=[lw.step_limit(2)])
     [result] = await lw.eval_async(ok, model=model, db=False, max_samples=1)
@@ -191,7 +191,7 @@ async def test_a_sample_ended_by_a_limit_records_one_limit_event(tmp_path: Path)
     model = lw.get_model(
         "mock", outputs=[lw.ModelOutput.for_tool_call("think", {"thought": "x"})] * 4
     )
-    agent = lw.react(tools=[lw.think], submit=False)
+    agent = lw.react(tools=[lw.think()], submit=False)
     t = lw.Task(dataset(1), agent=agent, scorer=lw.match("numeric"), limits=[lw.step_limit(1)])
     db = tmp_path / "runs.db"
     [result] = await lw.eval_async(t, model=model, db=db, max_samples=1)

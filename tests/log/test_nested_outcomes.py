@@ -45,7 +45,7 @@ async def test_an_outer_limit_hit_in_a_nested_run_is_recorded_once(tmp_path: Pat
     inner = lw.react(
         name="inner",
         model=lw.get_model("mock", outputs=[call("think", {"thought": "x"})], repeat=True),
-        tools=[lw.think],
+        tools=[lw.think()],
     )
 
     @lw.tool

@@ -238,4 +238,4 @@ async def test_modify_may_not_redirect_a_call_to_a_terminal_tool() -> None:
         approver(answer(Approval(decision="modify", modified=forced))),
         pytest.raises(lw.ConfigurationError, match="not to a terminal one"),
     ):
-        await lw.execute_tools(lw.AssistantMessage(tool_calls=[call()]), [delete, submit])
+        await lw.execute_tools(lw.AssistantMessage(tool_calls=[call()]), [delete, submit()])

@@ -354,7 +354,7 @@ async def test_long_error_messages_are_truncated_too() -> None:
 
 
 async def test_duplicate_tool_names_are_a_configuration_error() -> None:
-    other = lw.tool_with(lw.think, name="add")
+    other = lw.tool_with(lw.think(), name="add")
     with pytest.raises(lw.ConfigurationError, match="Two tools are named 'add'"):
         await lw.execute_tools(calls("add"), [add, other])
     # the same tool twice is fine

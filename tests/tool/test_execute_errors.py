@@ -136,7 +136,7 @@ async def test_expected_failures_become_errors_for_the_model(
 
 
 async def test_unknown_tool_lists_the_valid_names() -> None:
-    [result] = await lw.execute_tools(calls("ad"), [add, lw.think])
+    [result] = await lw.execute_tools(calls("ad"), [add, lw.think()])
     assert result.error == lw.ToolCallError(
         type="unknown_tool",
         message="Unknown tool 'ad'. Did you mean 'add'? Available tools: add, think.",

@@ -99,20 +99,22 @@ async def test_terminated_alone_reports_no_finished_results() -> None:
     assert info.value.messages == []
 
 
-@pytest.mark.parametrize("builtin", [submit, think])
+@pytest.mark.parametrize("make", [submit, think])
 async def test_trivial_builtins_run_without_a_worker_thread(
-    builtin: lw.Tool[..., Any], monkeypatch: pytest.MonkeyPatch
+    make: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    builtin: lw.Tool[..., Any] = make()
+
     async def no_threads(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a worker thread was used")
 
     monkeypatch.setattr(_tool, "run_in_thread", no_threads)
     name = builtin.name
-    param = "answer" if builtin is submit else "thought"
+    param = "answer" if make is submit else "thought"
     loop_thread = threading.get_ident()
     [result] = await lw.execute_tools(calls(name, **{param: "x"}), [builtin])
     assert result.error is None
-    assert result.content == ("x" if builtin is submit else "")
+    assert result.content == ("x" if make is submit else "")
     assert threading.get_ident() == loop_thread
 
 
@@ -121,7 +123,7 @@ async def test_a_renamed_submit_keeps_running_on_the_loop(monkeypatch: pytest.Mo
         raise AssertionError("a worker thread was used")
 
     monkeypatch.setattr(_tool, "run_in_thread", no_threads)
-    done = lw.tool_with(submit, name="done")
+    done = lw.tool_with(submit(), name="done")
     [result] = await lw.execute_tools(calls("done", answer="42"), [done])
     assert result.content == "42"
 

@@ -81,7 +81,7 @@ async def test_hooks_are_removed_when_the_context_ends() -> None:
     rec = Recorder()
     with lw.tool_hook(rec):
         pass
-    await lw.execute_tools(msg("think", thought="x"), [lw.think])
+    await lw.execute_tools(msg("think", thought="x"), [lw.think()])
     assert rec.after == []
 
 
@@ -194,5 +194,5 @@ async def test_a_failing_after_tool_propagates_but_the_other_hooks_still_run() -
 
     rec = Recorder()
     with lw.tool_hook(Broken()), lw.tool_hook(rec), pytest.raises(ValueError, match="hook bug"):
-        await lw.execute_tools(msg("think", thought="x"), [lw.think])
+        await lw.execute_tools(msg("think", thought="x"), [lw.think()])
     assert len(rec.after) == 1

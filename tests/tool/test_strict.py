@@ -238,3 +238,34 @@ def test_dict_and_any_parameters_from_functions_are_reported() -> None:
         lw.strict_schema(lw.tool(corpus.containers).info.parameters)
     with pytest.raises(StrictSchemaError, match=r"parameters\.x: a value of any type"):
         lw.strict_schema(lw.tool(corpus.anything).info.parameters)
+
+
+def test_a_tool_or_its_info_is_accepted() -> None:
+    @lw.tool
+    def search(query: str, limit: int = 10) -> str:
+        """Search."""
+        return query
+
+    expected = lw.strict_schema(search.info.parameters)
+    assert lw.strict_schema(search) == expected
+    assert lw.strict_schema(search.info) == expected
+    assert expected["required"] == ["query", "limit"]
+    check_strict(expected)
+    with pytest.raises(StrictSchemaError, match="a Tool or a ToolInfo, got function"):
+        lw.strict_schema(search.fn)  # type: ignore[arg-type]
+
+
+async def test_a_strict_models_nulls_reach_the_function_as_its_defaults() -> None:
+    @lw.tool
+    def search(query: str, limit: int = 10, lang: str = "en") -> str:
+        """Search."""
+        return f"{query} {limit} {lang}"
+
+    # the model saw the strict schema (every property required, the optional ones
+    # nullable) and sends null for what it leaves out
+    strict = lw.strict_schema(search)
+    nulls = {"query": "q", "limit": None, "lang": None}
+    from_strict = lw.Tool.from_info(lw.ToolInfo(name="search", parameters=strict), search.fn)
+    for t in (search, from_strict):
+        assert await t.run(nulls) == "q 10 en", t
+        assert await t.run({"query": "q", "limit": 3.0, "lang": None}) == "q 3 en", t

@@ -74,7 +74,7 @@ ToolLike: TypeAlias = "AnyTool | Handoff"
 def _default_submit() -> AnyTool:
     from ..tool.builtin import submit
 
-    return submit
+    return submit()
 
 
 class ReactAgent:

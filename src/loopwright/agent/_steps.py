@@ -19,6 +19,7 @@ from ..model import (
     UserMessage,
 )
 from ..tool import Tool, ToolTerminated, execute_tools
+from ..tool._tool import not_a_tool
 from ._state import AgentState, AnyTool, close_open_calls
 
 __all__ = [
@@ -94,11 +95,7 @@ def check_tools(tools: Sequence[Any], who: str) -> None:
     """Refuse what is not a tool, and names used twice, when the agent is made."""
     for t in tools:
         if not isinstance(t, Tool):
-            what = getattr(t, "__name__", None) or type(t).__name__
-            raise ConfigurationError(
-                f"{who}: {what!r} is not a Tool; make a function into one with @lw.tool "
-                "(or lw.tool(fn))"
-            )
+            raise ConfigurationError(f"{who}: {not_a_tool(t)}")
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -16,7 +16,8 @@ from ._execute import DEFAULT_MAX_PARALLEL, execute_tools
 from ._hooks import ToolExecution, ToolHook, current_tool_hooks, tool_hook
 from ._output import result_text, truncate_output
 from ._strict import strict_schema
-from ._tool import Tool, tool, tool_with
+from ._tool import Tool, tool
+from ._tool_with import tool_with
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL",

@@ -25,7 +25,7 @@ from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, To
 from ._hooks import ToolExecution, ToolHook
 from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
-from ._tool import Tool
+from ._tool import Tool, not_a_tool
 
 __all__ = ["DEFAULT_MAX_PARALLEL", "execute_tools"]
 
@@ -74,7 +74,8 @@ async def execute_tools(
       raises :class:`ToolTerminated` once the other calls finished or were cancelled.
     - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
       tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
-      ``PermissionError``, ``FileNotFoundError``, an output limit.
+      ``PermissionError``, ``FileNotFoundError``, an output limit, an exception the
+      tool lists in ``errors_to_model``.
     - Any other exception is a bug: the other calls are cancelled and it propagates,
       with a note naming the tool and the call id.
     - Output longer than ``max_output`` bytes is cut in the middle (see
@@ -99,9 +100,7 @@ async def execute_tools(
     by_name: dict[str, Tool[..., Any]] = {}
     for t in tools:
         if not isinstance(t, Tool):
-            raise ConfigurationError(
-                f"{t!r} is not a Tool; make a function into one with @tool (or tool(fn))."
-            )
+            raise ConfigurationError(f"{not_a_tool(t)}.")
         other = by_name.setdefault(t.name, t)
         if other is not t:
             raise ConfigurationError(
@@ -387,6 +386,8 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     except FileNotFoundError as err:
         return _error(ex, "file_not_found", _os_error_text(err, "No such file or directory"), run)
     except Exception as err:
+        if isinstance(err, tool.errors_to_model):
+            return _error(ex, "tool_error", _exception_text(err), run)
         err.add_note(f"(raised by tool {tool.name!r}, call id {call.id})")
         raise
 
@@ -394,6 +395,12 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     if run.max_output and len(text) * 4 > run.max_output:  # (else it fits in any case)
         text, ex.truncated = truncate_output(text, run.max_output)
     return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
+
+
+def _exception_text(err: Exception) -> str:
+    """``ValueError: bad input`` (the class's name alone when the message is empty)."""
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def _os_error_text(err: OSError, default: str) -> str:

@@ -1,22 +1,17 @@
-"""A small JSON-schema checker for tools defined by a schema, and null handling.
+"""What the binder does to arguments before validation, guided by the JSON schema.
 
-Tools built from a function are validated by pydantic. Tools built from an explicit
-schema (``Tool.from_info``) are checked here against the common keywords: ``type``,
-``enum``, ``const``, ``properties``, ``required``, ``additionalProperties``, ``items``,
-``prefixItems``, ``anyOf``/``oneOf``/``allOf``, local ``$ref``, and the usual bounds
-(``minimum``/``maximum``, ``minLength``/``maxLength``, ``minItems``/``maxItems``,
-``pattern``). Other keywords are not checked.
+``null`` handling (a strict-mode model's ``null`` for an omitted argument) and decoding
+objects or arrays that a model sent as JSON text. Validation itself is pydantic's (tools
+made from a function) or the ``jsonschema`` library's (tools made from a schema). The
+walks here recurse: the binder bounds the arguments' depth before calling them.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["allows_null", "decode_json_strings", "drop_nulls", "has_null", "validate_json"]
-
-_MAX_ERRORS = 10
+__all__ = ["allows_null", "decode_json_strings", "drop_nulls", "has_null"]
 
 
 def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
@@ -147,7 +142,7 @@ def decode_json_strings(
             continue
         try:
             decoded = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
             continue
         if isinstance(decoded, dict | list):
             out[name] = decoded
@@ -166,119 +161,3 @@ def _single_branch(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
 
 def _is_null(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "null"
-
-
-_TYPES: dict[str, Any] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer())
-    ),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "array": lambda v: isinstance(v, list | tuple),
-    "object": lambda v: isinstance(v, dict),
-}
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def validate_json(value: Any, schema: Any, root: Mapping[str, Any] | None = None) -> list[str]:
-    """Check ``value`` against ``schema``; return what is wrong (empty when valid)."""
-    errors: list[str] = []
-    _check(value, schema, root if root is not None else schema, "", errors)
-    return errors[:_MAX_ERRORS]
-
-
-def _check(value: Any, schema: Any, root: Mapping[str, Any], path: str, errors: list[str]) -> None:
-    if len(errors) >= _MAX_ERRORS:
-        return
-    schema = _resolve(schema, root)
-    if schema is True or schema is None:
-        return
-    if schema is False:
-        errors.append(f"{path or 'value'}: no value is allowed here")
-        return
-    if not isinstance(schema, dict):
-        return
-    where = path or "value"
-    t = schema.get("type")
-    if t is not None:
-        types = t if isinstance(t, list) else [t]
-        if not any(_TYPES.get(x, lambda v: True)(value) for x in types):
-            errors.append(f"{where}: expected {' or '.join(types)}, got {_short(value)}")
-            return
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(_short(v) for v in schema["enum"])
-        errors.append(f"{where}: must be one of {allowed}, got {_short(value)}")
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{where}: must be {_short(schema['const'])}, got {_short(value)}")
-    for key in ("anyOf", "oneOf"):
-        if key in schema and all(validate_json(value, s, root) for s in schema[key]):
-            errors.append(f"{where}: {_short(value)} matches none of the allowed forms")
-    for sub in schema.get("allOf", ()):
-        _check(value, sub, root, path, errors)
-    if isinstance(value, str):
-        _bounds(len(value), schema, "minLength", "maxLength", "characters", where, errors)
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str) and re.search(pattern, value) is None:
-            errors.append(f"{where}: must match the pattern {pattern!r}")
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        _numeric(value, schema, where, errors)
-    elif isinstance(value, list | tuple):
-        _bounds(len(value), schema, "minItems", "maxItems", "items", where, errors)
-        prefix = schema.get("prefixItems") or []
-        for i, item in enumerate(value):
-            sub = prefix[i] if i < len(prefix) else schema.get("items")
-            if sub is not None:
-                _check(item, sub, root, f"{path}[{i}]", errors)
-    elif isinstance(value, dict):
-        _object(value, schema, root, path, errors)
-
-
-def _bounds(
-    n: int, schema: Mapping[str, Any], lo: str, hi: str, unit: str, where: str, errors: list[str]
-) -> None:
-    if lo in schema and n < schema[lo]:
-        errors.append(f"{where}: must have at least {schema[lo]} {unit}, got {n}")
-    if hi in schema and n > schema[hi]:
-        errors.append(f"{where}: must have at most {schema[hi]} {unit}, got {n}")
-
-
-def _numeric(value: float, schema: Mapping[str, Any], where: str, errors: list[str]) -> None:
-    checks: tuple[tuple[str, Callable[[float], bool], str], ...] = (
-        ("minimum", lambda b: value >= b, ">="),
-        ("maximum", lambda b: value <= b, "<="),
-        ("exclusiveMinimum", lambda b: value > b, ">"),
-        ("exclusiveMaximum", lambda b: value < b, "<"),
-    )
-    for key, ok, op in checks:
-        bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool) and not ok(bound):
-            errors.append(f"{where}: must be {op} {bound}, got {value}")
-
-
-def _object(
-    value: dict[str, Any],
-    schema: Mapping[str, Any],
-    root: Mapping[str, Any],
-    path: str,
-    errors: list[str],
-) -> None:
-    props = schema.get("properties") or {}
-    prefix = f"{path}." if path else ""
-    for name in schema.get("required") or ():
-        if name not in value:
-            errors.append(f"{prefix}{name}: missing required argument")
-    extra = schema.get("additionalProperties", True)
-    for k, v in value.items():
-        if k in props:
-            _check(v, props[k], root, f"{prefix}{k}", errors)
-        elif extra is False:
-            errors.append(f"{prefix}{k}: unexpected argument")
-        elif isinstance(extra, dict):
-            _check(v, extra, root, f"{prefix}{k}", errors)

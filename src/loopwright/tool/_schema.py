@@ -25,6 +25,7 @@ from pydantic_core import ValidationError
 from ._docstrings import Docstring
 from ._errors import ToolArgumentsError, ToolDefinitionError
 from ._order import ordered
+from ._schema_spec import key_text
 
 __all__ = [
     "FunctionSpec",
@@ -116,7 +117,7 @@ def format_validation_errors(tool_name: str, errors: list[Any], parameters: dict
     """Say, for a model, what was wrong with its arguments and what the tool expects."""
     lines = [f"Invalid arguments for tool {tool_name!r}:"]
     for err in errors[:10]:
-        loc = ".".join(str(p) for p in err.get("loc", ()))
+        loc = ".".join(key_text(p) for p in err.get("loc", ()))
         kind = err.get("type")
         if kind == "extra_forbidden" or kind == "unexpected_keyword_argument":
             lines.append(f"- {loc}: unexpected argument")
@@ -206,6 +207,11 @@ class FunctionSpec:
     def __post_init__(self) -> None:
         positional = any(p.positional for p in self.params)
         self._keywords = None if positional else tuple((p.name, p.field) for p in self.params)
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """The names of the parameters passed by position (positional-only ones)."""
+        return tuple(p.name for p in self.params if p.positional)
 
     def bind(
         self, tool_name: str, arguments: Mapping[str, Any]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..model import ToolInfo
 from ._errors import StrictSchemaError
 from ._order import ordered
+
+if TYPE_CHECKING:
+    from ._tool import Tool
 
 __all__ = ["strict_schema"]
 
@@ -40,8 +44,11 @@ _FORMATS = frozenset(
 )
 
 
-def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+def strict_schema(schema: Mapping[str, Any] | ToolInfo | Tool[..., Any]) -> dict[str, Any]:
     """Turn a tool's parameter schema into the strict form OpenAI requires.
+
+    ``schema`` is a parameter schema, or a tool (or its ``ToolInfo``) whose parameters
+    to convert: ``lw.strict_schema(search)`` is ``lw.strict_schema(search.info.parameters)``.
 
     - every object lists all its properties in ``required`` and has
       ``additionalProperties: false``; properties that were optional become nullable
@@ -55,13 +62,29 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     - unsupported keywords (``default``, ``title``, ``examples``, ``minLength``,
       ``uniqueItems``, unknown ``format``\\ s, ...) are dropped.
 
-    The input is not modified.
+    The input is not modified. A tool keeps validating against its own schema, so a
+    strict-mode model's ``null`` for an optional parameter reaches the function as its
+    default; a tool made with ``Tool.from_info`` from the strict schema itself does the
+    same for a parameter whose default is not ``None`` and whose annotation does not
+    admit ``None``.
 
     Raises:
         StrictSchemaError: The schema has something strict mode cannot express: a
             free-form mapping (``dict[str, T]``), a value of any type (``Any``), or
-            several ``allOf`` parts. The message names where.
+            several ``allOf`` parts (the message names where); or ``schema`` is neither a
+            schema, a tool nor a ``ToolInfo``.
     """
+    from ._tool import Tool
+
+    if isinstance(schema, Tool):
+        schema = schema.info.parameters
+    elif isinstance(schema, ToolInfo):
+        schema = schema.parameters
+    elif not isinstance(schema, Mapping):
+        raise StrictSchemaError(
+            "strict_schema takes a tool's parameter schema (a dict), a Tool or a ToolInfo, "
+            f"got {type(schema).__name__}."
+        )
     if schema.get("type") != "object":
         raise StrictSchemaError(
             f'A strict schema must have "type": "object" at the top, got {schema.get("type")!r}.'

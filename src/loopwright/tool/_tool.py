@@ -1,4 +1,4 @@
-"""``Tool``, the ``@tool`` decorator and ``tool_with``."""
+"""``Tool`` and the ``@tool`` decorator."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
 
 from ..model import ToolInfo
-from ._errors import ToolArgumentsError, ToolDefinitionError
-from ._jsonschema import decode_json_strings, drop_nulls, has_null
+from ._bind import Validator, bind_arguments
+from ._errors import ToolDefinitionError
 from ._threads import run_in_thread
 
 if TYPE_CHECKING:
     from ._schema import FunctionSpec
 
-__all__ = ["Tool", "tool", "tool_with"]
+__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,6 +53,32 @@ def _check_timeout(timeout: float | None) -> float | None:
     return timeout
 
 
+ExceptionTypes: TypeAlias = type[Exception] | tuple[type[Exception], ...]
+"""What ``errors_to_model`` takes: an exception class or a tuple of them."""
+
+
+def _check_errors(errors: Any) -> tuple[type[Exception], ...]:
+    found = errors if isinstance(errors, tuple) else (errors,)
+    for e in found:
+        if not (isinstance(e, type) and issubclass(e, Exception)):
+            raise ToolDefinitionError(
+                "errors_to_model must be an exception class or a tuple of them (subclasses "
+                f"of Exception, e.g. (ValueError, KeyError)), got {errors!r}."
+            )
+    return found
+
+
+def not_a_tool(obj: Any) -> str:
+    """Why ``obj``, given where a tool belongs, is not one, and how to make one."""
+    what = getattr(obj, "__name__", None) or type(obj).__name__
+    if callable(obj) and str(getattr(obj, "__module__", "")).startswith("loopwright.tool.builtin"):
+        return (
+            f"{what!r} is not a Tool but makes one: call it ({what}()), as every built-in "
+            "tool is made"
+        )
+    return f"{what!r} is not a Tool; make a function into one with @lw.tool (or lw.tool(fn))"
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
@@ -75,6 +101,9 @@ class Tool(Generic[P, R]):
         timeout: Seconds a call may take before it is cancelled (``None``: no limit).
         terminal: Whether a successful call ends the agent, its result being the answer
             (``submit``).
+        errors_to_model: Exception classes that, raised by the function, are errors for
+            the model (like a :class:`ToolError`: the model is shown ``ValueError: ...``
+            and the run goes on) instead of bugs that end the run.
     """
 
     fn: Callable[P, R]
@@ -82,6 +111,7 @@ class Tool(Generic[P, R]):
     parallel: bool
     timeout: float | None
     terminal: bool
+    errors_to_model: tuple[type[Exception], ...]
 
     def __init__(
         self,
@@ -92,6 +122,7 @@ class Tool(Generic[P, R]):
         parallel: bool = False,
         timeout: float | None = None,
         terminal: bool = False,
+        errors_to_model: ExceptionTypes = (),
         defer: bool = False,
     ) -> None:
         if isinstance(fn, Tool):
@@ -110,12 +141,14 @@ class Tool(Generic[P, R]):
         self.parallel = bool(parallel)
         self.timeout = _check_timeout(timeout)
         self.terminal = bool(terminal)
+        self.errors_to_model = _check_errors(errors_to_model)
         self._description = description
         self._is_async = _is_async(fn)
         # a sync function known never to block (the built-in ``submit``, ``think``) is
         # called on the event loop: a worker thread would cost more than the call
         self._inline = False
-        self._spec: FunctionSpec | None = None
+        self._spec: FunctionSpec | None = None  # tools made from a function
+        self._validator: Validator | None = None  # the spec, or a schema tool's SchemaSpec
         self._info: ToolInfo | None = None
         for attr in _WRAPPER_ASSIGNMENTS:
             try:
@@ -135,27 +168,41 @@ class Tool(Generic[P, R]):
         parallel: bool = False,
         timeout: float | None = None,
         terminal: bool = False,
+        errors_to_model: ExceptionTypes = (),
     ) -> Tool[..., Any]:
         """A tool with an explicit description and JSON schema (for dynamic tools).
 
         ``fn`` (sync or async) is called with the arguments as keyword arguments, after
-        they are checked against ``info.parameters`` (required and unknown keys, JSON
-        types, enums, bounds, nested objects and arrays; see the ``_jsonschema`` module).
+        they are checked against ``info.parameters`` by the ``jsonschema`` library and
+        fitted to ``fn``'s signature (see the ``_schema_spec`` module): an argument ``fn``
+        cannot take, a missing one, or a float for an ``integer`` (other than an
+        integral one like ``1.0``, which becomes ``1``) is an error for the model. A
+        ``null`` for a parameter with a non-``None`` default whose annotation does not
+        admit ``None`` means "use the default" (how a strict schema omits it).
 
         Raises:
-            ToolDefinitionError: The name is invalid or the schema is not an object schema.
+            ToolDefinitionError: The name is invalid or the schema is not a valid JSON
+                schema of an object.
         """
+        from ._schema_spec import SchemaSpec
+
         params = info.parameters
         if not isinstance(params, dict) or params.get("type") != "object":
             raise ToolDefinitionError(
                 f"The parameters of tool {info.name!r} must be a JSON schema with "
                 f'"type": "object", got {params!r}.'
             )
-        _check_patterns(params, info.name)
         self: Tool[..., Any] = cls(
-            fn, name=info.name, parallel=parallel, timeout=timeout, terminal=terminal, defer=True
+            fn,
+            name=info.name,
+            parallel=parallel,
+            timeout=timeout,
+            terminal=terminal,
+            errors_to_model=errors_to_model,
+            defer=True,
         )
         self._info = info.model_copy(deep=True)
+        self._validator = SchemaSpec(fn, info.name, self._info.parameters)
         return self
 
     @property
@@ -201,7 +248,7 @@ class Tool(Generic[P, R]):
                 UserWarning,
                 stacklevel=4,
             )
-        self._spec = spec
+        self._spec = self._validator = spec
         description = spec.description if self._description is None else self._description
         self._info = ToolInfo(
             name=self.name, description=description, parameters=copy.deepcopy(spec.parameters)
@@ -218,55 +265,19 @@ class Tool(Generic[P, R]):
                 ("parallel", self.parallel),
                 ("timeout", self.timeout),
                 ("terminal", self.terminal),
+                ("errors_to_model", self.errors_to_model),
             )
             if v
         )
         return f"Tool({self.name!r}{flags})"
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        if type(arguments) is not dict and not isinstance(arguments, Mapping):
-            from ._schema import signature_hint
-
-            raise ToolArgumentsError(
-                f"The arguments of tool {self.name!r} must be a JSON object, got "
-                f"{type(arguments).__name__}. Expected: "
-                f"{signature_hint(self.name, self.info.parameters)}"
-            )
-        args = dict(arguments)
-        if has_null(args):  # the usual call has none: skip walking the schema
-            args = drop_nulls(args, self.info.parameters)
-        if self._info is None:
-            self.info  # noqa: B018 - a deferred tool builds its spec (and info) on first use
-        try:
-            spec = self._spec
-            return spec.bind(self.name, args) if spec is not None else self._check(args)
-        except ToolArgumentsError:
-            # a model may have sent an object or a list as JSON text: decode and retry
-            params = self.info.parameters
-            decoded = decode_json_strings(args, params)
-            if decoded is None:
-                raise
-            try:
-                return self._check(drop_nulls(decoded, params))
-            except ToolArgumentsError:
-                pass
-            raise
-
-    def _check(self, args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        if self._spec is not None:
-            return self._spec.bind(self.name, args)
-        from ._jsonschema import validate_json
-        from ._schema import signature_hint
-
-        params = self.info.parameters
-        errors = validate_json(args, params)
-        if errors:
-            lines = "\n".join(f"- {e}" for e in errors)
-            raise ToolArgumentsError(
-                f"Invalid arguments for tool {self.name!r}:\n{lines}\n"
-                f"Expected: {signature_hint(self.name, params)}"
-            )
-        return [], args
+        validator = self._validator
+        if validator is None:  # a deferred tool builds its spec on first use
+            self._build()
+            validator = self._validator
+            assert validator is not None
+        return bind_arguments(self.name, validator, arguments)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce the model's ``arguments``; return them by parameter name.
@@ -280,8 +291,9 @@ class Tool(Generic[P, R]):
                 written for the model.
         """
         args, kwargs = self._bind(arguments)
-        if self._spec is not None and args:
-            names = [p.name for p in self._spec.params if p.positional]
+        if args:
+            assert self._validator is not None
+            names = self._validator.positional
             return {**dict(zip(names, args, strict=True)), **kwargs}
         return kwargs
 
@@ -312,26 +324,6 @@ class Tool(Generic[P, R]):
         return result
 
 
-def _check_patterns(schema: Any, tool_name: str) -> None:
-    """Refuse a ``pattern`` that is not a valid regular expression when the tool is made
-    (else the error escapes the first call)."""
-    if isinstance(schema, dict):
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str):
-            try:
-                re.compile(pattern)
-            except re.error as ex:
-                raise ToolDefinitionError(
-                    f"Tool {tool_name!r}: the pattern {pattern!r} is not a valid regular "
-                    f"expression: {ex}"
-                ) from None
-        for value in schema.values():
-            _check_patterns(value, tool_name)
-    elif isinstance(schema, list):
-        for value in schema:
-            _check_patterns(value, tool_name)
-
-
 @overload
 def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
 
@@ -344,6 +336,7 @@ def tool(
     parallel: bool = False,
     timeout: float | None = None,
     terminal: bool = False,
+    errors_to_model: ExceptionTypes = (),
     defer: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
@@ -357,6 +350,7 @@ def tool(
     parallel: bool = False,
     timeout: float | None = None,
     terminal: bool = False,
+    errors_to_model: ExceptionTypes = (),
     defer: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function (sync or async) into a :class:`Tool`.
@@ -393,6 +387,11 @@ def tool(
             model is told it timed out. A sync function keeps running in its thread
             until it returns (threads cannot be stopped), but its result is discarded.
         terminal: A successful call ends the agent, its result being the answer.
+        errors_to_model: Exception classes (one, or a tuple) that, raised by the
+            function, are errors for the model rather than bugs: the model is shown
+            ``ValueError: <message>`` and the run goes on. For tools wrapping code that
+            reports bad input with its own exceptions (``errors_to_model=(ValueError,
+            KeyError)``), without a wrapper that turns them into :class:`ToolError`.
         defer: Build the schema on first use instead of now (for modules that define
             many tools at import time); definition errors then surface on first use.
 
@@ -410,6 +409,7 @@ def tool(
             parallel=parallel,
             timeout=timeout,
             terminal=terminal,
+            errors_to_model=errors_to_model,
             defer=defer,
         )
 
@@ -425,59 +425,3 @@ def _default_name(fn: Callable[..., Any]) -> str:
     found = getattr(target, "__name__", None)
     name = found if isinstance(found, str) else type(target).__name__
     return _check_name(name, "The function name")
-
-
-def tool_with(
-    tool: Tool[P, R],
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: Mapping[str, str] | None = None,
-    parallel: bool | None = None,
-    timeout: float | Literal[_Unset.UNSET] | None = UNSET,
-) -> Tool[P, R]:
-    """A copy of ``tool`` with another name, description or parameter descriptions.
-
-    The original is not changed::
-
-        lookup = tool_with(search, name="lookup", parameters={"query": "A product name."})
-
-    Args:
-        tool: The tool to copy.
-        name: The new name.
-        description: The new description.
-        parameters: Parameter name -> new description.
-        parallel: A new ``parallel`` flag.
-        timeout: A new timeout (``None``: no limit).
-
-    Raises:
-        ToolDefinitionError: ``parameters`` names a parameter the tool does not have,
-            or the new name is invalid.
-    """
-    from ._order import ordered
-
-    info = tool.info
-    new_params = copy.deepcopy(info.parameters)
-    props: dict[str, Any] = new_params.get("properties") or {}
-    for pname, pdesc in (parameters or {}).items():
-        if pname not in props:
-            valid = ", ".join(props) or "none"
-            raise ToolDefinitionError(
-                f"Tool {tool.name!r} has no parameter {pname!r} (its parameters: {valid})."
-            )
-        if not isinstance(pdesc, str):
-            raise ToolDefinitionError(f"The description of {pname!r} must be a string.")
-        props[pname] = ordered({**props[pname], "description": pdesc})
-    new = copy.copy(tool)
-    if name is not None:
-        new.name = _check_name(name, "The name")
-    if parallel is not None:
-        new.parallel = bool(parallel)
-    if timeout is not UNSET:
-        new.timeout = _check_timeout(timeout)
-    new._info = ToolInfo(
-        name=new.name,
-        description=info.description if description is None else description,
-        parameters=new_params,
-    )
-    return new

@@ -51,7 +51,7 @@ async def test_a_tiny_model_always_emits_a_valid_action_naming_a_real_tool() -> 
         lw.SystemMessage(content="You are a careful calculator."),
         lw.UserMessage(content="What is 465 * 321?"),
     ]
-    tools = [multiply, lw.submit]
+    tools = [multiply, lw.submit()]
     for _ in range(2):
         out = await model.generate(messages, tools)
         assert not lw.is_format_error(out), out.tool_calls

@@ -200,7 +200,7 @@ def calculator(protocol: str) -> Any:
 @pytest.mark.parametrize("protocol", ["native", "react", "json"])
 async def test_a_hand_written_loop_completes_the_task_under_every_protocol(protocol: str) -> None:
     model = lw.get_model("mock", outputs=calculator(protocol), tool_protocol=protocol)
-    tools = [multiply, add, lw.submit]
+    tools = [multiply, add, lw.submit()]
     messages: list[lw.ChatMessage] = [lw.UserMessage(content=TASK)]
     answer = None
     for _ in range(5):

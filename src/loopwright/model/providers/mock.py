@@ -43,7 +43,11 @@ def _message_tokens(message: ChatMessage) -> int:
     if message.role == "assistant":
         for call in message.tool_calls:
             # repr is close enough to the JSON for an estimate, and much cheaper
-            tokens += 4 + (len(call.function) + 3) // 4 + (len(repr(call.arguments)) + 3) // 4
+            try:
+                size = len(repr(call.arguments))
+            except RecursionError:  # nested too deep to show: the binder refuses it
+                size = 0
+            tokens += 4 + (len(call.function) + 3) // 4 + (size + 3) // 4
     return tokens
 
 
@@ -51,14 +55,31 @@ _ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 def _copy_value(value: Any) -> Any:
-    """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``."""
-    if isinstance(value, dict):
-        return {k: v if type(v) in _ATOMS else _copy_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [v if type(v) in _ATOMS else _copy_value(v) for v in value]
+    """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``.
+
+    No recursion: a scripted call may nest its arguments deeper than the stack allows.
+    """
     if type(value) in _ATOMS:
         return value
-    return copy.deepcopy(value)
+    if not isinstance(value, dict | list):
+        return copy.deepcopy(value)
+    top: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        src, dst = stack.pop()
+        for k, v in src.items() if isinstance(src, dict) else enumerate(src):
+            if type(v) in _ATOMS:
+                new = v
+            elif isinstance(v, dict | list):
+                new = {} if isinstance(v, dict) else []
+                stack.append((v, new))
+            else:
+                new = copy.deepcopy(v)
+            if isinstance(dst, dict):
+                dst[k] = new
+            else:
+                dst.append(new)
+    return top
 
 
 def _copy_output(item: ModelOutput) -> ModelOutput:

@@ -1,10 +1,10 @@
-"""Built-in tools.
+"""Built-in tools, each made by calling its factory (``think()``, ``submit()``, ``bash()``...).
 
-``think`` and ``submit``/``finish`` need nothing; the sandbox tools (``bash``,
-``python``, ``text_editor``, ``files``) run in the current sandbox.
+``think`` and ``submit`` need nothing; the sandbox tools (``bash``, ``python``,
+``text_editor``, ``files``) run in the current sandbox.
 """
 
-from .submit import finish, submit, submit_tool
+from .submit import submit
 from .think import think
 
-__all__ = ["finish", "submit", "submit_tool", "think"]
+__all__ = ["submit", "think"]

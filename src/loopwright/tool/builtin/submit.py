@@ -1,4 +1,4 @@
-"""``submit`` / ``finish``: the tools a model calls to give its final answer."""
+"""``submit()``: the tool a model calls to give its final answer."""
 
 # no ``from __future__ import annotations``: the answer's annotation is built at run time
 from typing import Annotated
@@ -7,7 +7,7 @@ from pydantic import Field
 
 from .._tool import Tool, tool
 
-__all__ = ["finish", "submit", "submit_tool"]
+__all__ = ["submit"]
 
 _DESCRIPTION = (
     "Submit your final answer and end the task. Call it once, when you are done; "
@@ -15,7 +15,7 @@ _DESCRIPTION = (
 )
 
 
-def submit_tool(
+def submit(
     name: str = "submit",
     *,
     description: str = _DESCRIPTION,
@@ -24,9 +24,12 @@ def submit_tool(
     """A terminal tool taking one string, ``answer``, that ends the agent with it.
 
     A successful call ends the agent; its result (the answer, unchanged) becomes the
-    agent's output. Make variants with another name or wording::
+    agent's output. Like every built-in tool, it is made by calling its factory
+    (``tools=[lw.submit()]``; ``react()`` adds one itself). Make variants with another
+    name or wording::
 
-        done = submit_tool("done", description="Report the result when finished.")
+        done = submit("done", description="Report the result when finished.")
+        finish = submit("finish")  # the name the ``json`` tool protocol answers with
 
     Args:
         name: The tool's name.
@@ -40,10 +43,3 @@ def submit_tool(
     made = tool(name=name, description=description, terminal=True, defer=True)(submit)
     made._inline = True  # it only returns its argument: no worker thread
     return made
-
-
-submit = submit_tool()
-"""The standard ``submit(answer)`` tool."""
-
-finish = submit_tool("finish")
-"""``submit`` under the name ``finish`` (the ``json`` tool protocol's way to answer)."""
