@@ -10,6 +10,7 @@ from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig, ToolChoice
 from .._output import ModelOutput, StopReason, Usage
 from ._tool_args import make_tool_call, tool_result_text
+from ._wire_text import valid_text
 
 __all__ = [
     "FINISH_REASONS",
@@ -164,6 +165,7 @@ def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> 
     refusal = getattr(message, "refusal", None)
     if refusal and not text:
         text = refusal
+    text = valid_text(text)
     # servers that expose their thinking (vLLM, DeepSeek...) put it in an extra field
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     finish = getattr(choice, "finish_reason", None)
@@ -176,7 +178,7 @@ def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> 
         message=AssistantMessage(
             content=text,
             tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            reasoning=valid_text(reasoning) if isinstance(reasoning, str) and reasoning else None,
             model=model,
         ),
         stop_reason=stop,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import (
     ConfigurationError,
@@ -41,6 +41,7 @@ from .._output import ModelOutput
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
 from ._http_errors import malformed_reply, sdk_failure
 from ._sdk_clients import PerLoopClients
+from ._wire_text import valid_body
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
@@ -137,14 +138,19 @@ class AnthropicAPI(ModelAPI):
         opts = request_options(config, tools)
         if system is not None:
             opts["system"] = system
+        request: dict[str, Any] = {
+            "model": self.model_name,
+            "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": wire,
+            **opts,
+        }
+        timeout = config.timeout or DEFAULT_TIMEOUT
         try:
-            response = await self._client().messages.create(
-                model=self.model_name,
-                max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-                messages=cast(Any, wire),
-                timeout=config.timeout or DEFAULT_TIMEOUT,
-                **opts,
-            )
+            try:
+                response = await self._client().messages.create(**request, timeout=timeout)
+            except UnicodeEncodeError:  # a lone surrogate: send it replaced (U+FFFD)
+                request = valid_body(request)
+                response = await self._client().messages.create(**request, timeout=timeout)
         except Exception as ex:
             failure = sdk_failure(
                 self._sdk,
