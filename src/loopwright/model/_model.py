@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 import weakref
@@ -16,15 +17,19 @@ from .._errors import ModelError, ModelTimeoutError
 from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
-from ._config import GenerateConfig
+from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
 from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
 
-DEFAULT_CONFIG = GenerateConfig(max_retries=5, retry_wait=1.0, max_retry_wait=60.0)
-"""The defaults under every model's and every call's config."""
+DEFAULT_CONFIG = GenerateConfig(
+    max_retries=5, retry_wait=1.0, max_retry_wait=60.0, timeout=DEFAULT_TIMEOUT
+)
+"""The defaults under every model's and every call's config: 5 retries, backoff from 1 s
+up to 60 s, and a deadline of :data:`~loopwright.model._config.DEFAULT_TIMEOUT` (300 s)
+per attempt."""
 
 
 class HasToolInfo(Protocol):
@@ -160,9 +165,9 @@ class Model:
 
     ``Model`` adds to every call: config merging (call > model > defaults), retries with
     exponential backoff and jitter for errors the provider marks retryable (honouring
-    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a per-attempt
-    timeout, usage accounting, and the :class:`ModelHook`\\ s that record events and
-    enforce limits.
+    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
+    per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
+    :class:`ModelHook`\\ s that record events and enforce limits.
 
     Get one with :func:`~loopwright.get_model`.
     """
@@ -324,8 +329,10 @@ class Model:
                     _wait_ended(call, told, slept)
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
+        """One provider call under the config's deadline, enforced around the whole call
+        (not per read: a server sending a byte at a time cannot stretch it)."""
         timeout = call.config.timeout
-        if timeout is None:
+        if timeout is None or math.isinf(timeout):
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
             async with asyncio.timeout(timeout):

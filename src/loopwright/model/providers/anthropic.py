@@ -145,6 +145,8 @@ class AnthropicAPI(ModelAPI):
             **opts,
         }
         timeout = config.timeout or DEFAULT_TIMEOUT
+        if timeout == float("inf"):  # no deadline: the SDK still wants one per read
+            timeout = DEFAULT_TIMEOUT
         try:
             try:
                 response = await self._client().messages.create(**request, timeout=timeout)

@@ -254,8 +254,8 @@ class OpenAIAPI(ModelAPI):
         }
         body.update(body.pop("extra_body", None) or {})
         options: dict[str, Any] = {}
-        if config.timeout is not None:
-            options["timeout"] = config.timeout
+        if config.timeout is not None and config.timeout != float("inf"):
+            options["timeout"] = config.timeout  # per read; Model bounds the whole call
         try:
             response = await self._send(body, messages, options)
         except Exception as ex:
