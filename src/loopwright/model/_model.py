@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import random
 import time
@@ -13,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelError, ModelTimeoutError
+from .._errors import ModelError, ModelTimeoutError, error_text
 from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
@@ -23,6 +24,8 @@ from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
+
+_log = logging.getLogger("loopwright.model")
 
 DEFAULT_CONFIG = GenerateConfig(
     max_retries=5, retry_wait=1.0, max_retry_wait=60.0, timeout=DEFAULT_TIMEOUT
@@ -150,6 +153,12 @@ async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
             raise
 
 
+def _reason(error: BaseException) -> str:
+    """An error as a retry warning states it: one line, bounded, secrets redacted."""
+    text = " ".join(error_text(error).split())
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
 def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
     if retry_after is not None:
         return max(0.0, retry_after)
@@ -167,7 +176,8 @@ class Model:
     exponential backoff and jitter for errors the provider marks retryable (honouring
     ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
     per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
-    :class:`ModelHook`\\ s that record events and enforce limits.
+    :class:`ModelHook`\\ s that record events and enforce limits. Each retry is logged
+    as a warning on the ``loopwright.model`` logger, with the reason and the wait.
 
     Get one with :func:`~loopwright.get_model`.
     """
@@ -307,13 +317,24 @@ class Model:
                 raise
             except Exception as ex:
                 decision = api.classify_error(ex)
-                if not decision.retry or attempt >= max_retries:
+                most = max_retries
+                if decision.max_retries is not None:
+                    most = min(most, decision.max_retries)
+                if not decision.retry or attempt >= most:
                     if attempt:
                         ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
                     raise
                 wait = _backoff(attempt, cfg, decision.after)
                 attempt += 1
                 call.retries = attempt
+                _log.warning(
+                    "%s failed (%s); retry %d of %d in %.1f s",
+                    api.name,
+                    _reason(ex),
+                    attempt,
+                    most,
+                    wait,
+                )
                 for hook in _hooks.get():
                     on_wait = getattr(hook, "on_wait", None)
                     if on_wait is not None:

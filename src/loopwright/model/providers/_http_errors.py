@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
+from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
 
@@ -248,6 +249,12 @@ def sdk_failure(
             f"{base_url}"
         )
     if isinstance(error, sdk.APIConnectionError):
+        if refused_on_this_machine(error):
+            return ModelAPIError(
+                f"{model}: nothing answers at {base_url} (connection refused); is the "
+                "server running?",
+                retryable=True,
+            )
         cause = error.__cause__ or error.__context__
         return ModelAPIError(
             f"{model}: the connection to {base_url} failed ({error_message(error)}"
