@@ -20,6 +20,7 @@ from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
+from ._redact import redact
 from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
@@ -155,7 +156,7 @@ async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
 
 def _reason(error: BaseException) -> str:
     """An error as a retry warning states it: one line, bounded, secrets redacted."""
-    text = " ".join(error_text(error).split())
+    text = " ".join(redact(error_text(error)).split())
     return text if len(text) <= 300 else text[:300] + "..."
 
 

@@ -19,10 +19,12 @@ from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
 from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
+from .._redact import redact
 
 __all__ = [
     "RETRYABLE_STATUS",
     "error_message",
+    "failure_cause",
     "is_context_length_error",
     "malformed_reply",
     "model_length_output",
@@ -153,7 +155,9 @@ def says_invalid_request(error: BaseException) -> bool:
     )
 
 
-def status_error(model: str, error: BaseException, *, key_env: str | None) -> ModelAPIError:
+def status_error(
+    model: str, error: BaseException, *, key_env: str | None, api_key: str | None = None
+) -> ModelAPIError:
     """A :class:`ModelAPIError` for an SDK ``APIStatusError``, classified for retries:
     as :func:`should_retry_status` says, except that a 5xx whose body says the request
     is invalid (:func:`says_invalid_request`) is not retried unless the server's
@@ -169,7 +173,7 @@ def status_error(model: str, error: BaseException, *, key_env: str | None) -> Mo
     )
     retry = retry and not invalid
     retry_after = parse_retry_after(headers) if retry else None
-    detail = error_message(error)
+    detail = _shown(error_message(error), api_key)
     if status in (401, 403):
         hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
     elif status == 404:
@@ -188,6 +192,15 @@ def status_error(model: str, error: BaseException, *, key_env: str | None) -> Mo
         retry_after=retry_after,
         status_code=status or None,
     )
+
+
+_MAX_DETAIL = 1000  # characters of a server's error text kept in a message
+
+
+def _shown(text: str, api_key: str | None) -> str:
+    """A server's error text as a message shows it: secrets redacted, bounded."""
+    text = redact(text, (api_key,))
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
 
 
 def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
@@ -224,6 +237,13 @@ def model_length_output(model: str, detail: str) -> ModelOutput:
     )
 
 
+def failure_cause(sdk: Any, error: BaseException) -> BaseException | None:
+    """What a translated SDK error is raised from: the SDK's error when no server text is
+    in it (connection failures: their chain tells a refused connection apart), else
+    None, so a traceback does not repeat a body that may hold secrets."""
+    return None if isinstance(error, sdk.APIStatusError) else error
+
+
 def sdk_failure(
     sdk: Any,
     error: BaseException,
@@ -232,8 +252,12 @@ def sdk_failure(
     base_url: str,
     key_env: str | None,
     timeout: float | None,
+    api_key: str | None = None,
 ) -> ModelOutput | LoopwrightError | None:
     """Translate an exception of an ``openai``/``anthropic`` SDK call.
+
+    ``base_url`` is shown as given (pass it without credentials); the server's text is
+    redacted (``api_key`` and anything shaped like a secret) and bounded.
 
     Returns a ``model_length`` output for a context-length error, a loopwright error
     (classified for retries) for every other SDK error and for a body the SDK could not
@@ -256,15 +280,16 @@ def sdk_failure(
                 retryable=True,
             )
         cause = error.__cause__ or error.__context__
+        reason = _shown(f"{error_message(error)}{f': {cause}' if cause else ''}", api_key)
         return ModelAPIError(
-            f"{model}: the connection to {base_url} failed ({error_message(error)}"
-            f"{f': {cause}' if cause else ''}); retried. Check that the server is up",
+            f"{model}: the connection to {base_url} failed ({reason}); retried. Check that "
+            "the server is up",
             retryable=True,
         )
     if isinstance(error, sdk.APIStatusError):
         if is_context_length_error(error):
-            return model_length_output(model, error_message(error))
-        return status_error(model, error, key_env=key_env)
+            return model_length_output(model, _shown(error_message(error), api_key))
+        return status_error(model, error, key_env=key_env, api_key=api_key)
     if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
-        return ModelAPIError(f"{model}: {error_message(error)}")
+        return ModelAPIError(f"{model}: {_shown(error_message(error), api_key)}")
     return None

@@ -68,7 +68,8 @@ from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
-from ._http_errors import malformed_reply, sdk_failure
+from .._redact import split_credentials
+from ._http_errors import failure_cause, malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
 from ._wire_text import valid_body
@@ -211,13 +212,21 @@ class OpenAIAPI(ModelAPI):
                     "api_key=...)"
                 )
             key = _NO_KEY
-        self.base_url = url.rstrip("/")
+        # credentials in the URL are sent as httpx would (Basic auth), kept out of the
+        # URL that httpx logs and errors show
+        clean, basic = split_credentials(url.rstrip("/"))
+        self.base_url = clean
+        """The API's base URL, without credentials (``user:password@`` is sent as an
+        ``Authorization: Basic`` header, unless ``default_headers`` has one)."""
         self._api_key = key
         self._null_content = default_null if null_content is None else null_content
         self._max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         )
-        self._headers = dict(default_headers) if default_headers else None
+        headers = dict(default_headers or {})
+        if basic is not None and not any(k.lower() == "authorization" for k in headers):
+            headers["Authorization"] = basic
+        self._headers = headers or None
         self._client_args = client_args
         self._clients: PerLoopClients[openai_sdk.AsyncOpenAI] = PerLoopClients(
             self._sdk.AsyncOpenAI,
@@ -230,6 +239,9 @@ class OpenAIAPI(ModelAPI):
 
     def _client(self) -> openai_sdk.AsyncOpenAI:
         return self._clients.get()
+
+    def __repr__(self) -> str:
+        return f"OpenAIAPI({self.name!r}, base_url={self.base_url!r})"
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -266,12 +278,13 @@ class OpenAIAPI(ModelAPI):
                 base_url=self.base_url,
                 key_env=self._key_env,
                 timeout=config.timeout,
+                api_key=self._api_key if self._api_key != _NO_KEY else None,
             )
             if failure is None:
                 raise
             if isinstance(failure, ModelOutput):
                 return failure
-            raise failure from ex
+            raise failure from failure_cause(self._sdk, ex)
         try:
             output = output_from_openai(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
