@@ -29,6 +29,11 @@ key from the environment variables below (``base_url=`` / ``api_key=`` arguments
 - ``together/<vendor>/<model>``: Together AI, ``https://api.together.xyz/v1``
   (``$TOGETHER_BASE_URL``); key required: ``$TOGETHER_API_KEY``.
 
+``strict_tools=True`` sends tools in OpenAI's strict mode (``"strict": true``, each schema
+made strict by :func:`~loopwright.strict_schema`): the server then holds the model's
+arguments to the schema; a ``null`` it sends for an optional parameter means "use the
+default".
+
 What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
 ``max_completion_tokens`` to OpenAI itself, ``max_tokens`` elsewhere) are passed through;
@@ -72,6 +77,7 @@ from .._redact import split_credentials
 from ._http_errors import failure_cause, malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
+from ._strict_tools import StrictTools
 from ._wire_text import valid_body
 
 if TYPE_CHECKING:
@@ -161,6 +167,7 @@ class OpenAIAPI(ModelAPI):
         api_key: str | None = None,
         null_content: bool | None = None,
         max_tokens_param: str | None = None,
+        strict_tools: bool = False,
         default_headers: Mapping[str, str] | None = None,
         provider: str = "openai",
         **client_args: Any,
@@ -176,6 +183,10 @@ class OpenAIAPI(ModelAPI):
                 time the server rejects null on (see the module documentation).
             max_tokens_param: The request field for ``max_tokens`` (default
                 ``max_completion_tokens`` for OpenAI itself, ``max_tokens`` elsewhere).
+            strict_tools: Send tools in strict mode (``"strict": true``, with the
+                schema :func:`~loopwright.strict_schema` makes), so the server holds the
+                arguments to the schema. A tool whose schema has no strict form is sent
+                as it is (a warning says so).
             default_headers: Extra HTTP headers for every request.
             provider: The registry name (set by the named shortcuts).
             **client_args: Passed to ``openai.AsyncOpenAI`` (e.g. ``organization``).
@@ -227,6 +238,9 @@ class OpenAIAPI(ModelAPI):
         if basic is not None and not any(k.lower() == "authorization" for k in headers):
             headers["Authorization"] = basic
         self._headers = headers or None
+        if not isinstance(strict_tools, bool):
+            raise ConfigurationError(f"strict_tools must be True or False, got {strict_tools!r}")
+        self._strict = StrictTools(self.name) if strict_tools else None
         self._client_args = client_args
         self._clients: PerLoopClients[openai_sdk.AsyncOpenAI] = PerLoopClients(
             self._sdk.AsyncOpenAI,
@@ -258,6 +272,7 @@ class OpenAIAPI(ModelAPI):
             tools,
             max_tokens_param=self._max_tokens_param,
             schema_format=self._schema_format,
+            strict=self._strict,
         )
         body: dict[str, Any] = {
             "model": self.model_name,
