@@ -112,6 +112,25 @@ async def test_an_error_unrelated_to_null_content_is_sent_once_more_then_reporte
     assert len(wire.requests) == 3
 
 
+async def test_no_fallback_for_a_context_length_error_and_none_after_two_that_failed(
+    wire: WireServer,
+) -> None:
+    too_long = openai_error("This model's maximum context length is 10 tokens", kind="x")
+    wire.push(Reply(too_long, 400))
+    m = model(wire)
+    out = await m.generate(history(), tools=[MULTIPLY])
+    assert out.stop_reason == "model_length" and len(wire.requests) == 1
+    # a server failing for another reason: "" is tried twice, then no more
+    for _ in range(3):
+        wire.push(
+            Reply(openai_error("no", kind="x"), 400), Reply(openai_error("no", kind="x"), 400)
+        )
+        with pytest.raises(lw.ModelAPIError):
+            await m.generate(history(), tools=[MULTIPLY])
+    assert len(wire.requests) == 1 + 2 + 2 + 1
+    assert [assistant_contents(r) for r in wire.requests[-3:]] == [[None], [""], [None]]
+
+
 INVALID = {
     "400": Reply(openai_error("Invalid value for 'messages'"), 400),
     "404": Reply(openai_error("The model 'nope' does not exist", kind="not_found_error"), 404),

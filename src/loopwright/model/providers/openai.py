@@ -74,7 +74,7 @@ from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import split_credentials
-from ._http_errors import failure_cause, malformed_reply, sdk_failure
+from ._http_errors import failure_cause, is_context_length_error, malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
 from ._strict_tools import StrictTools
@@ -97,6 +97,7 @@ __all__ = [
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "not-needed"  # what we send to servers that need no key
+_MAX_FALLBACKS = 2  # resends with content "" that failed too, before no more are tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +232,7 @@ class OpenAIAPI(ModelAPI):
         ``Authorization: Basic`` header, unless ``default_headers`` has one)."""
         self._api_key = key
         self._null_content = default_null if null_content is None else null_content
+        self._failed_fallbacks = 0
         self._max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         )
@@ -338,7 +340,10 @@ class OpenAIAPI(ModelAPI):
                 body = valid_body(body)
                 continue
             except self._sdk.APIStatusError as ex:
-                if fell_back or not self._rejects_null(ex, body):
+                if fell_back:
+                    self._failed_fallbacks += 1  # "" did not help: null was not it
+                    raise
+                if not self._rejects_null(ex, body):
                     raise
                 fell_back = True
                 wire = messages_to_openai(messages, null_content=False)
@@ -350,10 +355,13 @@ class OpenAIAPI(ModelAPI):
 
     def _rejects_null(self, error: Exception, body: dict[str, Any]) -> bool:
         """Whether ``error`` may be the server refusing ``content: null``: null is sent by
-        default (not chosen), the request had one, and the server said 400, 422 or 500."""
-        if self._null_content is not None:
+        default (not chosen), the request had one, and the server said 400, 422 or 500,
+        not about the context length. After two fallbacks that did not help, no more."""
+        if self._null_content is not None or self._failed_fallbacks >= _MAX_FALLBACKS:
             return False
         if getattr(error, "status_code", None) not in (400, 422, 500):
+            return False
+        if is_context_length_error(error):
             return False
         return any(
             m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]
