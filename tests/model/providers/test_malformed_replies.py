@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,18 @@ async def test_a_lone_surrogate_in_the_history_is_sent_replaced(wire: WireServer
     assert out.text == "ok"
     [req] = wire.requests
     assert [m["content"] for m in req.body["messages"]] == ["run it", "a\ufffdb", "c\ufffdd"]
+
+
+def test_a_run_goes_on_after_a_deeply_nested_tool_call(wire: WireServer, tmp_path: Path) -> None:
+    deep = '{"answer": ' + "[" * DEEP + "]" * DEEP + "}"
+    wire.push(
+        openai_reply("", tool_calls=[("call_1", "submit", deep)]),
+        openai_reply("", tool_calls=[("call_2", "submit", '{"answer": "6"}')]),
+    )
+    state = lw.run_sync(
+        lw.react(max_steps=4), "What is 2 times 3?", model=openai_model(wire), db=tmp_path / "r.db"
+    )
+    assert state.completed == "submit" and state.output.text == "6"
+    # the model was told, as a tool result, and the run went on
+    told = [m for m in wire.requests[1].body["messages"] if m["role"] == "tool"]
+    assert len(told) == 1 and "nested more than 100 levels" in told[0]["content"]
