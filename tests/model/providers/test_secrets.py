@@ -139,3 +139,24 @@ def test_redact_url(url: str, expected: str) -> None:
     from loopwright.model._redact import redact_url
 
     assert redact_url(url) == expected
+
+
+async def test_anthropic_keeps_url_credentials_and_echoed_keys_out_too(wire: WireServer) -> None:
+    pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+    from .wire_server import anthropic_error
+
+    host = wire.url.removeprefix("http://")
+    model = lw.get_model(
+        "anthropic/claude-test",
+        base_url=f"http://user:{PASSWORD}@{host}",
+        api_key=KEY,
+        config=lw.GenerateConfig(max_retries=0),
+    )
+    assert PASSWORD not in repr(model.api) and model.api.base_url == wire.url  # type: ignore[attr-defined]
+    wire.push(Reply(anthropic_error("authentication_error", f"invalid x-api-key {KEY}"), 401))
+    with pytest.raises(lw.ModelAPIError) as info:
+        await model.generate([lw.UserMessage(content="hi")])
+    assert "HTTP 401: invalid x-api-key ***" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    expected = "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
+    assert wire.requests[0].headers["authorization"] == expected
