@@ -333,3 +333,41 @@ async def test_a_call_config_changed_in_place_between_calls_is_merged_again() ->
     config.max_tokens = 20  # the same object, changed
     await model.generate(HI, config=config)
     assert seen == [10, 10, 20]
+
+
+async def test_every_attempt_has_a_deadline_by_default() -> None:
+    from loopwright.model._config import DEFAULT_TIMEOUT
+
+    seen: list[float | None] = []
+
+    def record(_: object, __: object, config: lw.GenerateConfig) -> str:
+        seen.append(config.timeout)
+        return "ok"
+
+    await lw.get_model("mock", outputs=record).generate(HI)
+    assert seen == [DEFAULT_TIMEOUT] and 120 <= DEFAULT_TIMEOUT <= 300
+    # a call may change it, or lift it with infinity
+    slept = lw.get_model("mock", outputs=lambda *_: asyncio.sleep(0.01, "late"))
+    out = await slept.generate(HI, config=lw.GenerateConfig(timeout=float("inf")))
+    assert out.text == "late"
+
+
+async def test_a_provider_may_cap_the_retries_of_a_kind_of_failure() -> None:
+    from loopwright.model._api import RetryDecision
+
+    class Capped(_Named):
+        def classify_error(self, error: BaseException) -> RetryDecision:
+            return RetryDecision(True, max_retries=1)
+
+    attempts = 0
+
+    def refuse(*_: object) -> str:
+        nonlocal attempts
+        attempts += 1
+        raise ConnectionRefusedError("nobody home")
+
+    model = lw.Model(Capped("capped", refuse), FAST)  # max_retries 5 by default
+    with pytest.raises(ConnectionRefusedError) as info:
+        await model.generate(HI)
+    assert attempts == 2
+    assert "gave up after 2 attempts" in " ".join(info.value.__notes__)

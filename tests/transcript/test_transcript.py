@@ -158,8 +158,8 @@ async def test_a_failed_model_call_is_recorded_with_its_error_and_retries(
     )
     with pytest.raises(lw.ModelAPIError):
         await model.generate([lw.UserMessage(content="hi")])
-    [ev] = t.events
-    assert isinstance(ev, lw.ModelEvent)
+    ev, retry = t.events  # the model call, and the warning that it was retried
+    assert isinstance(ev, lw.ModelEvent) and isinstance(retry, lw.LoggerEvent)
     assert ev.output is None and ev.pending is None
     assert ev.error == "ModelAPIError: bad request"
     assert ev.retries == 1 and ev.wait_time > 0

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import abc
+import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._errors import ModelAPIError
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
 from ._output import ModelOutput
 
-__all__ = ["ModelAPI", "RetryDecision"]
+__all__ = ["LOCAL_REFUSED_RETRIES", "ModelAPI", "RetryDecision", "refused_on_this_machine"]
+
+LOCAL_REFUSED_RETRIES = 1
+"""Retries (so two tries) for a connection refused by a server on this machine
+(``localhost``, ``127.0.0.1``, ``::1``): nothing listens there, and waiting ~25 s for it
+rarely helps. A remote server's refusal gets the config's ``max_retries``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +28,46 @@ class RetryDecision:
 
     retry: bool
     after: float | None = None
+    max_retries: int | None = None
+    """Retry this kind of failure at most this many times (None: the config's
+    ``max_retries``; the smaller of the two counts)."""
+
+
+def _is_this_machine(host: str | None) -> bool:
+    if not host:
+        return False
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def refused_on_this_machine(error: BaseException) -> bool:
+    """Whether ``error`` (or an error it was raised from) is a connection refused by a
+    server on this machine: a ``ConnectionRefusedError`` in the chain, and an HTTP
+    request in it (``error.request.url``, as httpx and the SDKs carry) to a loopback
+    host."""
+    refused = local = False
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 20:
+        seen.add(id(current))
+        refused = refused or isinstance(current, ConnectionRefusedError)
+        try:
+            url = getattr(getattr(current, "request", None), "url", None)
+        except Exception:  # httpx raises when an exception has no request attached
+            url = None
+        if url is not None and not local:
+            try:
+                local = _is_this_machine(urlsplit(str(url)).hostname)
+            except ValueError:
+                pass
+        current = current.__cause__ or current.__context__
+    return refused and local
 
 
 class ModelAPI(abc.ABC):
@@ -57,7 +104,11 @@ class ModelAPI(abc.ABC):
 
         The default retries :class:`ModelAPIError`s marked retryable and network-level
         failures (connection errors, timeouts); providers refine it for their SDK errors.
+        A connection refused by a server on this machine is retried at most
+        :data:`LOCAL_REFUSED_RETRIES` times (:func:`refused_on_this_machine`).
         """
+        if refused_on_this_machine(error):
+            return RetryDecision(True, max_retries=LOCAL_REFUSED_RETRIES)
         if isinstance(error, ModelAPIError):
             return RetryDecision(error.retryable, error.retry_after)
         if isinstance(error, (ConnectionError, TimeoutError)):

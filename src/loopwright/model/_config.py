@@ -6,10 +6,21 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_MAX_TOOL_OUTPUT", "GenerateConfig", "ToolChoice", "ToolFunction"]
+__all__ = [
+    "DEFAULT_MAX_TOOL_OUTPUT",
+    "DEFAULT_TIMEOUT",
+    "GenerateConfig",
+    "ToolChoice",
+    "ToolFunction",
+]
 
 DEFAULT_MAX_TOOL_OUTPUT = 16 * 1024
 """Tool output longer than this many bytes is cut in the middle (16 KiB)."""
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds one attempt of a model call may take in all, when no config sets it (5
+minutes: room for a long reply from a slow or reasoning model, and an end to a server
+that hangs or sends a byte now and then)."""
 
 
 class ToolFunction(BaseModel):
@@ -45,7 +56,10 @@ class GenerateConfig(BaseModel):
     seed: int | None = None
     """Random seed, for providers that honour it."""
     timeout: float | None = Field(default=None, gt=0)
-    """Seconds one attempt of a model call may take."""
+    """Seconds one attempt of a model call may take in all: connecting, waiting and
+    reading the whole reply (default :data:`DEFAULT_TIMEOUT`, 300). ``Model`` enforces
+    it around the attempt, so a server that drips bytes cannot outlast it; a timed-out
+    attempt is retried like other transient failures. ``float("inf")`` lifts it."""
     max_retries: int | None = Field(default=None, ge=0)
     """How many times a retryable failure is retried (default 5)."""
     retry_wait: float | None = Field(default=None, ge=0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import math
 import random
 import time
 import weakref
@@ -12,19 +14,26 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelError, ModelTimeoutError
+from .._errors import ModelError, ModelTimeoutError, error_text
 from .._fast import set_fields
 from ._api import ModelAPI
 from ._chat import ChatMessage, ToolInfo
-from ._config import GenerateConfig
+from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
+from ._redact import redact
 from ._slots import Slots
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
 
-DEFAULT_CONFIG = GenerateConfig(max_retries=5, retry_wait=1.0, max_retry_wait=60.0)
-"""The defaults under every model's and every call's config."""
+_log = logging.getLogger("loopwright.model")
+
+DEFAULT_CONFIG = GenerateConfig(
+    max_retries=5, retry_wait=1.0, max_retry_wait=60.0, timeout=DEFAULT_TIMEOUT
+)
+"""The defaults under every model's and every call's config: 5 retries, backoff from 1 s
+up to 60 s, and a deadline of :data:`~loopwright.model._config.DEFAULT_TIMEOUT` (300 s)
+per attempt."""
 
 
 class HasToolInfo(Protocol):
@@ -145,6 +154,12 @@ async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
             raise
 
 
+def _reason(error: BaseException) -> str:
+    """An error as a retry warning states it: one line, bounded, secrets redacted."""
+    text = " ".join(redact(error_text(error)).split())
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
 def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
     if retry_after is not None:
         return max(0.0, retry_after)
@@ -160,9 +175,10 @@ class Model:
 
     ``Model`` adds to every call: config merging (call > model > defaults), retries with
     exponential backoff and jitter for errors the provider marks retryable (honouring
-    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a per-attempt
-    timeout, usage accounting, and the :class:`ModelHook`\\ s that record events and
-    enforce limits.
+    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
+    per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
+    :class:`ModelHook`\\ s that record events and enforce limits. Each retry is logged
+    as a warning on the ``loopwright.model`` logger, with the reason and the wait.
 
     Get one with :func:`~loopwright.get_model`.
     """
@@ -302,13 +318,24 @@ class Model:
                 raise
             except Exception as ex:
                 decision = api.classify_error(ex)
-                if not decision.retry or attempt >= max_retries:
+                most = max_retries
+                if decision.max_retries is not None:
+                    most = min(most, decision.max_retries)
+                if not decision.retry or attempt >= most:
                     if attempt:
                         ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
                     raise
                 wait = _backoff(attempt, cfg, decision.after)
                 attempt += 1
                 call.retries = attempt
+                _log.warning(
+                    "%s failed (%s); retry %d of %d in %.1f s",
+                    api.name,
+                    _reason(ex),
+                    attempt,
+                    most,
+                    wait,
+                )
                 for hook in _hooks.get():
                     on_wait = getattr(hook, "on_wait", None)
                     if on_wait is not None:
@@ -324,8 +351,10 @@ class Model:
                     _wait_ended(call, told, slept)
 
     async def _attempt(self, call: ModelCall) -> ModelOutput:
+        """One provider call under the config's deadline, enforced around the whole call
+        (not per read: a server sending a byte at a time cannot stretch it)."""
         timeout = call.config.timeout
-        if timeout is None:
+        if timeout is None or math.isinf(timeout):
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
             async with asyncio.timeout(timeout):

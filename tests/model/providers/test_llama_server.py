@@ -170,25 +170,39 @@ async def test_tool_round_trip_with_a_named_tool_choice(llama_server: str) -> No
     assert not answer.tool_calls
 
 
-async def test_null_content_is_what_this_server_rejects(llama_server: str) -> None:
-    """Why the ``llamacpp-server`` shortcut sends ``""``: the plain client gets a 500."""
-    model = lw.get_model(
-        "openai/smollm2",
-        base_url=llama_server,
-        config=lw.GenerateConfig(max_retries=0, max_tokens=5, timeout=120),
-    )
+async def test_the_plain_openai_provider_does_tool_round_trips_with_this_server(
+    llama_server: str,
+) -> None:
+    """This server answers ``content: null`` with HTTP 500; the ``openai`` provider sends
+    ``""`` at once when it does, with no retry, and from then on."""
     call = lw.ToolCall(id="call_1", function="multiply", arguments={"a": 2, "b": 3})
     history: list[lw.ChatMessage] = [
         lw.UserMessage(content="What is 2 times 3?"),
         lw.AssistantMessage(tool_calls=[call]),
         lw.ToolMessage(content="6", tool_call_id="call_1", function="multiply"),
     ]
+    config = lw.GenerateConfig(max_retries=0, max_tokens=5, timeout=120)
+    # what the server does with null
+    strict_null = lw.get_model("openai/smollm2", base_url=llama_server, null_content=True)
     with pytest.raises(lw.ModelAPIError) as info:
-        await model.generate(history, tools=[MULTIPLY])
+        await strict_null.generate(history, tools=[MULTIPLY], config=config)
     assert info.value.status_code == 500
-    # the same history through the shortcut works
-    out = await server_model(llama_server, max_tokens=5).generate(history, tools=[MULTIPLY])
-    assert out.usage is not None and out.usage.output_tokens > 0
+    # the plain provider: no retries allowed, and it works, twice
+    model = lw.get_model("openai/smollm2", base_url=llama_server, config=config)
+    calls: list[lw.ModelCall] = []
+
+    class Record:
+        def before_generate(self, call: lw.ModelCall) -> None:
+            pass
+
+        def after_generate(self, call: lw.ModelCall) -> None:
+            calls.append(call)
+
+    with lw.model_hook(Record()):
+        for _ in range(2):
+            out = await model.generate(history, tools=[MULTIPLY])
+            assert out.usage is not None and out.usage.output_tokens > 0
+    assert [c.retries for c in calls] == [0, 0]
 
 
 async def test_response_schema_constrains_the_reply(llama_server: str) -> None:

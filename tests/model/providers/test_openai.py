@@ -278,7 +278,9 @@ async def test_empty_arguments_for_a_tool_without_parameters_are_fine(wire: Wire
 
 async def test_rate_limit_waits_for_retry_after_then_succeeds(wire: WireServer) -> None:
     wire.push(
-        Reply(openai_error("Rate limit reached"), 429, {"retry-after": "1"}),
+        Reply(
+            openai_error("Rate limit reached", kind="rate_limit_error"), 429, {"retry-after": "1"}
+        ),
         openai_reply("done"),
     )
     recorder = Recorder()
@@ -306,7 +308,9 @@ async def test_retry_after_ms_is_preferred(wire: WireServer) -> None:
 
 async def test_server_error_is_retried(wire: WireServer) -> None:
     wire.push(
-        Reply(openai_error("boom"), 500), Reply(openai_error("busy"), 503), openai_reply("ok")
+        Reply(openai_error("boom", kind="server_error"), 500),
+        Reply(openai_error("busy", kind="server_error"), 503),
+        openai_reply("ok"),
     )
     out = await model(wire).generate(HI)
     assert out.text == "ok"
@@ -314,7 +318,7 @@ async def test_server_error_is_retried(wire: WireServer) -> None:
 
 
 async def test_server_errors_give_up_after_max_retries(wire: WireServer) -> None:
-    wire.push(*[Reply(openai_error("boom"), 500) for _ in range(3)])
+    wire.push(*[Reply(openai_error("boom", kind="server_error"), 500) for _ in range(3)])
     m = model(wire, config=lw.GenerateConfig(max_retries=2))
     with pytest.raises(lw.ModelAPIError) as info:
         await m.generate(HI)

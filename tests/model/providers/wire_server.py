@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,12 +23,15 @@ class Reply:
     """One scripted answer."""
 
     body: Any = None
+    """A JSON value, or the body itself as ``str`` or ``bytes`` (sent as they are)."""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     """Seconds to wait before answering."""
     drop: bool = False
     """Send the headers and half of the body, then close the connection."""
+    drip: float = 0.0
+    """Send the body one byte per this many seconds (a server that never quite stops)."""
 
 
 @dataclass
@@ -48,6 +51,8 @@ class WireServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Request] = []
+        self.respond: Callable[[Request], Reply | None] | None = None
+        """When set, answers each request (None: the next scripted reply)."""
         self._lock = threading.Lock()
         server = self
 
@@ -64,17 +69,18 @@ class WireServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
+                request = Request(
+                    "POST",
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                    time.monotonic(),
+                )
                 with server._lock:
-                    server.requests.append(
-                        Request(
-                            "POST",
-                            self.path,
-                            {k.lower(): v for k, v in self.headers.items()},
-                            body,
-                            time.monotonic(),
-                        )
-                    )
-                    reply = server.replies.popleft() if server.replies else None
+                    server.requests.append(request)
+                    reply = server.respond(request) if server.respond else None
+                    if reply is None and server.replies:
+                        reply = server.replies.popleft()
                 if reply is None:
                     reply = Reply({"error": {"message": "test server: no reply scripted"}}, 599)
                 try:
@@ -87,11 +93,12 @@ class WireServer:
             def _answer(self, reply: Reply) -> None:
                 if reply.delay:
                     time.sleep(reply.delay)
-                payload = (
-                    reply.body.encode()
-                    if isinstance(reply.body, str)
-                    else json.dumps(reply.body).encode()
-                )
+                if isinstance(reply.body, bytes):
+                    payload = reply.body
+                elif isinstance(reply.body, str):
+                    payload = reply.body.encode("utf-8", "surrogatepass")
+                else:
+                    payload = json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")
                 for k, v in reply.headers.items():
@@ -106,6 +113,12 @@ class WireServer:
                     return
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
+                if reply.drip:
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply.drip)
+                    return
                 self.wfile.write(payload)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -170,9 +183,11 @@ def openai_reply(
     }
 
 
-def openai_error(message: str, code: str | None = None) -> dict[str, Any]:
-    """An OpenAI error body."""
-    return {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+def openai_error(
+    message: str, code: str | None = None, kind: str = "invalid_request_error"
+) -> dict[str, Any]:
+    """An OpenAI error body (``kind`` is its ``type``: ``server_error`` for a 5xx)."""
+    return {"error": {"message": message, "type": kind, "code": code}}
 
 
 def anthropic_reply(

@@ -9,6 +9,7 @@ from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput, StopReason, Usage
 from ._tool_args import make_tool_call, tool_result_text
+from ._wire_text import valid_text
 
 __all__ = ["STOP_REASONS", "messages_to_anthropic", "output_from_anthropic", "request_options"]
 
@@ -156,9 +157,9 @@ def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) 
         stop = "tool_calls"
     return ModelOutput(
         message=AssistantMessage(
-            content="".join(texts),
+            content=valid_text("".join(texts)),
             tool_calls=calls,
-            reasoning="\n\n".join(thoughts) or None,
+            reasoning=valid_text("\n\n".join(thoughts)) or None,
             model=model,
         ),
         stop_reason=stop,

@@ -9,25 +9,31 @@ across SDK versions without importing either SDK.
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
+from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
+from .._redact import redact
 
 __all__ = [
     "RETRYABLE_STATUS",
     "error_message",
+    "failure_cause",
     "is_context_length_error",
     "malformed_reply",
     "model_length_output",
     "parse_retry_after",
+    "says_invalid_request",
     "sdk_failure",
     "should_retry_status",
     "status_error",
+    "unreadable_body",
 ]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -40,6 +46,13 @@ _CONTEXT_LENGTH = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|context window|"
     r"context length|exceed(?:s|ed)? context limit|prompt is too long|"
     r"input is too long|too many input tokens|reduce the length of the (?:messages|prompt)",
+    re.IGNORECASE,
+)
+
+
+# a server error whose body says the request itself is wrong: sending it again won't help
+_INVALID_REQUEST = re.compile(
+    r"invalid[_ ]?request|validation|unprocessable|bad[_ ]?request|malformed request",
     re.IGNORECASE,
 )
 
@@ -104,6 +117,8 @@ def error_message(error: BaseException) -> str:
             return str(inner["message"])
         if isinstance(inner, str):
             return inner
+    if isinstance(body, str) and body.strip():  # the SDK unwraps {"error": "text"}
+        return body
     message = getattr(error, "message", None)
     return message if isinstance(message, str) and message else str(error)
 
@@ -131,17 +146,40 @@ def is_context_length_error(error: BaseException) -> bool:
     return bool(_CONTEXT_LENGTH.search(error_message(error)))
 
 
-def status_error(model: str, error: BaseException, *, key_env: str | None) -> ModelAPIError:
-    """A :class:`ModelAPIError` for an SDK ``APIStatusError``, classified for retries."""
+def says_invalid_request(error: BaseException) -> bool:
+    """Whether an error body's type, code or message says the request was invalid
+    (``invalid_request_error``, a validation error...)."""
+    return bool(
+        _INVALID_REQUEST.search(_error_code(error))
+        or _INVALID_REQUEST.search(error_message(error)[:2000])
+    )
+
+
+def status_error(
+    model: str, error: BaseException, *, key_env: str | None, api_key: str | None = None
+) -> ModelAPIError:
+    """A :class:`ModelAPIError` for an SDK ``APIStatusError``, classified for retries:
+    as :func:`should_retry_status` says, except that a 5xx whose body says the request
+    is invalid (:func:`says_invalid_request`) is not retried unless the server's
+    ``x-should-retry`` header asks for it."""
     status = int(getattr(error, "status_code", 0) or 0)
     headers = _headers(error)
     retry = should_retry_status(status, headers)
+    invalid = (
+        retry
+        and status >= 500
+        and (headers or {}).get("x-should-retry") is None
+        and says_invalid_request(error)
+    )
+    retry = retry and not invalid
     retry_after = parse_retry_after(headers) if retry else None
-    detail = error_message(error)
+    detail = _shown(error_message(error), api_key)
     if status in (401, 403):
         hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
     elif status == 404:
         hint = "check the model name and the base URL"
+    elif invalid:
+        hint = "the provider says the request is invalid; it is not retried"
     elif status == 429:
         hint = "rate limited; retried after the wait the provider asked for"
     elif retry:
@@ -156,6 +194,15 @@ def status_error(model: str, error: BaseException, *, key_env: str | None) -> Mo
     )
 
 
+_MAX_DETAIL = 1000  # characters of a server's error text kept in a message
+
+
+def _shown(text: str, api_key: str | None) -> str:
+    """A server's error text as a message shows it: secrets redacted, bounded."""
+    text = redact(text, (api_key,))
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
+
+
 def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
     """The error for a reply the provider's converter could not read (a field missing,
     null or of the wrong type): retryable, naming the model and what was wrong."""
@@ -164,6 +211,20 @@ def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIErro
         f"{str(response)[:200]}",
         retryable=True,
     )
+
+
+def unreadable_body(model: str, error: BaseException) -> ModelAPIError | None:
+    """The error for a response body that could not be decoded (not JSON, not UTF-8, or
+    nested too deeply to parse): retryable, naming the model. None for other errors."""
+    if isinstance(error, RecursionError):
+        what = "it is nested too deeply to parse"
+    elif isinstance(error, json.JSONDecodeError):
+        what = f"it is not valid JSON: {error.msg} at character {error.pos}"
+    elif isinstance(error, UnicodeDecodeError):
+        what = f"it is not valid {error.encoding} at byte {error.start}"
+    else:
+        return None
+    return ModelAPIError(f"{model}: the response body could not be read ({what})", retryable=True)
 
 
 def model_length_output(model: str, detail: str) -> ModelOutput:
@@ -176,6 +237,13 @@ def model_length_output(model: str, detail: str) -> ModelOutput:
     )
 
 
+def failure_cause(sdk: Any, error: BaseException) -> BaseException | None:
+    """What a translated SDK error is raised from: the SDK's error when no server text is
+    in it (connection failures: their chain tells a refused connection apart), else
+    None, so a traceback does not repeat a body that may hold secrets."""
+    return None if isinstance(error, sdk.APIStatusError) else error
+
+
 def sdk_failure(
     sdk: Any,
     error: BaseException,
@@ -184,12 +252,20 @@ def sdk_failure(
     base_url: str,
     key_env: str | None,
     timeout: float | None,
+    api_key: str | None = None,
 ) -> ModelOutput | LoopwrightError | None:
     """Translate an exception of an ``openai``/``anthropic`` SDK call.
 
+    ``base_url`` is shown as given (pass it without credentials); the server's text is
+    redacted (``api_key`` and anything shaped like a secret) and bounded.
+
     Returns a ``model_length`` output for a context-length error, a loopwright error
-    (classified for retries) for every other SDK error, and None for anything else.
+    (classified for retries) for every other SDK error and for a body the SDK could not
+    decode (:func:`unreadable_body`), and None for anything else.
     """
+    unreadable = unreadable_body(model, error)
+    if unreadable is not None:
+        return unreadable
     if isinstance(error, sdk.APITimeoutError):
         limit = f"{timeout:g}s" if timeout else "the SDK's default timeout"
         return ModelTimeoutError(
@@ -197,16 +273,23 @@ def sdk_failure(
             f"{base_url}"
         )
     if isinstance(error, sdk.APIConnectionError):
+        if refused_on_this_machine(error):
+            return ModelAPIError(
+                f"{model}: nothing answers at {base_url} (connection refused); is the "
+                "server running?",
+                retryable=True,
+            )
         cause = error.__cause__ or error.__context__
+        reason = _shown(f"{error_message(error)}{f': {cause}' if cause else ''}", api_key)
         return ModelAPIError(
-            f"{model}: the connection to {base_url} failed ({error_message(error)}"
-            f"{f': {cause}' if cause else ''}); retried. Check that the server is up",
+            f"{model}: the connection to {base_url} failed ({reason}); retried. Check that "
+            "the server is up",
             retryable=True,
         )
     if isinstance(error, sdk.APIStatusError):
         if is_context_length_error(error):
-            return model_length_output(model, error_message(error))
-        return status_error(model, error, key_env=key_env)
+            return model_length_output(model, _shown(error_message(error), api_key))
+        return status_error(model, error, key_env=key_env, api_key=api_key)
     if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
-        return ModelAPIError(f"{model}: {error_message(error)}")
+        return ModelAPIError(f"{model}: {_shown(error_message(error), api_key)}")
     return None

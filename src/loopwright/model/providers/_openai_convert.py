@@ -9,7 +9,9 @@ from typing import Any
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig, ToolChoice
 from .._output import ModelOutput, StopReason, Usage
+from ._strict_tools import StrictTools
 from ._tool_args import make_tool_call, tool_result_text
+from ._wire_text import valid_text
 
 __all__ = [
     "FINISH_REASONS",
@@ -66,8 +68,12 @@ def messages_to_openai(
     return out
 
 
-def tools_to_openai(tools: Sequence[ToolInfo]) -> list[dict[str, Any]]:
-    """The ``tools`` of a chat-completions request."""
+def tools_to_openai(
+    tools: Sequence[ToolInfo], strict: StrictTools | None = None
+) -> list[dict[str, Any]]:
+    """The ``tools`` of a chat-completions request (in strict mode with ``strict``)."""
+    if strict is not None:
+        return [strict.function(t) for t in tools]
     return [
         {
             "type": "function",
@@ -89,15 +95,17 @@ def request_options(
     *,
     max_tokens_param: str,
     schema_format: str = "json_schema",
+    strict: StrictTools | None = None,
 ) -> dict[str, Any]:
     """The request fields ``config`` sets (model and messages aside).
 
     ``schema_format``: how ``response_schema`` is sent: ``json_schema`` (OpenAI's
     ``response_format``), or ``json_object`` with a ``schema`` (llama-cpp-python's).
+    ``strict``: send the tools in strict mode.
     """
     opts: dict[str, Any] = {}
     if tools:
-        opts["tools"] = tools_to_openai(tools)
+        opts["tools"] = tools_to_openai(tools, strict)
         if config.tool_choice is not None:
             opts["tool_choice"] = _tool_choice(config.tool_choice)
         if config.parallel_tool_calls is not None:
@@ -164,6 +172,7 @@ def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> 
     refusal = getattr(message, "refusal", None)
     if refusal and not text:
         text = refusal
+    text = valid_text(text)
     # servers that expose their thinking (vLLM, DeepSeek...) put it in an extra field
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     finish = getattr(choice, "finish_reason", None)
@@ -176,7 +185,7 @@ def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> 
         message=AssistantMessage(
             content=text,
             tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            reasoning=valid_text(reasoning) if isinstance(reasoning, str) and reasoning else None,
             model=model,
         ),
         stop_reason=stop,

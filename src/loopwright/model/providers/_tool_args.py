@@ -8,9 +8,38 @@ from typing import Any
 
 from .._chat import ToolCall, ToolInfo, ToolMessage
 
-__all__ = ["make_tool_call", "tool_result_text"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "make_tool_call", "tool_result_text"]
 
 _SHOW = 200  # characters of a bad argument string quoted back to the model
+
+MAX_ARGUMENT_DEPTH = 100
+"""Tool-call arguments nested deeper than this (objects and arrays) are a parse error:
+no tool takes such arguments, and deeper data would exhaust the interpreter's recursion
+limit wherever it is walked (sent back, validated, stored)."""
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects/arrays more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def _shown(value: Any) -> str:
+    try:
+        return json.dumps(value)[:_SHOW]
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
 
 
 def _required(tools: Sequence[ToolInfo], name: str) -> list[str] | None:
@@ -36,13 +65,15 @@ def make_tool_call(
     that is not a JSON object becomes ``parse_error`` (the call is then not executed and
     the model is told what was wrong). An empty string counts as ``{}`` for a tool with
     no required parameters (some servers send that for argument-less calls), and as an
-    error otherwise.
+    error otherwise. Arguments nested more than :data:`MAX_ARGUMENT_DEPTH` levels are an
+    error too (never a ``RecursionError``).
     """
     kwargs: dict[str, Any] = {"function": name}
     if call_id:
         kwargs["id"] = call_id
     error: str | None = None
     value: Any = raw
+    too_deep = False
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         required = _required(tools, name)
         if required:
@@ -63,9 +94,16 @@ def make_tool_call(
                 else f"the arguments of {name} must be a JSON object, got {shown!r}"
             )
             value = {}
+        except RecursionError:
+            too_deep = True
+    if error is None and (too_deep or _depth_over(value, MAX_ARGUMENT_DEPTH)):
+        error = (
+            f"the arguments of {name} are nested more than {MAX_ARGUMENT_DEPTH} levels "
+            "deep; send a flat JSON object"
+        )
+        value = {}
     if error is None and not isinstance(value, dict):
-        shown = json.dumps(value)[:_SHOW]
-        error = f"the arguments of {name} must be a JSON object, got {shown}"
+        error = f"the arguments of {name} must be a JSON object, got {_shown(value)}"
         value = {}
     return ToolCall(**kwargs, arguments=value, parse_error=error)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import (
     ConfigurationError,
@@ -38,9 +38,11 @@ from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
+from .._redact import split_credentials
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
-from ._http_errors import malformed_reply, sdk_failure
+from ._http_errors import failure_cause, malformed_reply, sdk_failure
 from ._sdk_clients import PerLoopClients
+from ._wire_text import valid_body
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
@@ -109,8 +111,16 @@ class AnthropicAPI(ModelAPI):
             )
         self._api_key = key
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
-        self.base_url = url.rstrip("/")
-        self._headers = dict(default_headers) if default_headers else None
+        # credentials in the URL are sent as httpx would (Basic auth), kept out of the
+        # URL that httpx logs and errors show
+        clean, basic = split_credentials(url.rstrip("/"))
+        self.base_url = clean
+        """The API's base URL, without credentials (``user:password@`` is sent as an
+        ``Authorization: Basic`` header, unless ``default_headers`` has one)."""
+        headers = dict(default_headers or {})
+        if basic is not None and not any(k.lower() == "authorization" for k in headers):
+            headers["Authorization"] = basic
+        self._headers = headers or None
         self._client_args = client_args
         self._clients: PerLoopClients[anthropic_sdk.AsyncAnthropic] = PerLoopClients(
             self._sdk.AsyncAnthropic,
@@ -123,6 +133,9 @@ class AnthropicAPI(ModelAPI):
 
     def _client(self) -> anthropic_sdk.AsyncAnthropic:
         return self._clients.get()
+
+    def __repr__(self) -> str:
+        return f"AnthropicAPI({self.name!r}, base_url={self.base_url!r})"
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -137,14 +150,21 @@ class AnthropicAPI(ModelAPI):
         opts = request_options(config, tools)
         if system is not None:
             opts["system"] = system
+        request: dict[str, Any] = {
+            "model": self.model_name,
+            "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": wire,
+            **opts,
+        }
+        timeout = config.timeout or DEFAULT_TIMEOUT
+        if timeout == float("inf"):  # no deadline: the SDK still wants one per read
+            timeout = DEFAULT_TIMEOUT
         try:
-            response = await self._client().messages.create(
-                model=self.model_name,
-                max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-                messages=cast(Any, wire),
-                timeout=config.timeout or DEFAULT_TIMEOUT,
-                **opts,
-            )
+            try:
+                response = await self._client().messages.create(**request, timeout=timeout)
+            except UnicodeEncodeError:  # a lone surrogate: send it replaced (U+FFFD)
+                request = valid_body(request)
+                response = await self._client().messages.create(**request, timeout=timeout)
         except Exception as ex:
             failure = sdk_failure(
                 self._sdk,
@@ -153,12 +173,13 @@ class AnthropicAPI(ModelAPI):
                 base_url=self.base_url,
                 key_env="ANTHROPIC_API_KEY",
                 timeout=config.timeout,
+                api_key=self._api_key,
             )
             if failure is None:
                 raise
             if isinstance(failure, ModelOutput):
                 return failure
-            raise failure from ex
+            raise failure from failure_cause(self._sdk, ex)
         try:
             return output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:

@@ -19,15 +19,20 @@ key from the environment variables below (``base_url=`` / ``api_key=`` arguments
 - ``llamacpp-server/<model>``: llama.cpp's server, ``http://localhost:8000/v1``
   (``$LLAMACPP_BASE_URL``; ``python -m llama_cpp.server`` listens on 8000, the C++
   ``llama-server`` on 8080); key optional (``$LLAMACPP_API_KEY``). Assistant messages
-  that only call tools are sent with ``content: ""`` (llama-cpp-python's server answers
-  ``null`` with HTTP 500), and ``response_schema`` as a ``json_object`` response format
-  with a ``schema`` (the form both llama.cpp servers take).
+  that only call tools are sent with ``content: ""`` from the start, and
+  ``response_schema`` as a ``json_object`` response format with a ``schema`` (the form
+  both llama.cpp servers take).
 - ``groq/<model>``: Groq, ``https://api.groq.com/openai/v1`` (``$GROQ_BASE_URL``); key
   required: ``$GROQ_API_KEY``.
 - ``openrouter/<vendor>/<model>``: OpenRouter, ``https://openrouter.ai/api/v1``
   (``$OPENROUTER_BASE_URL``); key required: ``$OPENROUTER_API_KEY``.
 - ``together/<vendor>/<model>``: Together AI, ``https://api.together.xyz/v1``
   (``$TOGETHER_BASE_URL``); key required: ``$TOGETHER_API_KEY``.
+
+``strict_tools=True`` sends tools in OpenAI's strict mode (``"strict": true``, each schema
+made strict by :func:`~loopwright.strict_schema`): the server then holds the model's
+arguments to the schema; a ``null`` it sends for an optional parameter means "use the
+default".
 
 What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
@@ -38,6 +43,17 @@ Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. 
 context-length error comes back as an output with ``stop_reason="model_length"``.
 Rate limits, overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
+A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
+validation or invalid-request error) is not retried; a body that is not JSON or not
+UTF-8 is a retryable :class:`~loopwright.ModelAPIError`.
+
+No one value of ``content`` for an assistant message that only calls tools suits every
+server: OpenAI documents ``null``, llama-cpp-python's server answers it with HTTP 500,
+and some gateways refuse ``""``. So ``null`` is sent, and when a server answers a request
+holding one with HTTP 400, 422 or 500, the request is sent again at once with ``""``; if
+that works, the model sends ``""`` from then on. ``null_content=True`` / ``False`` fixes
+the choice. Lone surrogates (which UTF-8 cannot carry) in a reply are replaced with
+U+FFFD; a request that holds one is sent with them replaced.
 """
 
 from __future__ import annotations
@@ -57,9 +73,12 @@ from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
-from ._http_errors import malformed_reply, sdk_failure
+from .._redact import split_credentials
+from ._http_errors import failure_cause, is_context_length_error, malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
+from ._strict_tools import StrictTools
+from ._wire_text import valid_body
 
 if TYPE_CHECKING:
     import openai as openai_sdk
@@ -78,6 +97,7 @@ __all__ = [
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "not-needed"  # what we send to servers that need no key
+_MAX_FALLBACKS = 2  # resends with content "" that failed too, before no more are tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +108,10 @@ class CompatibleServer:
     base_url_env: str
     api_key_env: str
     key_required: bool
-    null_content: bool = True
-    """Whether an assistant message with tool calls and no text may be sent with
-    ``content: null`` (else ``""``)."""
+    null_content: bool | None = None
+    """How an assistant message with tool calls and no text is sent: ``content: null``
+    (True), ``""`` (False), or null with a fall back to ``""`` (None, see the module
+    documentation)."""
     schema_format: str = "json_schema"
     """How ``response_schema`` is sent: ``json_schema`` (OpenAI's ``response_format``) or
     ``json_object`` with a ``schema`` field (llama-cpp-python's server)."""
@@ -147,6 +168,7 @@ class OpenAIAPI(ModelAPI):
         api_key: str | None = None,
         null_content: bool | None = None,
         max_tokens_param: str | None = None,
+        strict_tools: bool = False,
         default_headers: Mapping[str, str] | None = None,
         provider: str = "openai",
         **client_args: Any,
@@ -158,9 +180,14 @@ class OpenAIAPI(ModelAPI):
                 the named server's).
             api_key: The key (default from the provider's environment variable).
             null_content: Send ``content: null`` for assistant messages that only call
-                tools (default True; False sends ``""``, for servers that reject null).
+                tools (True) or ``""`` (False). Default: null, and ``""`` from the first
+                time the server rejects null on (see the module documentation).
             max_tokens_param: The request field for ``max_tokens`` (default
                 ``max_completion_tokens`` for OpenAI itself, ``max_tokens`` elsewhere).
+            strict_tools: Send tools in strict mode (``"strict": true``, with the
+                schema :func:`~loopwright.strict_schema` makes), so the server holds the
+                arguments to the schema. A tool whose schema has no strict form is sent
+                as it is (a warning says so).
             default_headers: Extra HTTP headers for every request.
             provider: The registry name (set by the named shortcuts).
             **client_args: Passed to ``openai.AsyncOpenAI`` (e.g. ``organization``).
@@ -181,7 +208,7 @@ class OpenAIAPI(ModelAPI):
             url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
             self._key_env = "OPENAI_API_KEY"
             key_required = url.rstrip("/") == OPENAI_BASE_URL
-            default_null = True
+            default_null: bool | None = None
             self._schema_format = "json_schema"
         else:
             url = base_url or os.environ.get(server.base_url_env) or server.base_url
@@ -197,13 +224,25 @@ class OpenAIAPI(ModelAPI):
                     "api_key=...)"
                 )
             key = _NO_KEY
-        self.base_url = url.rstrip("/")
+        # credentials in the URL are sent as httpx would (Basic auth), kept out of the
+        # URL that httpx logs and errors show
+        clean, basic = split_credentials(url.rstrip("/"))
+        self.base_url = clean
+        """The API's base URL, without credentials (``user:password@`` is sent as an
+        ``Authorization: Basic`` header, unless ``default_headers`` has one)."""
         self._api_key = key
         self._null_content = default_null if null_content is None else null_content
+        self._failed_fallbacks = 0
         self._max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         )
-        self._headers = dict(default_headers) if default_headers else None
+        headers = dict(default_headers or {})
+        if basic is not None and not any(k.lower() == "authorization" for k in headers):
+            headers["Authorization"] = basic
+        self._headers = headers or None
+        if not isinstance(strict_tools, bool):
+            raise ConfigurationError(f"strict_tools must be True or False, got {strict_tools!r}")
+        self._strict = StrictTools(self.name) if strict_tools else None
         self._client_args = client_args
         self._clients: PerLoopClients[openai_sdk.AsyncOpenAI] = PerLoopClients(
             self._sdk.AsyncOpenAI,
@@ -216,6 +255,9 @@ class OpenAIAPI(ModelAPI):
 
     def _client(self) -> openai_sdk.AsyncOpenAI:
         return self._clients.get()
+
+    def __repr__(self) -> str:
+        return f"OpenAIAPI({self.name!r}, base_url={self.base_url!r})"
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -232,26 +274,19 @@ class OpenAIAPI(ModelAPI):
             tools,
             max_tokens_param=self._max_tokens_param,
             schema_format=self._schema_format,
+            strict=self._strict,
         )
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": messages_to_openai(messages, null_content=self._null_content),
+            "messages": messages_to_openai(messages, null_content=self._null_content is not False),
             **opts,
         }
         body.update(body.pop("extra_body", None) or {})
         options: dict[str, Any] = {}
-        if config.timeout is not None:
-            options["timeout"] = config.timeout
+        if config.timeout is not None and config.timeout != float("inf"):
+            options["timeout"] = config.timeout  # per read; Model bounds the whole call
         try:
-            # posted as it is: chat.completions.create() walks the whole body through the
-            # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with
-            # the conversation), and our body is already wire JSON
-            response = await self._client().post(
-                "/chat/completions",
-                cast_to=sdk.types.chat.ChatCompletion,
-                body=body,
-                options=cast(Any, options),
-            )
+            response = await self._send(body, messages, options)
         except Exception as ex:
             failure = sdk_failure(
                 sdk,
@@ -260,12 +295,13 @@ class OpenAIAPI(ModelAPI):
                 base_url=self.base_url,
                 key_env=self._key_env,
                 timeout=config.timeout,
+                api_key=self._api_key if self._api_key != _NO_KEY else None,
             )
             if failure is None:
                 raise
             if isinstance(failure, ModelOutput):
                 return failure
-            raise failure from ex
+            raise failure from failure_cause(self._sdk, ex)
         try:
             output = output_from_openai(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
@@ -276,6 +312,60 @@ class OpenAIAPI(ModelAPI):
                 retryable=True,
             )
         return output
+
+    async def _post(self, body: dict[str, Any], options: dict[str, Any]) -> Any:
+        # posted as it is: chat.completions.create() walks the whole body through the
+        # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with the
+        # conversation), and our body is already wire JSON
+        return await self._client().post(
+            "/chat/completions",
+            cast_to=self._sdk.types.chat.ChatCompletion,
+            body=body,
+            options=cast(Any, options),
+        )
+
+    async def _send(
+        self, body: dict[str, Any], messages: Sequence[ChatMessage], options: dict[str, Any]
+    ) -> Any:
+        """Post ``body``; send it once more, mended, if it cannot be encoded (a lone
+        surrogate) or if the server rejects ``content: null`` (see the module docs)."""
+        mended = fell_back = False
+        while True:
+            try:
+                response = await self._post(body, options)
+            except UnicodeEncodeError:
+                if mended:
+                    raise
+                mended = True
+                body = valid_body(body)
+                continue
+            except self._sdk.APIStatusError as ex:
+                if fell_back:
+                    self._failed_fallbacks += 1  # "" did not help: null was not it
+                    raise
+                if not self._rejects_null(ex, body):
+                    raise
+                fell_back = True
+                wire = messages_to_openai(messages, null_content=False)
+                body["messages"] = valid_body(wire) if mended else wire
+                continue
+            if fell_back:
+                self._null_content = False  # this server takes "" (and not null)
+            return response
+
+    def _rejects_null(self, error: Exception, body: dict[str, Any]) -> bool:
+        """Whether ``error`` may be the server refusing ``content: null``: null is sent by
+        default (not chosen), the request had one, and the server said 400, 422 or 500,
+        not about the context length. After two fallbacks that did not help, no more."""
+        if self._null_content is not None or self._failed_fallbacks >= _MAX_FALLBACKS:
+            return False
+        if getattr(error, "status_code", None) not in (400, 422, 500):
+            return False
+        if is_context_length_error(error):
+            return False
+        return any(
+            m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]
+        )
 
     async def aclose(self) -> None:
         await self._clients.aclose()

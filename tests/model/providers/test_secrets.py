@@ -1,0 +1,162 @@
+"""Secrets stay out of the run store, logs and messages: a ``base_url`` with credentials
+and a provider that echoes the API key in its error body, against a real server on
+127.0.0.1 and a real SQLite file."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import socket
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+
+from .wire_server import Reply, WireServer, openai_error
+
+pytest.importorskip("openai", reason="the openai SDK is not installed (loopwright[openai])")
+
+KEY = "sk-proj-Secret0123456789abcdefSECRET"
+PASSWORD = "hunter2-Pa55word"
+FAST = lw.GenerateConfig(retry_wait=0.01, max_retry_wait=0.05, max_retries=1)
+
+
+def echo_key(status: int = 401) -> Reply:
+    """What OpenAI answers to a wrong key: the key, barely masked (some servers send it
+    whole)."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    message = f"Incorrect API key provided: {KEY}. Header was 'Bearer {KEY}'."
+    return Reply(openai_error(message, kind=kind), status)
+
+
+def secrets_in(path: Path, *secrets: str) -> list[str]:
+    data = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    return [s for s in secrets if s.encode() in data]
+
+
+def run(model: lw.Model, db: Path) -> lw.AgentState:
+    return lw.run_sync(lw.react(max_steps=3), "hi", model=model, db=db)
+
+
+def test_no_secret_reaches_the_run_store_from_an_error_that_echoes_the_key(
+    wire: WireServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    wire.push(echo_key(500), echo_key(401))  # retried once (a logged warning), then fatal
+    host = wire.url.removeprefix("http://")
+    model = lw.get_model(
+        "openai/test-model", base_url=f"http://user:{PASSWORD}@{host}/v1", api_key=KEY, config=FAST
+    )
+    db = tmp_path / "runs.db"
+    with caplog.at_level(logging.DEBUG), pytest.raises(lw.ModelAPIError) as info:
+        run(model, db)
+    assert len(wire.requests) == 2
+    assert "HTTP 401" in str(info.value)
+    assert KEY not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
+    assert secrets_in(db, KEY, PASSWORD) == []
+    assert "HTTP 401" in db.read_bytes().decode("utf-8", "replace")  # the error is there
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "HTTP 500" in logged
+    assert KEY not in logged and PASSWORD not in logged
+
+
+def test_no_password_in_a_base_url_reaches_the_store_or_the_message(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as s:  # nothing listens: the error names the URL
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = lw.get_model(
+        "openai/test-model",
+        base_url=f"http://admin:{PASSWORD}@127.0.0.1:{port}/v1",
+        api_key=KEY,
+        config=FAST,
+    )
+    assert PASSWORD not in repr(model.api) and KEY not in repr(model.api)
+    db = tmp_path / "runs.db"
+    with caplog.at_level(logging.DEBUG), pytest.raises(lw.ModelAPIError) as info:
+        run(model, db)
+    message = str(info.value)
+    assert f"http://127.0.0.1:{port}/v1" in message  # the URL, without its credentials
+    assert PASSWORD not in message and "admin" not in message
+    assert secrets_in(db, KEY, PASSWORD) == []
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "connection refused" in logged
+    assert PASSWORD not in logged
+
+
+async def test_credentials_in_the_url_are_still_sent_as_basic_auth(wire: WireServer) -> None:
+    from .wire_server import openai_reply
+
+    wire.push(openai_reply("ok"), openai_reply("ok"))
+    host = wire.url.removeprefix("http://")
+    url = f"http://us%40er:{PASSWORD}@{host}/v1"
+    model = lw.get_model("openai/m", base_url=url, api_key=KEY, config=FAST)
+    assert model.api.base_url == f"http://{host}/v1"  # type: ignore[attr-defined]
+    await model.generate([lw.UserMessage(content="hi")])
+    # what httpx makes of a URL's credentials, as it was
+    expected = "Basic " + base64.b64encode(f"us@er:{PASSWORD}".encode()).decode()
+    assert wire.requests[0].headers["authorization"] == expected
+    assert wire.requests[0].path == "/v1/chat/completions"
+    # an Authorization header of the caller's own wins
+    own = lw.get_model(
+        "openai/m", base_url=url, api_key=KEY, default_headers={"authorization": "Token t"}
+    )
+    await own.generate([lw.UserMessage(content="hi")])
+    assert wire.requests[1].headers["authorization"] == "Token t"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key {KEY} here", "key *** here"),
+        ("Incorrect API key provided: sk-abc123XYZ789.", "Incorrect API key provided: sk-***."),
+        ("Authorization: Bearer abcdef.123456-xyz", "Authorization: Bearer ***"),
+        ("auth was Basic dXNlcjpwYXNz", "auth was Basic ***"),
+        ("see https://bob:pw%21@example.com:8/x?y=1", "see https://***@example.com:8/x?y=1"),
+        ('{"api_key": "abcdef123456"}', '{"api_key": "***"}'),
+        ("x-api-key=abcdef123456&model=m", "x-api-key=***&model=m"),
+        ("max_tokens: 4096 and tokens=128 are fine", "max_tokens: 4096 and tokens=128 are fine"),
+        ("http://127.0.0.1:8000/v1 refused", "http://127.0.0.1:8000/v1 refused"),
+    ],
+)
+def test_redact(text: str, expected: str) -> None:
+    from loopwright.model._redact import redact
+
+    assert redact(text, [KEY, "not-needed", None]) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://u:p@h:1/v1", "http://h:1/v1"),
+        ("https://token@api.example.com/v1", "https://api.example.com/v1"),
+        ("http://u:p@[::1]:8000/v1", "http://[::1]:8000/v1"),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+    ],
+)
+def test_redact_url(url: str, expected: str) -> None:
+    from loopwright.model._redact import redact_url
+
+    assert redact_url(url) == expected
+
+
+async def test_anthropic_keeps_url_credentials_and_echoed_keys_out_too(wire: WireServer) -> None:
+    pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+    from .wire_server import anthropic_error
+
+    host = wire.url.removeprefix("http://")
+    model = lw.get_model(
+        "anthropic/claude-test",
+        base_url=f"http://user:{PASSWORD}@{host}",
+        api_key=KEY,
+        config=lw.GenerateConfig(max_retries=0),
+    )
+    assert PASSWORD not in repr(model.api) and model.api.base_url == wire.url  # type: ignore[attr-defined]
+    wire.push(Reply(anthropic_error("authentication_error", f"invalid x-api-key {KEY}"), 401))
+    with pytest.raises(lw.ModelAPIError) as info:
+        await model.generate([lw.UserMessage(content="hi")])
+    assert "HTTP 401: invalid x-api-key ***" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    expected = "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
+    assert wire.requests[0].headers["authorization"] == expected
