@@ -240,7 +240,8 @@ class JsonProtocol(TextProtocol):
     # --- parsing ---------------------------------------------------------------------
 
     def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
-        found = find_json(text, _is_action)
+        problems: list[str] = []
+        found = find_json(text, _is_action, problems)
         cut_off = (
             "Your reply was cut off by the output token limit before its JSON was "
             "complete. Keep the thought short."
@@ -250,6 +251,9 @@ class JsonProtocol(TextProtocol):
                 return self.format_error("Your reply was empty.", toolset, text)
             if "{" in text and stop_reason == "max_tokens":
                 return self.format_error(cut_off, toolset, text)
+            if problems:
+                what = f"Your reply's JSON is not usable: {problems[0]}."
+                return self.format_error(what, toolset, text)
             return self.format_error("Your reply has no JSON object.", toolset, text)
         if not found.span.closed and stop_reason == "max_tokens":
             return self.format_error(cut_off, toolset, text)

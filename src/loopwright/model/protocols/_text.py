@@ -61,6 +61,8 @@ ANSWER_TOOL_NAMES = ("submit", "finish")
 """Tools a final answer maps to, in order of preference, unless a protocol is told."""
 
 _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
+_LONGEST_NAME = 1000
+"""Longer text is not looked up as a tool name (no tool is named so; bounds the work)."""
 _ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
 
 
@@ -132,11 +134,15 @@ class ToolSet:
 
     def find(self, written: str) -> ToolInfo | None:
         """The tool a model meant by ``written`` (any case, in brackets, quotes...)."""
+        if len(written) > _LONGEST_NAME:
+            return None
         key = norm_name(written)
         return self._lookup.get(key) or self._lookup.get(key.replace("_", ""))
 
     def is_answer_alias(self, written: str) -> bool:
         """Whether ``written`` names the final answer (``finish``, ``Final Answer``...)."""
+        if len(written) > _LONGEST_NAME:
+            return False
         key = norm_name(written)
         return key in _ANSWER_ALIASES or (
             self.answer is not None and key == norm_name(self.answer.name)
