@@ -19,7 +19,7 @@ import loopwright as lw
 from loopwright.model.protocols import JsonProtocol, ReActProtocol
 
 from ..providers.wire_server import WireServer, openai_reply
-from .helpers import PROTOCOLS, TOOLS, only_call, parse
+from .helpers import PROTOCOLS, TOOLS, error_of, only_call, parse
 
 BOUND = 5.0  # seconds; parsing these takes well under one
 MB = 1_000_000
@@ -41,14 +41,14 @@ def react_error(text: str, **kwargs: Any) -> str:
     with quick(f"parsing {len(text):,} characters"):
         out = parse(ReActProtocol(), text, **kwargs)
     assert lw.is_format_error(out), out.tool_calls
-    return only_call(out).parse_error or ""
+    return error_of(out)
 
 
 def json_error(text: str, **kwargs: Any) -> str:
     with quick(f"parsing {len(text):,} characters"):
         out = parse(JsonProtocol(), text, **kwargs)
     assert lw.is_format_error(out), out.tool_calls
-    return only_call(out).parse_error or ""
+    return error_of(out)
 
 
 # --- react -------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ async def test_output_beyond_max_output_chars_is_cut_with_a_marker(protocol: str
         )
     else:  # a cut action is not run with cut arguments: the model is told
         assert lw.is_format_error(out)
-        assert "cut off" in (only_call(out).parse_error or "")
+        assert "cut off" in error_of(out)
         assert len(out.text) < MB + 200
 
     small = lw.GenerateConfig(max_output_chars=1000)

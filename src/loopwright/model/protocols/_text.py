@@ -29,6 +29,7 @@ from .._chat import (
     ChatMessage,
     SystemMessage,
     ToolCall,
+    ToolCallError,
     ToolInfo,
     ToolMessage,
     UserMessage,
@@ -159,6 +160,22 @@ class Reply:
     kept: int | None = None
     """Where the part of the reply that was acted on ends (the rest is dropped from
     the history); ``None`` keeps it all."""
+    error: str | None = None
+    """What was wrong with a reply that names no tool (``AssistantMessage.format_error``)."""
+
+
+def _is_feedback(messages: Sequence[ChatMessage], i: int) -> bool:
+    """Whether ``messages[i]`` (a user message) tells the model what was wrong with the
+    reply before it (a format error): it is then shown as that protocol's error
+    observation, as a tool's error would be."""
+    if i == 0:
+        return False
+    before = messages[i - 1]
+    return (
+        isinstance(before, AssistantMessage)
+        and before.format_error is not None
+        and before.format_error == messages[i].content
+    )
 
 
 def answer_text(value: Any) -> str:
@@ -167,8 +184,10 @@ def answer_text(value: Any) -> str:
 
 
 def unparsed_reply(message: AssistantMessage) -> str | None:
-    """The text of a reply that could not be parsed (every call a format error), to be
-    shown again as it was; ``None`` for any other message."""
+    """The text of a reply that could not be parsed (a format error, or every call a
+    parse error), to be shown again as it was; ``None`` for any other message."""
+    if message.format_error is not None:
+        return message.content
     calls = message.tool_calls
     if not calls or any(c.parse_error is None for c in calls):
         return None
@@ -395,7 +414,7 @@ class TextProtocol(ToolProtocol):
         for i in range(begin, end):
             message = messages[i]
             role = message.role
-            if role == "user" or role == "system":
+            if role == "system" or (role == "user" and not _is_feedback(messages, i)):
                 out.append(message)
                 continue
             hit = cached(message.id)
@@ -417,6 +436,10 @@ class TextProtocol(ToolProtocol):
             if explained is not None and message.error is not None:
                 error = message.error.model_copy(update={"message": explained})
                 result = message.model_copy(update={"content": explained, "error": error})
+            rendered = UserMessage(content=self.render_observation(result))
+        elif isinstance(message, UserMessage):  # what was wrong with the reply before it
+            error = ToolCallError(type="parsing", message=message.content)
+            result = ToolMessage(content=message.content, tool_call_id="", function="", error=error)
             rendered = UserMessage(content=self.render_observation(result))
         else:
             return message
@@ -549,10 +572,15 @@ class TextProtocol(ToolProtocol):
         offset = len(raw) - len(text)
         stop = output.stop_reason
         reply = self.parse_reply(text, toolset, stop)
-        if reply.calls and all(c.parse_error is not None for c in reply.calls):
+        failed = reply.error is not None or (
+            reply.calls and all(c.parse_error is not None for c in reply.calls)
+        )
+        if failed:
             if stop in ("model_length", "content_filter"):
                 return output  # nothing usable: the loop recovers (prunes, rephrases)
             if stop == "max_tokens":
+                if reply.error is not None and "output token limit" not in reply.error:
+                    reply.error = f"{_CUT_OFF} {reply.error}"
                 for call in reply.calls:
                     if "output token limit" not in (call.parse_error or ""):
                         call.parse_error = f"{_CUT_OFF} {call.parse_error}"
@@ -563,6 +591,7 @@ class TextProtocol(ToolProtocol):
             reasoning="\n\n".join(thoughts) if thoughts else None,
             tool_calls=reply.calls,
             model=message.model,
+            format_error=reply.error,
         )
         for call in reply.calls:
             if call.parse_error is not None:
@@ -578,11 +607,16 @@ class TextProtocol(ToolProtocol):
     def format_error(
         self, what: str, toolset: ToolSet, text: str, function: str | None = None
     ) -> Reply:
-        """A reply whose one tool call carries ``parse_error``: what was wrong and the
-        expected format. ``text`` (the start of the reply that is kept in the history)
+        """A reply that could not be read: what was wrong and the expected format.
+
+        With ``function`` (the model named a tool), one call of it carrying
+        ``parse_error``; without, no call and ``Reply.error`` (the message's
+        ``format_error``). ``text`` (the start of the reply that is kept in the history)
         becomes the message content, as the model wrote it."""
         error = f"{what}\n\n{self.format_reminder(toolset)}"
-        call = ToolCall(id=new_id(), function=function or FORMAT_ERROR_FUNCTION, parse_error=error)
+        if function is None:
+            return Reply(content=text, kept=len(text), error=error)
+        call = ToolCall(id=new_id(), function=function, parse_error=error)
         return Reply(calls=[call], content=text, kept=len(text))
 
     def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:
