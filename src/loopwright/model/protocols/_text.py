@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import abc
 import datetime
-import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..._errors import ConfigurationError
@@ -36,16 +34,24 @@ from .._chat import (
 )
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
-from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
-from ._cache import LRU
+from ._base import ProtocolRequest, ToolProtocol
+from ._cache import CURSORS_PER_START, LRU, Cursor, extends
 from ._describe import arguments_hint
 from ._example import ActionExample
 from ._parsing import (
     answer_param,
     is_string_schema,
-    norm_name,
     single_string_param,
     strip_think,
+)
+from ._templates import compile_template
+from ._toolset import (
+    ANSWER_TOOL_NAMES,
+    Reply,
+    ToolSet,
+    answer_text,
+    is_feedback,
+    unparsed_reply,
 )
 
 __all__ = [
@@ -58,142 +64,7 @@ __all__ = [
     "unparsed_reply",
 ]
 
-ANSWER_TOOL_NAMES = ("submit", "finish")
-"""Tools a final answer maps to, in order of preference, unless a protocol is told."""
-
 _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
-_LONGEST_NAME = 1000
-"""Longer text is not looked up as a tool name (no tool is named so; bounds the work)."""
-_ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
-
-
-@functools.lru_cache(maxsize=64)
-def _compile(template: str) -> Any:
-    """A Jinja2 template, compiled once per process for each template text (~3 ms each)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    return env.from_string(template)
-
-
-@dataclass(slots=True)
-class _Cursor:
-    """A checkpoint of a conversation's rendering, so a later request renders only what
-    is new after it."""
-
-    src: list[ChatMessage]  # the messages rendered (the same objects)
-    n: int
-    toolset_key: object
-    today: str
-    unmerged: list[ChatMessage]
-    out: list[ChatMessage]
-    tail: int  # index in ``unmerged`` where the source of ``out[-1]`` starts
-
-
-_CURSORS_PER_START = 4
-
-
-def _extends(new: _Cursor, old: _Cursor) -> bool:
-    """Whether ``new`` makes ``old`` useless (same conversation, further along)."""
-    return (
-        old.n <= new.n
-        and old.toolset_key == new.toolset_key
-        and new.src[old.n - 1] is old.src[-1]
-        and new.src[: old.n] == old.src
-    )
-
-
-@dataclass(slots=True)
-class ToolSet:
-    """The tools of one request, prepared for a text protocol (cached per tool list)."""
-
-    key: str
-    tools: list[ToolInfo]
-    """Every tool that may be called."""
-    visible: list[ToolInfo]
-    """The tools listed as actions in the prompt (the answer tool may be left out)."""
-    answer: ToolInfo | None
-    """The tool a final answer maps to (``submit``), if one is offered."""
-    answer_param: str
-    """The answer tool's parameter that the answer fills."""
-    forced: str | None = None
-    """The tool that must be called (``tool_choice``)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Protocol-specific data (e.g. the ``json`` protocol's response schema)."""
-    _lookup: dict[str, ToolInfo] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for info in self.tools:
-            key = norm_name(info.name)
-            self._lookup.setdefault(key, info)
-            self._lookup.setdefault(key.replace("_", ""), info)
-
-    def find(self, written: str) -> ToolInfo | None:
-        """The tool a model meant by ``written`` (any case, in brackets, quotes...)."""
-        if len(written) > _LONGEST_NAME:
-            return None
-        key = norm_name(written)
-        return self._lookup.get(key) or self._lookup.get(key.replace("_", ""))
-
-    def is_answer_alias(self, written: str) -> bool:
-        """Whether ``written`` names the final answer (``finish``, ``Final Answer``...)."""
-        if len(written) > _LONGEST_NAME:
-            return False
-        key = norm_name(written)
-        return key in _ANSWER_ALIASES or (
-            self.answer is not None and key == norm_name(self.answer.name)
-        )
-
-
-@dataclass(slots=True)
-class Reply:
-    """A parsed reply: what the assistant message will hold."""
-
-    thought: str | None = None
-    calls: list[ToolCall] = field(default_factory=list)
-    content: str = ""
-    kept: int | None = None
-    """Where the part of the reply that was acted on ends (the rest is dropped from
-    the history); ``None`` keeps it all."""
-    error: str | None = None
-    """What was wrong with a reply that names no tool (``AssistantMessage.format_error``)."""
-
-
-def _is_feedback(messages: Sequence[ChatMessage], i: int) -> bool:
-    """Whether ``messages[i]`` (a user message) tells the model what was wrong with the
-    reply before it (a format error): it is then shown as that protocol's error
-    observation, as a tool's error would be."""
-    if i == 0:
-        return False
-    before = messages[i - 1]
-    return (
-        isinstance(before, AssistantMessage)
-        and before.format_error is not None
-        and before.format_error == messages[i].content
-    )
-
-
-def answer_text(value: Any) -> str:
-    """A final answer as text: strings as they are, other values as JSON (``0``, ``[]``)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def unparsed_reply(message: AssistantMessage) -> str | None:
-    """The text of a reply that could not be parsed (a format error, or every call a
-    parse error), to be shown again as it was; ``None`` for any other message."""
-    if message.format_error is not None:
-        return message.content
-    calls = message.tool_calls
-    if not calls or any(c.parse_error is None for c in calls):
-        return None
-    if message.content or all(c.function == FORMAT_ERROR_FUNCTION for c in calls):
-        return message.content
-    return None
 
 
 class TextProtocol(ToolProtocol):
@@ -242,7 +113,7 @@ class TextProtocol(ToolProtocol):
             import jinja2
 
             try:
-                self._compiled = _compile(template)
+                self._compiled = compile_template(template)
             except jinja2.TemplateSyntaxError as ex:
                 raise ConfigurationError(
                     f"{type(self).__name__}: the template does not parse (line {ex.lineno}: "
@@ -262,7 +133,7 @@ class TextProtocol(ToolProtocol):
         # first message id -> where that conversation's last request stood
         # (bounded by the messages the checkpoints hold, not only by conversations: each
         # holds its conversation's message lists, which would otherwise be garbage)
-        self._cursors: LRU[str, list[_Cursor]] = LRU(
+        self._cursors: LRU[str, list[Cursor]] = LRU(
             1024, weigh=lambda cursors: sum(c.n for c in cursors), max_weight=cache_size
         )
         # (config, toolset, request config) of the last request: the same agent asks with
@@ -367,12 +238,12 @@ class TextProtocol(ToolProtocol):
 
     def _resume(
         self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
-    ) -> _Cursor | None:
+    ) -> Cursor | None:
         """The longest checkpoint of this conversation that ``messages[:stop]`` extends:
         the same message objects in the same places (one C-level pointer compare)."""
         if not messages:
             return None
-        best: _Cursor | None = None
+        best: Cursor | None = None
         for cur in self._cursors.get(messages[0].id) or ():
             if (
                 cur.toolset_key == tkey
@@ -395,16 +266,16 @@ class TextProtocol(ToolProtocol):
         unmerged: list[ChatMessage],
         out: list[ChatMessage],
         tail: int,
-        resumed: _Cursor | None,
+        resumed: Cursor | None,
     ) -> None:
         key = messages[0].id
-        cursor = _Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
+        cursor = Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
         # (the checkpoint resumed from is extended: known without comparing again)
         kept = [
-            c for c in self._cursors.get(key) or () if c is not resumed and not _extends(cursor, c)
+            c for c in self._cursors.get(key) or () if c is not resumed and not extends(cursor, c)
         ]
         # a few conversations may share a first message (a module-level system prompt)
-        self._cursors.put(key, [cursor, *kept][:_CURSORS_PER_START])
+        self._cursors.put(key, [cursor, *kept][:CURSORS_PER_START])
 
     def _render_range(
         self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
@@ -414,7 +285,7 @@ class TextProtocol(ToolProtocol):
         for i in range(begin, end):
             message = messages[i]
             role = message.role
-            if role == "system" or (role == "user" and not _is_feedback(messages, i)):
+            if role == "system" or (role == "user" and not is_feedback(messages, i)):
                 out.append(message)
                 continue
             hit = cached(message.id)
@@ -485,7 +356,7 @@ class TextProtocol(ToolProtocol):
     def render_prompt(self, system: str, toolset: ToolSet, today: str) -> str:
         """The system prompt: the template rendered for ``toolset``."""
         if self._compiled is None:
-            self._compiled = _compile(self.template)
+            self._compiled = compile_template(self.template)
         tools = [
             {
                 "name": t.name,
