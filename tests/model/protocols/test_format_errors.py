@@ -81,3 +81,22 @@ def test_runs_show_and_the_live_display_show_no_fake_call(tmp_path: Path) -> Non
     assert "format_error" not in show.out
     assert "I have no idea." in show.out
     assert "Your reply has no Action and no Final Answer." in show.out
+
+
+async def test_the_iterative_agent_sends_the_error_back_too() -> None:
+    seen: list[list[lw.ChatMessage]] = []
+    replies = iter(["No idea.", "Final Answer: 42"])
+
+    def respond(messages: list[lw.ChatMessage], tools: object, config: object) -> str:
+        seen.append(list(messages))
+        return next(replies)
+
+    model = lw.get_model("mock", outputs=respond, tool_protocol="react")
+    agent = lw.iterative(tools=[multiply], max_steps=2, time_limit=60, progress_every=None)
+    state = await lw.run(agent, "6*7?", model=model)
+    bad = next(m for m in state.messages if isinstance(m, lw.AssistantMessage))
+    assert bad.tool_calls == [] and bad.format_error is not None
+    after = state.messages[state.messages.index(bad) + 1]
+    assert isinstance(after, lw.UserMessage) and after.content == bad.format_error
+    # the model read it as the protocol's error observation
+    assert any("Observation: Error: Your reply has no Action" in m.content for m in seen[1])
