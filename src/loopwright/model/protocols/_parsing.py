@@ -19,9 +19,11 @@ from .._chat import ToolInfo
 __all__ = [
     "MAX_DEPTH",
     "MAX_REPAIR",
+    "MAX_SCAN_STEPS",
     "NAME_JUNK",
     "TOO_DEEP",
     "JsonFound",
+    "JsonRead",
     "RepairBudget",
     "Span",
     "answer_param",
@@ -29,6 +31,7 @@ __all__ = [
     "is_string_schema",
     "load_json",
     "norm_name",
+    "read_json",
     "required_params",
     "scan",
     "single_string_param",
@@ -47,6 +50,8 @@ _MAX_CANDIDATES = 16
 MAX_REPAIR = 32_000
 """The most characters of near-JSON handed to ``json_repair`` per reply: its time grows
 faster than linearly on some inputs, and all parsing runs on the event loop."""
+MAX_SCAN_STEPS = 2 * MAX_REPAIR
+"""The most brackets a scan of near-JSON steps over (one step of Python each)."""
 MAX_DEPTH = MAX_NESTING
 """The deepest nesting of ``{`` / ``[`` accepted in a reply's JSON."""
 
@@ -75,29 +80,36 @@ class Span:
     """Where a JSON value starts and ends in a text.
 
     ``closed`` is False when the text ends before the value does (truncated output), or
-    when the value nests deeper than :data:`MAX_DEPTH` (``deep``; the scan stops there).
+    when the value nests deeper than :data:`MAX_DEPTH` (``deep``) or has too many brackets
+    to be worth reading (``long``): the scan stops there.
     """
 
     start: int
     end: int
     closed: bool
     deep: bool = False
+    long: bool = False
+    """The scan gave up after :data:`MAX_SCAN_STEPS` brackets (``closed`` is False)."""
 
 
-def scan(text: str, start: int, max_depth: int = MAX_DEPTH) -> Span:
+def scan(
+    text: str, start: int, max_depth: int = MAX_DEPTH, max_steps: int = MAX_SCAN_STEPS
+) -> Span:
     """Find the end of the JSON object or array starting at ``text[start]``.
 
     ``text[start]`` must be ``{`` or ``[``. Brackets inside quoted strings (double or
     single quotes, with backslash escapes) do not count. Linear: a regular expression
-    jumps to the next bracket or quote, and a value nested deeper than ``max_depth`` ends
-    the scan.
+    jumps over strings and shallow bracket groups to the next bracket or quote; a value
+    nested deeper than ``max_depth``, or with more than ``max_steps`` brackets left over,
+    ends the scan (strict JSON of any size is read by :func:`read_json` in C instead;
+    near-JSON that long could not be repaired anyway).
     """
     if text[start : start + 1] not in ("{", "["):
         raise ValueError(f"scan: no bracket at {start}")
     depth = 1
     i = start + 1
     step = _NEXT.match
-    while True:
+    for _ in range(max_steps):
         m = step(text, i)
         assert m is not None  # the pattern matches anywhere, if only the empty string
         c = m.group(1)
@@ -112,6 +124,7 @@ def scan(text: str, start: int, max_depth: int = MAX_DEPTH) -> Span:
                 return Span(start, i, True)
         else:  # the end, or a string that never closes
             return Span(start, len(text), False)
+    return Span(start, i, False, long=True)
 
 
 def strip_fences(text: str) -> str:
@@ -200,6 +213,44 @@ def _deeper_than(text: str, limit: int) -> bool:
     return False
 
 
+_DECODER = json.JSONDecoder(strict=False)
+_TOO_LONG = "it is not valid JSON, and too long to be repaired"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRead:
+    """The JSON value at a place in a text: its span and value, or why there is none."""
+
+    span: Span
+    value: Any = None
+    error: str | None = None
+
+
+def read_json(text: str, start: int, budget: RepairBudget | None = None) -> JsonRead:
+    """The JSON value starting at ``text[start]`` (``{`` or ``[``) and where it ends.
+
+    Strict JSON is read in C, whatever its size; otherwise the value is found with
+    :func:`scan` and near-JSON repaired by :func:`load_json` (within ``budget``).
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except RecursionError:
+        return JsonRead(Span(start, len(text), False, deep=True), error=TOO_DEEP)
+    except ValueError:
+        pass
+    else:
+        if nesting_exceeds(value, MAX_DEPTH):
+            return JsonRead(Span(start, end, True, deep=True), error=TOO_DEEP)
+        return JsonRead(Span(start, end, True), value)
+    span = scan(text, start)
+    if span.deep or span.long:
+        return JsonRead(span, error=TOO_DEEP if span.deep else _TOO_LONG)
+    try:
+        return JsonRead(span, load_json(text[span.start : span.end], budget))
+    except ValueError as ex:
+        return JsonRead(span, error=str(ex))
+
+
 @dataclass(frozen=True, slots=True)
 class JsonFound:
     """A JSON value found in a text, and where it was."""
@@ -211,10 +262,10 @@ class JsonFound:
     """Where the used part of the reply ends (for keeping only what was acted on)."""
 
 
-def _starts(text: str) -> Iterator[tuple[str, int, int]]:
+def _starts(text: str, skip_to: list[int]) -> Iterator[tuple[str, int, int]]:
     """Candidate (source, start, offset-of-source-in-text) positions of a JSON object:
-    the first ``{`` of each fence body, then each ``{`` of the text (the caller skips
-    those inside an object already tried)."""
+    the first ``{`` of each fence body, then each ``{`` of the text from ``skip_to[0]``
+    on (those inside an object already tried are no candidates; the caller moves it)."""
     for match in _FENCE.finditer(text):
         i = text.find("{", match.start(1), match.end(1))
         if i >= 0:
@@ -223,7 +274,7 @@ def _starts(text: str) -> Iterator[tuple[str, int, int]]:
     i = text.find("{")
     while i >= 0:
         yield text, i, 0
-        i = text.find("{", i + 1)
+        i = text.find("{", max(i + 1, skip_to[0]))
 
 
 def find_json(
@@ -238,30 +289,23 @@ def find_json(
     """
     fallback: JsonFound | None = None
     tried = 0
-    skip_to = 0  # bare candidates before this are inside an object already tried
+    skip_to = [0]  # bare candidates before this are inside an object already tried
     budget = RepairBudget()
-    for source, start, offset in _starts(text):
-        if source is text and start < skip_to:
-            continue
+    for source, start, offset in _starts(text, skip_to):
         tried += 1
         if tried > _MAX_CANDIDATES:
             break
-        span = scan(source, start)
-        if span.deep:
-            if problems is not None:
-                problems.append(TOO_DEEP)
-            if source is text:  # nor are the objects inside it (nor, unknown where it
-                skip_to = len(text)  # ends, what follows): the model is told it is too deep
-            continue
+        read = read_json(source, start, budget)
+        span = read.span
         if source is text:
-            # objects nested in this one are not candidates of their own
-            skip_to = span.end
-        try:
-            value = load_json(source[span.start : span.end], budget)
-        except ValueError as ex:
+            # objects nested in this one are not candidates of their own (nor, when it
+            # is not known where it ends, anything after it)
+            skip_to[0] = span.end if span.closed else len(text)
+        if read.error is not None:
             if problems is not None:
-                problems.append(str(ex))
+                problems.append(read.error)
             continue
+        value = read.value
         if isinstance(value, list):
             value = next((v for v in value if isinstance(v, dict)), None)
         if not isinstance(value, dict):

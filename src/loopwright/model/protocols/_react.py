@@ -51,8 +51,8 @@ from ._parsing import (
     TOO_DEEP,
     is_string_schema,
     load_json,
+    read_json,
     required_params,
-    scan,
     single_string_param,
     strip_fences,
 )
@@ -294,19 +294,15 @@ class ReActProtocol(TextProtocol):
         single = single_string_param(tool) if tool is not None else None
         props = set((tool.parameters.get("properties") or {}) if tool is not None else ())
         if text[0] in "{[":
-            span = scan(text, 0)
-            if span.deep:
+            read = read_json(text, 0)
+            if read.span.deep:
                 return f"Your Action Input for {function} is not usable: {TOO_DEEP}."
-            if not span.closed and stop_reason == "max_tokens":
+            if not read.span.closed and stop_reason == "max_tokens":
                 return (
                     f"Your Action Input for {function} was cut off by the output token "
                     "limit before it was complete. Write a shorter input."
                 )
-            why = ""
-            try:
-                value = load_json(text[: span.end])
-            except ValueError as ex:
-                value, why = None, str(ex)
+            value, why = read.value, read.error
             if isinstance(value, dict) and (single is None or set(value) <= props):
                 return value
             if single is not None:
