@@ -30,7 +30,13 @@ Parsing policy:
   ```search```); an unknown name is passed on as is (the tool layer reports it, listing
   the valid names). ``Action: Final Answer`` is a final answer.
 - A reply with neither an action nor a final answer (plain text, an empty reply) is a
-  format error: a tool call with ``parse_error`` set, counted by the agent loop.
+  format error: the message keeps the text, with no tool call, and its
+  ``format_error`` says what was wrong; the agent loop sends that back (shown to the
+  model as an ``Observation: Error: ...``) and counts it. An action of a named tool
+  whose input cannot be used is a call of that tool with ``parse_error`` set.
+- Parsing is linear in the reply's length (hostile replies of megabytes included):
+  Action Input nested more than 100 levels deep is a format error, and near-JSON is
+  repaired only up to 32,000 characters (strict JSON of any size is read).
 """
 
 from __future__ import annotations
