@@ -278,3 +278,18 @@ async def test_native_through_a_real_openai_server_2000_calls_and_megabytes_of_t
     assert len(out.text) < MB + 400
     assert "(GenerateConfig.max_output_chars)]" in out.text
     assert out.text.endswith("at most 64 calls are run per reply (GenerateConfig.max_tool_calls)]")
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+async def test_a_run_under_a_time_limit_is_not_stalled_by_hostile_replies(protocol: str) -> None:
+    # 26 s under time_limit(2) before: parsing blocked the event loop
+    hostile = {
+        "react": "Action: multiply" + " " * 25_000 + "(" + "a" * 25_000,
+        "json": "{" * 200_000,
+    }[protocol]
+    model = lw.get_model("mock", outputs=[hostile], repeat=True, tool_protocol=protocol)
+    with quick("the run"):
+        state = await lw.run(
+            lw.react(tools=[]), "go", model=model, limits=[lw.time_limit(2)], db=False
+        )
+    assert state.completed in ("format_errors", "limit")
