@@ -293,3 +293,14 @@ async def test_a_run_under_a_time_limit_is_not_stalled_by_hostile_replies(protoc
             lw.react(tools=[]), "go", model=model, limits=[lw.time_limit(2)], db=False
         )
     assert state.completed in ("format_errors", "limit")
+
+
+def test_the_nesting_bound_is_exact() -> None:
+    from loopwright.model._bounds import MAX_NESTING, nesting_exceeds
+
+    value: Any = 1
+    for _ in range(MAX_NESTING):
+        value = [value]
+    assert not nesting_exceeds(value)
+    assert nesting_exceeds([value])
+    assert not nesting_exceeds("x" * 10) and not nesting_exceeds({})
