@@ -342,6 +342,8 @@ class IterativeAgent:
             except TimeoutError:
                 close_open_calls(state, "Not run to the end: the time budget ran out.")
                 return False
+        if output.message.format_error is not None:  # a reply a text protocol could not read
+            state.messages.append(UserMessage(content=output.message.format_error))
         if stop:  # once the tools asked for ran (a submit among them is the answer)
             state.completed = "stop_keyword"
             return True

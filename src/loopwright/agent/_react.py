@@ -17,6 +17,7 @@ from ..model import (
     UserMessage,
     get_model,
 )
+from ..model.protocols import is_format_error
 from ..tool import Tool
 from ._checks import (
     check_callable,
@@ -209,14 +210,16 @@ class ReactAgent:
             # them is the answer)
             stop = has_stop_keyword(self.stop_keywords, message.content)
             calls = message.tool_calls
-            if calls:
-                if await self._run_tools(state, output, tools, by_name, max_output):
+            if calls or message.format_error is not None:
+                if calls and await self._run_tools(state, output, tools, by_name, max_output):
                     return
+                if message.format_error is not None:  # a reply a text protocol could not read
+                    state.messages.append(UserMessage(content=message.format_error))
                 if stop:
                     state.completed = "stop_keyword"
                     return
                 # every call unparseable: a format error (text protocols, bad JSON)
-                if calls[0].parse_error and all(c.parse_error for c in calls):
+                if is_format_error(message):
                     format_errors += 1
                     if format_errors > self.max_format_errors:
                         state.completed = "format_errors"

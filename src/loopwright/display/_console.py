@@ -157,6 +157,8 @@ class ConsoleDisplay:
                 out.append(t((abbreviate(msg.reasoning, n), "dim italic")))
             if msg.content.strip():
                 out.append(t(abbreviate(msg.content, n)))
+            if msg.format_error is not None:
+                out.append(t(("✗ format error: ", "red"), abbreviate(msg.format_error, n)))
             for call in msg.tool_calls:
                 out.append(
                     t(

@@ -121,12 +121,17 @@ class AssistantMessage(_Message):
         reasoning: The model's visible thoughts (e.g. a ReAct ``Thought:``), kept apart
             from the answer text.
         model: The model that wrote it.
+        format_error: Set when a text tool protocol could not read the reply as an
+            action or an answer: what was wrong and the format expected. The message
+            then keeps the text as the model wrote it, with no tool calls, and the agent
+            loop sends this back to the model as a user message.
     """
 
     role: Literal["assistant"] = "assistant"
     tool_calls: list[ToolCall] = Field(default_factory=list)
     reasoning: str | None = None
     model: str | None = None
+    format_error: str | None = None
 
 
 class ToolMessage(_Message):

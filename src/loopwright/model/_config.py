@@ -70,6 +70,12 @@ class GenerateConfig(BaseModel):
     """Concurrent calls allowed to one provider (default: the provider's own)."""
     max_tool_output: int | None = Field(default=None, ge=0)
     """Tool output longer than this many bytes is truncated (default 16 KiB; 0: never)."""
+    max_output_chars: int | None = Field(default=None, gt=0)
+    """Model output text beyond this many characters is cut, with a marker, before it is
+    parsed or stored (default 1,000,000)."""
+    max_tool_calls: int | None = Field(default=None, gt=0)
+    """At most this many tool calls of one reply run; the model is told the rest were
+    dropped (default 64)."""
     tool_choice: ToolChoice | None = None
     """Which tool the model may or must call."""
     parallel_tool_calls: bool | None = None

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from .._errors import ModelError, ModelTimeoutError, error_text
 from .._fast import set_fields
 from ._api import ModelAPI
+from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
@@ -235,7 +236,9 @@ class Model:
             config: Settings for this call, overriding the model's.
 
         Hooks see the conversation and tools as given and the parsed output; while the
-        provider is called, ``call`` carries the request the tool protocol rendered.
+        provider is called, ``call`` carries the request the tool protocol rendered. The
+        output is bounded (``max_output_chars``, ``max_tool_calls``, the nesting of tool
+        arguments; see :mod:`loopwright.model._bounds`) before it is parsed or returned.
 
         Raises:
             ModelError: The call failed and could not (or could no longer) be retried.
@@ -256,7 +259,7 @@ class Model:
             for hook in hooks:
                 hook.before_generate(call)
             if type(protocol) is NativeProtocol:
-                output = await self._generate_with_retries(call)
+                output = bound_text(await self._generate_with_retries(call), cfg)
             else:
                 request = protocol.render(messages, infos, cfg)
                 call.messages, call.tools, call.config = (
@@ -268,9 +271,11 @@ class Model:
                     raw = await self._generate_with_retries(call)
                 finally:
                     call.messages, call.tools, call.config = messages, infos, cfg
+                raw = bound_text(raw, cfg)
                 call.data["tool_protocol"] = protocol.name
                 call.data["raw_text"] = raw.message.content
                 output = protocol.parse(raw, request)
+            output = bound_calls(output, cfg)
         except BaseException as ex:
             call.error = ex
             call.duration = time.perf_counter() - start

@@ -68,3 +68,14 @@ def parse(
 def only_call(output: lw.ModelOutput) -> lw.ToolCall:
     assert len(output.tool_calls) == 1, output.tool_calls
     return output.tool_calls[0]
+
+
+def error_of(output: lw.ModelOutput) -> str:
+    """What was wrong with an unreadable reply: the message's ``format_error`` (no tool
+    named), else the parse error of its only call (a named tool's bad arguments)."""
+    if output.message.format_error is not None:
+        assert output.tool_calls == [], output.tool_calls
+        return output.message.format_error
+    error = only_call(output).parse_error
+    assert error is not None, output.tool_calls
+    return error

@@ -7,9 +7,9 @@ import json
 import pytest
 
 import loopwright as lw
-from loopwright.model.protocols import FORMAT_ERROR_FUNCTION, JsonProtocol, is_format_error
+from loopwright.model.protocols import JsonProtocol, is_format_error
 
-from .helpers import MULTIPLY, NO_SUBMIT, SUBMIT, TOOLS, only_call, parse
+from .helpers import MULTIPLY, NO_SUBMIT, SUBMIT, TOOLS, error_of, only_call, parse
 
 P = JsonProtocol()
 
@@ -52,7 +52,7 @@ def test_truncated_json_at_max_tokens_is_a_format_error() -> None:
     text = '{"thought": "run it", "action": {"name": "web_search", "arguments": {"query": "rm -'
     out = parse(P, text, stop_reason="max_tokens")
     assert is_format_error(out)
-    assert "cut off" in (only_call(out).parse_error or "")
+    assert "cut off" in error_of(out)
 
 
 def test_truncated_json_that_stopped_normally_is_repaired() -> None:
@@ -134,23 +134,24 @@ def test_unknown_tool_names_pass_through_for_the_tool_layer_to_report() -> None:
 
 def test_plain_text_with_no_json_is_a_format_error() -> None:
     out = parse(P, "The answer is 42.")
-    call = only_call(out)
-    assert call.function == FORMAT_ERROR_FUNCTION
-    assert call.parse_error is not None and "no JSON object" in call.parse_error
+    # no tool named: no (fake) tool call; the message keeps the text and says what is wrong
+    assert out.tool_calls == [] and is_format_error(out)
+    error = out.message.format_error
+    assert error is not None and "no JSON object" in error
     # the error shows the expected format with the valid action names
-    assert '"action"' in call.parse_error and "multiply" in call.parse_error
+    assert '"action"' in error and "multiply" in error
     assert out.message.content == "The answer is 42."
 
 
 @pytest.mark.parametrize("text", ["", " \n "])
 def test_empty_replies_are_format_errors(text: str) -> None:
     out = parse(P, text)
-    assert is_format_error(out) and "empty" in (only_call(out).parse_error or "")
+    assert is_format_error(out) and "empty" in error_of(out)
 
 
 def test_json_without_an_action_is_a_format_error() -> None:
     out = parse(P, '{"thought": "just thinking"}')
-    assert is_format_error(out) and '"action"' in (only_call(out).parse_error or "")
+    assert is_format_error(out) and '"action"' in error_of(out)
 
 
 def test_an_action_without_a_name_is_a_format_error() -> None:

@@ -270,10 +270,12 @@ async def test_format_errors_go_back_to_the_model_in_the_protocols_words(protoco
     assert state.output is not None and state.output.text == "42"
     bad = state.messages[-4]
     assert isinstance(bad, lw.AssistantMessage) and lw.is_format_error(bad)
-    result = state.messages[-3]
-    assert isinstance(result, lw.ToolMessage) and result.error is not None
-    assert result.error.type == "parsing"
-    # the model saw its own reply, then what was wrong and the expected format
+    # no fake tool call: the reply as written, then what was wrong, as a user message
+    assert bad.tool_calls == [] and bad.content == "I think it is 42."
+    feedback = state.messages[-3]
+    assert isinstance(feedback, lw.UserMessage) and feedback.content == bad.format_error
+    # the model saw its own reply, then what was wrong and the expected format, in the
+    # protocol's words
     shown = seen[1]
     assert shown[-2].content == "I think it is 42."
     feedback = shown[-1].content

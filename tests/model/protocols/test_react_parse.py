@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import loopwright as lw
-from loopwright.model.protocols import FORMAT_ERROR_FUNCTION, ReActProtocol, is_format_error
+from loopwright.model.protocols import ReActProtocol, is_format_error
 
-from .helpers import NO_SUBMIT, SUBMIT, TOOLS, only_call, parse
+from .helpers import NO_SUBMIT, SUBMIT, TOOLS, error_of, only_call, parse
 
 P = ReActProtocol()
 
@@ -186,13 +186,13 @@ def test_unknown_tool_names_pass_through_for_the_tool_layer_to_report() -> None:
 @pytest.mark.parametrize("text", ["I think the answer is 42.", "Thought: hmm, let me think."])
 def test_plain_text_with_no_action_is_a_format_error(text: str) -> None:
     out = parse(P, text)
-    call = only_call(out)
     assert is_format_error(out)
-    assert call.function == FORMAT_ERROR_FUNCTION
-    assert call.parse_error is not None
-    assert "no Action and no Final Answer" in call.parse_error
+    # no tool named: no (fake) tool call; the message keeps the text and says what is wrong
+    assert out.tool_calls == []
+    error = out.message.format_error
+    assert error is not None and "no Action and no Final Answer" in error
     # the error shows the expected format and the valid tool names
-    assert "Action Input:" in call.parse_error and "multiply" in call.parse_error
+    assert "Action Input:" in error and "multiply" in error
     assert out.message.content == text  # what the model wrote is kept
 
 
@@ -200,7 +200,7 @@ def test_plain_text_with_no_action_is_a_format_error(text: str) -> None:
 def test_empty_replies_are_format_errors(text: str) -> None:
     out = parse(P, text)
     assert is_format_error(out)
-    assert "empty" in (only_call(out).parse_error or "")
+    assert "empty" in error_of(out)
 
 
 @pytest.mark.parametrize("answer", ["0", "", "false", "[]", "None"])
@@ -279,7 +279,7 @@ def test_an_action_naming_nothing_is_a_format_error() -> None:
 
 def test_action_input_without_action_is_a_format_error() -> None:
     out = parse(P, 'Thought: x\nAction Input: {"a": 1}')
-    assert "no Action naming the tool" in (only_call(out).parse_error or "")
+    assert "no Action naming the tool" in error_of(out)
 
 
 def test_a_think_block_goes_to_the_reasoning() -> None:
@@ -316,7 +316,7 @@ def test_an_unusable_reply_cut_by_the_context_or_a_filter_is_left_for_the_loop(
 
 def test_a_reply_cut_by_max_tokens_before_any_action_says_so() -> None:
     out = parse(P, "Thought: a very long musing that never", stop_reason="max_tokens")
-    error = only_call(out).parse_error or ""
+    error = error_of(out)
     assert error.startswith("Your reply was cut off by the output token limit")
     assert out.stop_reason == "max_tokens"
 

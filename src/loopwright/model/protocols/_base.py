@@ -25,8 +25,9 @@ __all__ = [
 ProtocolName: TypeAlias = Literal["native", "react", "json"]
 
 FORMAT_ERROR_FUNCTION = "format_error"
-"""The ``ToolCall.function`` of a reply that named no tool at all and could not be
-parsed; its ``parse_error`` says what was wrong (the call is never executed)."""
+"""The ``ToolCall.function`` that runs recorded by earlier versions used for a reply that
+named no tool and could not be parsed (it is never executed). Such a reply is now an
+assistant message with ``format_error`` set and no tool calls."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,11 @@ class ToolProtocol(abc.ABC):
     ``Model.generate`` calls :meth:`render` before the provider call and :meth:`parse`
     after it, so the agent loop sees the same :class:`AssistantMessage` with
     ``tool_calls`` whichever protocol is in use. A reply that cannot be parsed must not
-    raise: it becomes a :class:`~loopwright.ToolCall` with ``parse_error`` set (see
-    :func:`is_format_error`), which the tool layer reports back to the model.
+    raise: a call of a named tool whose arguments cannot be read becomes a
+    :class:`~loopwright.ToolCall` with ``parse_error`` set, which the tool layer reports
+    back to the model; a reply that names no tool at all keeps its text, with no tool
+    calls, and sets ``AssistantMessage.format_error``, which the agent loop sends back as
+    a user message (see :func:`is_format_error`).
 
     Implementations must keep per-call work proportional to the new messages (cache
     renderings by message id) and keep the rendering of earlier messages identical from
@@ -98,13 +102,14 @@ class NativeProtocol(ToolProtocol):
 
 
 def is_format_error(output: ModelOutput | AssistantMessage) -> bool:
-    """Whether a reply asked for tools but none of its calls could be parsed.
-
-    That is a reply whose every tool call has ``parse_error`` set (a text protocol's
-    unparseable reply, or native arguments that are not JSON). Agent loops count
+    """Whether a reply could not be read: a text protocol's ``format_error``, or tool
+    calls none of which could be parsed (every one has ``parse_error`` set: bad
+    arguments of a named tool, native arguments that are not JSON). Agent loops count
     consecutive format errors against a cap.
     """
     message = output.message if isinstance(output, ModelOutput) else output
+    if message.format_error is not None:
+        return True
     calls = message.tool_calls
     return bool(calls) and all(c.parse_error is not None for c in calls)
 

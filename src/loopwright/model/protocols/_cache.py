@@ -1,4 +1,5 @@
-"""A bounded map for renderings cached by message id, cheap to read on every step.
+"""A bounded map for renderings cached by message id, cheap to read on every step, and
+the checkpoints (:class:`Cursor`) a text protocol resumes a conversation's rendering from.
 
 Reads are one dict lookup and a flag write (no lock, no reordering), so walking a long
 history costs little. When full, entries leave in insertion order, except that an entry
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["LRU"]
+from .._chat import ChatMessage
+
+__all__ = ["CURSORS_PER_START", "LRU", "Cursor", "extends"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -61,3 +65,30 @@ class LRU(Generic[K, V]):
                     self._weight -= entry[2]
             data[key] = [value, False, weight]
             self._weight += weight
+
+
+@dataclass(slots=True)
+class Cursor:
+    """A checkpoint of a conversation's rendering, so a later request renders only what
+    is new after it."""
+
+    src: list[ChatMessage]  # the messages rendered (the same objects)
+    n: int
+    toolset_key: object
+    today: str
+    unmerged: list[ChatMessage]
+    out: list[ChatMessage]
+    tail: int  # index in ``unmerged`` where the source of ``out[-1]`` starts
+
+
+CURSORS_PER_START = 4
+
+
+def extends(new: Cursor, old: Cursor) -> bool:
+    """Whether ``new`` makes ``old`` useless (same conversation, further along)."""
+    return (
+        old.n <= new.n
+        and old.toolset_key == new.toolset_key
+        and new.src[old.n - 1] is old.src[-1]
+        and new.src[: old.n] == old.src
+    )

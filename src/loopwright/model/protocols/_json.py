@@ -27,9 +27,14 @@ Parsing policy:
   offered it becomes the assistant's plain text. Non-string answers (``0``, ``false``,
   ``[]``) are kept as their JSON text when the answer is a string.
 - A reply cut off by ``max_tokens`` inside its JSON, a reply with no JSON object, an
-  empty reply, or an action without a name is a format error (a tool call with
-  ``parse_error`` set). A truncated object that ended for another reason (the model
+  empty reply, or an action without a name is a format error: the message keeps the
+  text, with no tool call, and its ``format_error`` says what was wrong (the agent loop
+  sends it back as ``{"error": ...}``). Unusable arguments of a named action are a call
+  with ``parse_error`` set. A truncated object that ended for another reason (the model
   forgot a closing brace) is repaired.
+- Parsing is linear in the reply's length: JSON nested more than 100 levels deep is a
+  format error, at most 16 ``{`` positions are tried, and near-JSON is repaired only up
+  to 32,000 characters per reply (strict JSON of any size is read).
 """
 
 from __future__ import annotations
@@ -240,7 +245,8 @@ class JsonProtocol(TextProtocol):
     # --- parsing ---------------------------------------------------------------------
 
     def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
-        found = find_json(text, _is_action)
+        problems: list[str] = []
+        found = find_json(text, _is_action, problems)
         cut_off = (
             "Your reply was cut off by the output token limit before its JSON was "
             "complete. Keep the thought short."
@@ -250,6 +256,9 @@ class JsonProtocol(TextProtocol):
                 return self.format_error("Your reply was empty.", toolset, text)
             if "{" in text and stop_reason == "max_tokens":
                 return self.format_error(cut_off, toolset, text)
+            if problems:
+                what = f"Your reply's JSON is not usable: {problems[0]}."
+                return self.format_error(what, toolset, text)
             return self.format_error("Your reply has no JSON object.", toolset, text)
         if not found.span.closed and stop_reason == "max_tokens":
             return self.format_error(cut_off, toolset, text)

@@ -13,16 +13,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .._bounds import MAX_NESTING, nesting_exceeds
 from .._chat import ToolInfo
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_REPAIR",
+    "MAX_SCAN_STEPS",
+    "NAME_JUNK",
+    "TOO_DEEP",
     "JsonFound",
+    "JsonRead",
+    "RepairBudget",
     "Span",
     "answer_param",
     "find_json",
     "is_string_schema",
     "load_json",
     "norm_name",
+    "read_json",
     "required_params",
     "scan",
     "single_string_param",
@@ -32,53 +41,90 @@ __all__ = [
 
 # a fence opens at the start of a line; ``` inside a JSON string is not one
 _FENCE = re.compile(
-    r"^[ \t]*```[ \t]*[A-Za-z0-9_+.-]*[ \t]*\n?(.*?)(?:^[ \t]*```|```[ \t]*$|\Z)", re.S | re.M
+    r"^[ \t]*+```[ \t]*+[A-Za-z0-9_+.-]*+[ \t]*+\n?(.*?)(?:^[ \t]*```|```[ \t]*$|\Z)",
+    re.S | re.M,
 )
-_THINK = re.compile(r"^\s*<think>(.*?)(?:</think>|\Z)", re.S)
+_THINK = re.compile(r"^\s*+<think>(.*?)(?:</think>|\Z)", re.S)
 _MAX_CANDIDATES = 16
 """How many ``{`` positions are tried before giving up (bounds the work on long prose)."""
+MAX_REPAIR = 32_000
+"""The most characters of near-JSON handed to ``json_repair`` per reply: its time grows
+faster than linearly on some inputs, and all parsing runs on the event loop."""
+MAX_SCAN_STEPS = 2 * MAX_REPAIR
+"""The most brackets a scan of near-JSON steps over (one step of Python each)."""
+MAX_DEPTH = MAX_NESTING
+"""The deepest nesting of ``{`` / ``[`` accepted in a reply's JSON."""
+
+# What a scan skips at C speed: text without brackets or quotes, whole quoted strings
+# (with backslash escapes), and bracketed groups up to a few levels deep (any closing
+# bracket closes any opening one, as the scan counts them). Possessive quantifiers never
+# backtrack: matching is linear. Only brackets nested deeper than that cost a step of
+# Python each.
+_ATOM = (
+    r"""[^"'{}\[\]]++"""
+    r'|"(?:[^"\\]++|\\.)*+"'
+    r"|'(?:[^'\\]++|\\.)*+'"
+)
+_GROUP = rf"[{{\[](?:{_ATOM})*+[}}\]]"
+for _ in range(7):
+    _GROUP = rf"[{{\[](?:{_ATOM}|{_GROUP})*+[}}\]]"
+_SKIP = rf"(?:{_ATOM}|{_GROUP})*+"
+_NEXT = re.compile(_SKIP + r"(.|\Z)", re.S)
+"""Skip what does not change the depth; group 1 is the next bracket or quote (a quote
+here opens a string that never closes), or empty at the end of the text."""
+_OPEN = re.compile(r"[{\[]")
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
     """Where a JSON value starts and ends in a text.
 
-    ``closed`` is False when the text ends before the value does (truncated output).
+    ``closed`` is False when the text ends before the value does (truncated output), or
+    when the value nests deeper than :data:`MAX_DEPTH` (``deep``) or has too many brackets
+    to be worth reading (``long``): the scan stops there.
     """
 
     start: int
     end: int
     closed: bool
+    deep: bool = False
+    long: bool = False
+    """The scan gave up after :data:`MAX_SCAN_STEPS` brackets (``closed`` is False)."""
 
 
-def scan(text: str, start: int) -> Span:
+def scan(
+    text: str, start: int, max_depth: int = MAX_DEPTH, max_steps: int = MAX_SCAN_STEPS
+) -> Span:
     """Find the end of the JSON object or array starting at ``text[start]``.
 
-    Brackets inside quoted strings (double or single quotes, with backslash escapes) do
-    not count.
+    ``text[start]`` must be ``{`` or ``[``. Brackets inside quoted strings (double or
+    single quotes, with backslash escapes) do not count. Linear: a regular expression
+    jumps over strings and shallow bracket groups to the next bracket or quote; a value
+    nested deeper than ``max_depth``, or with more than ``max_steps`` brackets left over,
+    ends the scan (strict JSON of any size is read by :func:`read_json` in C instead;
+    near-JSON that long could not be repaired anyway).
     """
-    depth = 0
-    quote = ""
-    escape = False
-    for i in range(start, len(text)):
-        c = text[i]
-        if quote:
-            if escape:
-                escape = False
-            elif c == "\\":
-                escape = True
-            elif c == quote:
-                quote = ""
-            continue
-        if c == '"' or c == "'":
-            quote = c
-        elif c == "{" or c == "[":
+    if text[start : start + 1] not in ("{", "["):
+        raise ValueError(f"scan: no bracket at {start}")
+    depth = 1
+    i = start + 1
+    step = _NEXT.match
+    for _ in range(max_steps):
+        m = step(text, i)
+        assert m is not None  # the pattern matches anywhere, if only the empty string
+        c = m.group(1)
+        i = m.end()
+        if c == "{" or c == "[":
             depth += 1
+            if depth > max_depth:
+                return Span(start, i, False, deep=True)
         elif c == "}" or c == "]":
             depth -= 1
             if depth <= 0:
-                return Span(start, i + 1, True)
-    return Span(start, len(text), False)
+                return Span(start, i, True)
+        else:  # the end, or a string that never closes
+            return Span(start, len(text), False)
+    return Span(start, i, False, long=True)
 
 
 def strip_fences(text: str) -> str:
@@ -97,22 +143,112 @@ def strip_think(text: str) -> tuple[str, str | None]:
     return text[match.end() :], match.group(1).strip() or None
 
 
-def load_json(text: str) -> Any:
+@dataclass(slots=True)
+class RepairBudget:
+    """How many more characters ``json_repair`` may be given (shared by one reply's
+    attempts)."""
+
+    left: int = MAX_REPAIR
+
+
+TOO_DEEP = f"it nests objects or lists more than {MAX_DEPTH} levels deep"
+
+
+def load_json(text: str, budget: RepairBudget | None = None) -> Any:
     """Parse JSON, repairing near-JSON (``json_repair``) when strict parsing fails.
 
+    Control characters inside strings (raw newlines) are accepted. Repair is tried only
+    within ``budget`` (default: :data:`MAX_REPAIR` characters), and values nested deeper
+    than :data:`MAX_DEPTH` are refused, so the time is bounded and the value can be
+    stored.
+
     Raises:
-        ValueError: The text is not JSON and could not be repaired into any.
+        ValueError: The text is not JSON and could not be repaired into any; the message
+            says why, for the model.
     """
     try:
-        return json.loads(text)
+        value = json.loads(text, strict=False)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
     except ValueError:
         pass
+    else:
+        if nesting_exceeds(value, MAX_DEPTH):
+            raise ValueError(TOO_DEEP)
+        return value
+    budget = budget if budget is not None else RepairBudget()
+    if len(text) > budget.left:
+        raise ValueError(
+            f"it is not valid JSON, and at {len(text):,} characters too long to be repaired"
+        )
+    if _deeper_than(text, MAX_DEPTH):
+        raise ValueError(TOO_DEEP)
+    budget.left -= len(text)
     import json_repair
 
-    value = json_repair.loads(text)
+    try:
+        value = json_repair.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("it is not valid JSON") from None
     if value == "" and text.strip() not in ('""', "''"):
-        raise ValueError("not JSON")
+        raise ValueError("it is not valid JSON")
+    if nesting_exceeds(value, MAX_DEPTH):
+        raise ValueError(TOO_DEEP)
     return value
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    """Whether any bracketed value in ``text`` nests more than ``limit`` levels deep
+    (one linear pass: each value is scanned from where the previous one ended)."""
+    i = 0
+    n = len(text)
+    while i < n:
+        m = _OPEN.search(text, i)
+        if m is None:
+            return False
+        span = scan(text, m.start(), limit)
+        if span.deep:
+            return True
+        i = span.end
+    return False
+
+
+_DECODER = json.JSONDecoder(strict=False)
+_TOO_LONG = "it is not valid JSON, and too long to be repaired"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRead:
+    """The JSON value at a place in a text: its span and value, or why there is none."""
+
+    span: Span
+    value: Any = None
+    error: str | None = None
+
+
+def read_json(text: str, start: int, budget: RepairBudget | None = None) -> JsonRead:
+    """The JSON value starting at ``text[start]`` (``{`` or ``[``) and where it ends.
+
+    Strict JSON is read in C, whatever its size; otherwise the value is found with
+    :func:`scan` and near-JSON repaired by :func:`load_json` (within ``budget``).
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except RecursionError:
+        return JsonRead(Span(start, len(text), False, deep=True), error=TOO_DEEP)
+    except ValueError:
+        pass
+    else:
+        if nesting_exceeds(value, MAX_DEPTH):
+            return JsonRead(Span(start, end, True, deep=True), error=TOO_DEEP)
+        return JsonRead(Span(start, end, True), value)
+    span = scan(text, start)
+    if span.deep or span.long:
+        return JsonRead(span, error=TOO_DEEP if span.deep else _TOO_LONG)
+    try:
+        return JsonRead(span, load_json(text[span.start : span.end], budget))
+    except ValueError as ex:
+        return JsonRead(span, error=str(ex))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,42 +262,50 @@ class JsonFound:
     """Where the used part of the reply ends (for keeping only what was acted on)."""
 
 
-def _starts(text: str) -> Iterator[tuple[str, int, int]]:
-    """Candidate (source, start, offset-of-source-in-text) positions of a JSON object."""
+def _starts(text: str, skip_to: list[int]) -> Iterator[tuple[str, int, int]]:
+    """Candidate (source, start, offset-of-source-in-text) positions of a JSON object:
+    the first ``{`` of each fence body, then each ``{`` of the text from ``skip_to[0]``
+    on (those inside an object already tried are no candidates; the caller moves it)."""
     for match in _FENCE.finditer(text):
-        body = match.group(1)
-        i = body.find("{")
+        i = text.find("{", match.start(1), match.end(1))
         if i >= 0:
-            yield body, i, match.start(1)
+            body = match.group(1)
+            yield body, i - match.start(1), match.start(1)
     i = text.find("{")
     while i >= 0:
         yield text, i, 0
-        i = text.find("{", i + 1)
+        i = text.find("{", max(i + 1, skip_to[0]))
 
 
-def find_json(text: str, accept: Callable[[Any], bool]) -> JsonFound | None:
+def find_json(
+    text: str, accept: Callable[[Any], bool], problems: list[str] | None = None
+) -> JsonFound | None:
     """The first JSON object in ``text`` that ``accept`` takes, fences first, then bare.
 
     Prose around the object is ignored. When no candidate is accepted, the first one
-    that parsed to an object is returned (the caller then says what it lacks).
+    that parsed to an object is returned (the caller then says what it lacks). Why
+    candidates could not be read (too deep, too long to repair) is added to ``problems``.
+    At most :data:`_MAX_CANDIDATES` are tried, sharing one repair budget: linear time.
     """
     fallback: JsonFound | None = None
     tried = 0
-    seen: set[int] = set()
-    for source, start, offset in _starts(text):
-        if source is text and start in seen:
-            continue
+    skip_to = [0]  # bare candidates before this are inside an object already tried
+    budget = RepairBudget()
+    for source, start, offset in _starts(text, skip_to):
         tried += 1
         if tried > _MAX_CANDIDATES:
             break
-        span = scan(source, start)
+        read = read_json(source, start, budget)
+        span = read.span
         if source is text:
-            # objects nested in this one are not candidates of their own
-            seen.update(i for i in range(start, span.end) if text[i] == "{")
-        try:
-            value = load_json(source[span.start : span.end])
-        except ValueError:
+            # objects nested in this one are not candidates of their own (nor, when it
+            # is not known where it ends, anything after it)
+            skip_to[0] = span.end if span.closed else len(text)
+        if read.error is not None:
+            if problems is not None:
+                problems.append(read.error)
             continue
+        value = read.value
         if isinstance(value, list):
             value = next((v for v in value if isinstance(v, dict)), None)
         if not isinstance(value, dict):
@@ -179,7 +323,7 @@ def find_json(text: str, accept: Callable[[Any], bool]) -> JsonFound | None:
     return fallback
 
 
-_NAME_JUNK = "`'\"*[](){}<>.,;: \t\r\n"
+NAME_JUNK = "`'\"*[](){}<>.,;: \t\r\n"
 
 
 def norm_name(name: str) -> str:
@@ -189,7 +333,7 @@ def norm_name(name: str) -> str:
     case is folded, spaces and hyphens become underscores: ``"[Web Search]"``,
     ``"`web-search`"`` and ``"web_search()"`` all give ``"web_search"``.
     """
-    s = name.strip().strip(_NAME_JUNK).lower()
+    s = name.strip().strip(NAME_JUNK).lower()
     if s.startswith("functions."):
         s = s[len("functions.") :]
     return re.sub(r"[\s\-]+", "_", s)

@@ -30,7 +30,13 @@ Parsing policy:
   ```search```); an unknown name is passed on as is (the tool layer reports it, listing
   the valid names). ``Action: Final Answer`` is a final answer.
 - A reply with neither an action nor a final answer (plain text, an empty reply) is a
-  format error: a tool call with ``parse_error`` set, counted by the agent loop.
+  format error: the message keeps the text, with no tool call, and its
+  ``format_error`` says what was wrong; the agent loop sends that back (shown to the
+  model as an ``Observation: Error: ...``) and counts it. An action of a named tool
+  whose input cannot be used is a call of that tool with ``parse_error`` set.
+- Parsing is linear in the reply's length (hostile replies of megabytes included):
+  Action Input nested more than 100 levels deep is a format error, and near-JSON is
+  repaired only up to 32,000 characters (strict JSON of any size is read).
 """
 
 from __future__ import annotations
@@ -47,11 +53,12 @@ from .._output import StopReason
 from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
 from ._parsing import (
+    NAME_JUNK,
+    TOO_DEEP,
     is_string_schema,
     load_json,
-    norm_name,
+    read_json,
     required_params,
-    scan,
     single_string_param,
     strip_fences,
 )
@@ -62,15 +69,33 @@ __all__ = ["ReActProtocol"]
 
 OBSERVATION = "Observation:"
 
-_EMPH = r"(?:\*\*|__)?"
+# (possessive quantifiers: no backtracking over runs of blanks, so matching is linear)
+_EMPH = r"(?:\*\*|__)?+"
 _MARKER = re.compile(
-    rf"^[ \t]*{_EMPH}[ \t]*(thought|action[ \t_]*input|action|final[ \t_]*answer)"
-    rf"[ \t]*{_EMPH}[ \t]*:[ \t]*(?:(?:\*\*|__)(?=[ \t]))?[ \t]*",
+    rf"^[ \t]*+{_EMPH}[ \t]*+(thought|action[ \t_]*+input|action|final[ \t_]*+answer)"
+    rf"[ \t]*+{_EMPH}[ \t]*+:[ \t]*+(?:(?:\*\*|__)(?=[ \t]))?+[ \t]*+",
     re.I | re.M,
 )
-_OBSERVATION_LINE = re.compile(rf"^[ \t]*{_EMPH}[ \t]*observation[ \t]*{_EMPH}[ \t]*:", re.I | re.M)
-_INLINE_INPUT = re.compile(r"^(.+?)\s*[\[(](.*)[\])]\s*$", re.S)
+_OBSERVATION_LINE = re.compile(
+    rf"^[ \t]*+{_EMPH}[ \t]*+observation[ \t]*+{_EMPH}[ \t]*+:", re.I | re.M
+)
 _SHOW = 300
+_MAX_NAME = 200
+"""An Action longer than this is not a tool name (it is not passed on as one)."""
+
+
+def _inline_input(name: str) -> tuple[str, str] | None:
+    """``search[Paris]`` / ``search("Paris")`` split into the name and the input; by
+    hand, in linear time."""
+    opens = [i for i in (name.find("(", 1), name.find("[", 1)) if i > 0]
+    body = name.rstrip()
+    if not opens or not body or body[-1] not in ")]":
+        return None
+    first = min(opens)
+    if first >= len(body) - 1:
+        return None
+    head = name[:first].rstrip()
+    return (head, body[first + 1 : -1]) if head else None
 
 
 @dataclass(slots=True)
@@ -220,7 +245,7 @@ class ReActProtocol(TextProtocol):
     ) -> Reply:
         act = sections[index]
         name_text = body[act.value_start : act.end].strip()
-        name = next((n.strip() for n in name_text.splitlines() if norm_name(n)), "")
+        name = next((n.strip() for n in name_text.splitlines() if n.strip(NAME_JUNK)), "")
         kept = act.end
         raw_input: str | None = None
         nxt = sections[index + 1] if index + 1 < len(sections) else None
@@ -231,9 +256,9 @@ class ReActProtocol(TextProtocol):
             return self.format_error("Your Action names no tool.", toolset, body[:kept])
         tool = toolset.find(name)
         if raw_input is None and tool is None:
-            inline = _INLINE_INPUT.match(name)  # search[Paris], search("Paris")
-            if inline is not None and toolset.find(inline.group(1)) is not None:
-                name, raw_input = inline.group(1), inline.group(2)
+            inline = _inline_input(name)  # search[Paris], search("Paris")
+            if inline is not None and toolset.find(inline[0]) is not None:
+                name, raw_input = inline
                 tool = toolset.find(name)
         if tool is None and toolset.is_answer_alias(name):
             value = strip_fences(raw_input or "")
@@ -246,6 +271,12 @@ class ReActProtocol(TextProtocol):
                     return self.final_answer(next(iter(obj.values())), toolset, thought, kept)
             return self.final_answer(value, toolset, thought, kept)
         function = tool.name if tool is not None else name.strip("`'\"*[]() \t")
+        if len(function) > _MAX_NAME:
+            return self.format_error(
+                f"Your Action is not a tool name: {_shown(function[:_SHOW])}",
+                toolset,
+                body[:kept],
+            )
         args = self._arguments(tool, function, raw_input, stop_reason)
         if isinstance(args, str):
             return self.format_error(args, toolset, body[:kept], function)
@@ -269,24 +300,23 @@ class ReActProtocol(TextProtocol):
         single = single_string_param(tool) if tool is not None else None
         props = set((tool.parameters.get("properties") or {}) if tool is not None else ())
         if text[0] in "{[":
-            span = scan(text, 0)
-            if not span.closed and stop_reason == "max_tokens":
+            read = read_json(text, 0)
+            if read.span.deep:
+                return f"Your Action Input for {function} is not usable: {TOO_DEEP}."
+            if not read.span.closed and stop_reason == "max_tokens":
                 return (
                     f"Your Action Input for {function} was cut off by the output token "
                     "limit before it was complete. Write a shorter input."
                 )
-            try:
-                value = load_json(text[: span.end])
-            except ValueError:
-                value = None
+            value, why = read.value, read.error
             if isinstance(value, dict) and (single is None or set(value) <= props):
                 return value
             if single is not None:
                 return {single: text}
             if value is None:
                 return (
-                    f"Your Action Input for {function} is not valid JSON: {_shown(text)}. "
-                    "Write it as a JSON object."
+                    f"Your Action Input for {function} is not usable ({why}): "
+                    f"{_shown(text)}. Write it as a JSON object."
                 )
             return self._coerce(tool, function, value)
         if text[0] in "\"'":

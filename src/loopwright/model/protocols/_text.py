@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import abc
 import datetime
-import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..._errors import ConfigurationError
@@ -29,22 +27,31 @@ from .._chat import (
     ChatMessage,
     SystemMessage,
     ToolCall,
+    ToolCallError,
     ToolInfo,
     ToolMessage,
     UserMessage,
 )
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
-from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
-from ._cache import LRU
+from ._base import ProtocolRequest, ToolProtocol
+from ._cache import CURSORS_PER_START, LRU, Cursor, extends
 from ._describe import arguments_hint
 from ._example import ActionExample
 from ._parsing import (
     answer_param,
     is_string_schema,
-    norm_name,
     single_string_param,
     strip_think,
+)
+from ._templates import compile_template
+from ._toolset import (
+    ANSWER_TOOL_NAMES,
+    Reply,
+    ToolSet,
+    answer_text,
+    is_feedback,
+    unparsed_reply,
 )
 
 __all__ = [
@@ -57,118 +64,7 @@ __all__ = [
     "unparsed_reply",
 ]
 
-ANSWER_TOOL_NAMES = ("submit", "finish")
-"""Tools a final answer maps to, in order of preference, unless a protocol is told."""
-
 _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts shorter."
-_ANSWER_ALIASES = frozenset({"finish", "final_answer", "finalanswer", "answer", "submit"})
-
-
-@functools.lru_cache(maxsize=64)
-def _compile(template: str) -> Any:
-    """A Jinja2 template, compiled once per process for each template text (~3 ms each)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    return env.from_string(template)
-
-
-@dataclass(slots=True)
-class _Cursor:
-    """A checkpoint of a conversation's rendering, so a later request renders only what
-    is new after it."""
-
-    src: list[ChatMessage]  # the messages rendered (the same objects)
-    n: int
-    toolset_key: object
-    today: str
-    unmerged: list[ChatMessage]
-    out: list[ChatMessage]
-    tail: int  # index in ``unmerged`` where the source of ``out[-1]`` starts
-
-
-_CURSORS_PER_START = 4
-
-
-def _extends(new: _Cursor, old: _Cursor) -> bool:
-    """Whether ``new`` makes ``old`` useless (same conversation, further along)."""
-    return (
-        old.n <= new.n
-        and old.toolset_key == new.toolset_key
-        and new.src[old.n - 1] is old.src[-1]
-        and new.src[: old.n] == old.src
-    )
-
-
-@dataclass(slots=True)
-class ToolSet:
-    """The tools of one request, prepared for a text protocol (cached per tool list)."""
-
-    key: str
-    tools: list[ToolInfo]
-    """Every tool that may be called."""
-    visible: list[ToolInfo]
-    """The tools listed as actions in the prompt (the answer tool may be left out)."""
-    answer: ToolInfo | None
-    """The tool a final answer maps to (``submit``), if one is offered."""
-    answer_param: str
-    """The answer tool's parameter that the answer fills."""
-    forced: str | None = None
-    """The tool that must be called (``tool_choice``)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Protocol-specific data (e.g. the ``json`` protocol's response schema)."""
-    _lookup: dict[str, ToolInfo] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for info in self.tools:
-            key = norm_name(info.name)
-            self._lookup.setdefault(key, info)
-            self._lookup.setdefault(key.replace("_", ""), info)
-
-    def find(self, written: str) -> ToolInfo | None:
-        """The tool a model meant by ``written`` (any case, in brackets, quotes...)."""
-        key = norm_name(written)
-        return self._lookup.get(key) or self._lookup.get(key.replace("_", ""))
-
-    def is_answer_alias(self, written: str) -> bool:
-        """Whether ``written`` names the final answer (``finish``, ``Final Answer``...)."""
-        key = norm_name(written)
-        return key in _ANSWER_ALIASES or (
-            self.answer is not None and key == norm_name(self.answer.name)
-        )
-
-
-@dataclass(slots=True)
-class Reply:
-    """A parsed reply: what the assistant message will hold."""
-
-    thought: str | None = None
-    calls: list[ToolCall] = field(default_factory=list)
-    content: str = ""
-    kept: int | None = None
-    """Where the part of the reply that was acted on ends (the rest is dropped from
-    the history); ``None`` keeps it all."""
-
-
-def answer_text(value: Any) -> str:
-    """A final answer as text: strings as they are, other values as JSON (``0``, ``[]``)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def unparsed_reply(message: AssistantMessage) -> str | None:
-    """The text of a reply that could not be parsed (every call a format error), to be
-    shown again as it was; ``None`` for any other message."""
-    calls = message.tool_calls
-    if not calls or any(c.parse_error is None for c in calls):
-        return None
-    if message.content or all(c.function == FORMAT_ERROR_FUNCTION for c in calls):
-        return message.content
-    return None
 
 
 class TextProtocol(ToolProtocol):
@@ -217,7 +113,7 @@ class TextProtocol(ToolProtocol):
             import jinja2
 
             try:
-                self._compiled = _compile(template)
+                self._compiled = compile_template(template)
             except jinja2.TemplateSyntaxError as ex:
                 raise ConfigurationError(
                     f"{type(self).__name__}: the template does not parse (line {ex.lineno}: "
@@ -237,7 +133,7 @@ class TextProtocol(ToolProtocol):
         # first message id -> where that conversation's last request stood
         # (bounded by the messages the checkpoints hold, not only by conversations: each
         # holds its conversation's message lists, which would otherwise be garbage)
-        self._cursors: LRU[str, list[_Cursor]] = LRU(
+        self._cursors: LRU[str, list[Cursor]] = LRU(
             1024, weigh=lambda cursors: sum(c.n for c in cursors), max_weight=cache_size
         )
         # (config, toolset, request config) of the last request: the same agent asks with
@@ -342,12 +238,12 @@ class TextProtocol(ToolProtocol):
 
     def _resume(
         self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
-    ) -> _Cursor | None:
+    ) -> Cursor | None:
         """The longest checkpoint of this conversation that ``messages[:stop]`` extends:
         the same message objects in the same places (one C-level pointer compare)."""
         if not messages:
             return None
-        best: _Cursor | None = None
+        best: Cursor | None = None
         for cur in self._cursors.get(messages[0].id) or ():
             if (
                 cur.toolset_key == tkey
@@ -370,16 +266,16 @@ class TextProtocol(ToolProtocol):
         unmerged: list[ChatMessage],
         out: list[ChatMessage],
         tail: int,
-        resumed: _Cursor | None,
+        resumed: Cursor | None,
     ) -> None:
         key = messages[0].id
-        cursor = _Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
+        cursor = Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
         # (the checkpoint resumed from is extended: known without comparing again)
         kept = [
-            c for c in self._cursors.get(key) or () if c is not resumed and not _extends(cursor, c)
+            c for c in self._cursors.get(key) or () if c is not resumed and not extends(cursor, c)
         ]
         # a few conversations may share a first message (a module-level system prompt)
-        self._cursors.put(key, [cursor, *kept][:_CURSORS_PER_START])
+        self._cursors.put(key, [cursor, *kept][:CURSORS_PER_START])
 
     def _render_range(
         self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
@@ -389,7 +285,7 @@ class TextProtocol(ToolProtocol):
         for i in range(begin, end):
             message = messages[i]
             role = message.role
-            if role == "user" or role == "system":
+            if role == "system" or (role == "user" and not is_feedback(messages, i)):
                 out.append(message)
                 continue
             hit = cached(message.id)
@@ -411,6 +307,10 @@ class TextProtocol(ToolProtocol):
             if explained is not None and message.error is not None:
                 error = message.error.model_copy(update={"message": explained})
                 result = message.model_copy(update={"content": explained, "error": error})
+            rendered = UserMessage(content=self.render_observation(result))
+        elif isinstance(message, UserMessage):  # what was wrong with the reply before it
+            error = ToolCallError(type="parsing", message=message.content)
+            result = ToolMessage(content=message.content, tool_call_id="", function="", error=error)
             rendered = UserMessage(content=self.render_observation(result))
         else:
             return message
@@ -456,7 +356,7 @@ class TextProtocol(ToolProtocol):
     def render_prompt(self, system: str, toolset: ToolSet, today: str) -> str:
         """The system prompt: the template rendered for ``toolset``."""
         if self._compiled is None:
-            self._compiled = _compile(self.template)
+            self._compiled = compile_template(self.template)
         tools = [
             {
                 "name": t.name,
@@ -543,10 +443,15 @@ class TextProtocol(ToolProtocol):
         offset = len(raw) - len(text)
         stop = output.stop_reason
         reply = self.parse_reply(text, toolset, stop)
-        if reply.calls and all(c.parse_error is not None for c in reply.calls):
+        failed = reply.error is not None or (
+            reply.calls and all(c.parse_error is not None for c in reply.calls)
+        )
+        if failed:
             if stop in ("model_length", "content_filter"):
                 return output  # nothing usable: the loop recovers (prunes, rephrases)
             if stop == "max_tokens":
+                if reply.error is not None and "output token limit" not in reply.error:
+                    reply.error = f"{_CUT_OFF} {reply.error}"
                 for call in reply.calls:
                     if "output token limit" not in (call.parse_error or ""):
                         call.parse_error = f"{_CUT_OFF} {call.parse_error}"
@@ -557,6 +462,7 @@ class TextProtocol(ToolProtocol):
             reasoning="\n\n".join(thoughts) if thoughts else None,
             tool_calls=reply.calls,
             model=message.model,
+            format_error=reply.error,
         )
         for call in reply.calls:
             if call.parse_error is not None:
@@ -572,11 +478,16 @@ class TextProtocol(ToolProtocol):
     def format_error(
         self, what: str, toolset: ToolSet, text: str, function: str | None = None
     ) -> Reply:
-        """A reply whose one tool call carries ``parse_error``: what was wrong and the
-        expected format. ``text`` (the start of the reply that is kept in the history)
+        """A reply that could not be read: what was wrong and the expected format.
+
+        With ``function`` (the model named a tool), one call of it carrying
+        ``parse_error``; without, no call and ``Reply.error`` (the message's
+        ``format_error``). ``text`` (the start of the reply that is kept in the history)
         becomes the message content, as the model wrote it."""
         error = f"{what}\n\n{self.format_reminder(toolset)}"
-        call = ToolCall(id=new_id(), function=function or FORMAT_ERROR_FUNCTION, parse_error=error)
+        if function is None:
+            return Reply(content=text, kept=len(text), error=error)
+        call = ToolCall(id=new_id(), function=function, parse_error=error)
         return Reply(calls=[call], content=text, kept=len(text))
 
     def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:

@@ -1,0 +1,132 @@
+"""Bounds on what a model returns: its size, its tool calls, the nesting of arguments.
+
+Model output is untrusted. ``Model.generate`` passes every output (every protocol,
+native included) through :func:`bound_output` before it is parsed, stored or acted on:
+
+- text beyond ``GenerateConfig.max_output_chars`` (default :data:`DEFAULT_MAX_OUTPUT_CHARS`)
+  is cut, with a visible marker, before a text protocol parses it; the output's
+  ``stop_reason`` becomes ``max_tokens`` (it was cut for length), so a half-written action
+  is a format error for the model rather than a call with truncated arguments;
+- tool calls beyond ``GenerateConfig.max_tool_calls`` (default
+  :data:`DEFAULT_MAX_TOOL_CALLS`) are dropped, and a note in the message's text tells the
+  model how many were dropped and why;
+- a call whose arguments nest deeper than :data:`MAX_NESTING` levels gets ``parse_error``
+  set (it is not run; the model is told), since deeper values fail to serialise or to
+  load back from the run store.
+
+Each bound costs time linear in the output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._fast import copy_model
+from ._chat import ToolCall
+from ._config import GenerateConfig
+from ._output import ModelOutput
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_MAX_TOOL_CALLS",
+    "MAX_NESTING",
+    "bound_calls",
+    "bound_text",
+    "cut_text",
+    "nesting_exceeds",
+]
+
+DEFAULT_MAX_OUTPUT_CHARS = 1_000_000
+"""Model output text longer than this many characters is cut (about 1 MB)."""
+DEFAULT_MAX_TOOL_CALLS = 64
+"""At most this many tool calls of one reply are run; the rest are dropped."""
+MAX_NESTING = 100
+"""The deepest nesting of lists and objects accepted in tool-call arguments."""
+
+
+def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` nests lists/dicts (tuples) more than ``limit`` levels deep.
+
+    Iterative (no recursion), linear in the size of ``value``.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list, tuple)))
+    return False
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters plus a marker saying so (unchanged if shorter)."""
+    if len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n[... output cut here: it had {len(text):,} characters, more than "
+        f"the limit of {limit:,} (GenerateConfig.max_output_chars)]"
+    )
+
+
+def _limits(config: GenerateConfig) -> tuple[int, int]:
+    chars = config.max_output_chars
+    calls = config.max_tool_calls
+    return (
+        chars if chars is not None else DEFAULT_MAX_OUTPUT_CHARS,
+        calls if calls is not None else DEFAULT_MAX_TOOL_CALLS,
+    )
+
+
+def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
+    """``output`` with its text and reasoning cut to ``max_output_chars`` (before a text
+    protocol parses it). A cut output's ``stop_reason`` is ``max_tokens``."""
+    limit, _ = _limits(config)
+    message = output.message
+    content, reasoning = message.content, message.reasoning
+    if len(content) <= limit and (reasoning is None or len(reasoning) <= limit):
+        return output
+    update: dict[str, Any] = {"content": cut_text(content, limit)}
+    if reasoning is not None:
+        update["reasoning"] = cut_text(reasoning, limit)
+    return copy_model(output, message=copy_model(message, **update), stop_reason="max_tokens")
+
+
+def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
+    """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
+    model how many were dropped), and calls nested too deeply marked unparseable."""
+    _, cap = _limits(config)
+    message = output.message
+    calls = message.tool_calls
+    if not calls:
+        return output
+    kept: list[ToolCall] = []
+    changed = False
+    for call in calls[:cap]:
+        if call.parse_error is None and nesting_exceeds(call.arguments, MAX_NESTING):
+            call = copy_model(
+                call,
+                arguments={},
+                parse_error=(
+                    f"the arguments nest lists or objects more than {MAX_NESTING} levels "
+                    "deep; write them flatter"
+                ),
+            )
+            changed = True
+        kept.append(call)
+    dropped = len(calls) - len(kept)
+    if not changed and not dropped:
+        return output
+    content = message.content
+    if dropped:
+        note = (
+            f"[{dropped:,} more tool calls in this reply were dropped, not run: at most "
+            f"{cap} calls are run per reply (GenerateConfig.max_tool_calls)]"
+        )
+        content = f"{content}\n{note}" if content else note
+    return copy_model(output, message=copy_model(message, content=content, tool_calls=kept))
