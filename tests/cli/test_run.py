@@ -55,6 +55,25 @@ def test_installed_console_script() -> None:
     assert out.stdout.strip() == f"loopwright, version {lw.__version__}"
 
 
+def test_python_dash_m_loopwright(tmp_path: Path) -> None:
+    import subprocess
+
+    from ._cli import env_for
+
+    outputs = script(tmp_path / "s.json", ["Paris."])
+    args = ["run", "Capital?", "-m", "mock", "-M", outputs, "-q"]
+    out = subprocess.run(
+        [sys.executable, "-m", "loopwright", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env_for(tmp_path / "runs.db"),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Paris.\n"
+
+
 def test_answer_recorded_in_the_run_store(tmp_path: Path) -> None:
     outputs = script(
         tmp_path / "s.json",
