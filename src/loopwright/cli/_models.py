@@ -41,7 +41,7 @@ _KNOWN: dict[str, tuple[str, str]] = {
     ),
     "replay": (
         "replay/RUN_ID",
-        "Replays the model outputs recorded in a run (-M db=PATH for another run store).",
+        "Replays the model outputs recorded in a run (from the run store --db names).",
     ),
 }
 
