@@ -68,9 +68,9 @@ def short(value: Any, n: int | None = 60) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     if n is None:
         return visible(text.strip())
-    text = text[: 4 * n + 64]  # (bounded before the work on it: a field may be huge)
-    text = " ".join(text.split())
-    return visible(text if len(text) <= n else text[: n - 1] + "…")
+    # bounded before the work on it (a field may be huge); a \r is shown, not a space
+    text = " ".join(visible(text[: 4 * n + 64]).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def line(*parts: str | tuple[str, str] | Text) -> Text:
