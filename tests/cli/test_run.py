@@ -282,13 +282,14 @@ THINK = {"tool": "think", "arguments": {"thought": "x"}}
 def test_a_run_has_a_default_step_bound_that_can_be_lifted(tmp_path: Path) -> None:
     forever = script(tmp_path / "forever.json", [THINK])
     r = cli(
-        "run", "Go", "-m", "mock", "-M", forever, "-M", "repeat=true", "-t", "think", "--json",
+        "run", "Go", "-m", "mock", "-M", forever, "-M", "repeat=true", "-t", "think", "-q",
         cwd=tmp_path,
     )  # fmt: skip
     assert r.code == 3, r.err
-    data = r.json()
-    assert data["status"] == "limit" and data["steps"] == 25
-    assert data["limit"]["type"] == "step" and data["limit"]["limit"] == 25
+    assert "· 25 steps ·" in r.err and "--max-steps 0 lifts it" in r.err
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.status == "limit" and run.limit is not None
+    assert run.limit["type"] == "step" and run.limit["limit"] == 25
     thirty = script(tmp_path / "thirty.json", [THINK] * 30 + ["done"])
     lifted = cli(
         "run", "Go", "-m", "mock", "-M", thirty, "-t", "think", "--max-steps", "0", "--json",

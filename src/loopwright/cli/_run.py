@@ -197,7 +197,15 @@ def run_command(
         sandbox = default_sandbox_backend()
     _check_store(db)
     agent = _Observed(
-        react(name=name, prompt=system or DEFAULT_SYSTEM, tools=resolved, submit=submit), name
+        # max_steps=None: the agent has no bound of its own; the run's step limit is it
+        react(
+            name=name,
+            prompt=system or DEFAULT_SYSTEM,
+            tools=resolved,
+            submit=submit,
+            max_steps=None,
+        ),
+        name,
     )
     state = AgentState(messages=[UserMessage(content=task)])
     limits = _limits(max_steps, time_limit, token_limit)
@@ -234,7 +242,8 @@ def run_command(
         click.echo(json_text(report))
     else:
         shown = display.shown_errors if display is not None else set()
-        _print(report, shown)
+        source = click.get_current_context().get_parameter_source("max_steps")
+        _print(report, shown, default_bound=source is click.core.ParameterSource.DEFAULT)
     return code
 
 
@@ -280,14 +289,18 @@ def _report(
     }
 
 
-def _print(report: dict[str, Any], shown: set[str]) -> None:
+def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = False) -> None:
     """The answer on stdout; how the run ended on stderr, unless the live display
-    showed that error already (``shown``)."""
+    showed that error already (``shown``). A run ended by the default step bound says
+    how to change it."""
     if report["answer"]:
         click.echo(visible(report["answer"]))
     status = report["status"]
     if status == "limit":
-        click.echo(f"stopped: {visible(report['limit']['message'])}", err=True)
+        line = f"stopped: {visible(report['limit']['message'])}"
+        if default_bound and report["limit"].get("type") == "step":
+            line += " (the default bound: --max-steps N raises it, --max-steps 0 lifts it)"
+        click.echo(line, err=True)
     elif status == "error" and report["error"] not in shown:
         click.echo(f"error: {visible(report['error'])}", err=True)
     elif status == "stopped":
