@@ -122,6 +122,9 @@ def _main(args: list[str], debug: bool) -> int:
     except click.ClickException as ex:
         ex.show()
         return ex.exit_code
+    except BrokenPipeError:  # `loopwright runs export | head`: the reader is gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except Exception as ex:
         if debug:
             traceback.print_exc()
