@@ -13,15 +13,15 @@ from collections.abc import Sequence
 import click
 
 from .._errors import ConfigurationError, error_text
-from .._terminal import visible
 from ..log import RunStoreError
 from ._eval import eval_command
 from ._models import models_command
 from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ._run import run_command
 from ._runs import runs_group
+from ._views import cli_text
 
-__all__ = ["cli", "cli_text", "error_line", "main"]
+__all__ = ["cli", "error_line", "main"]
 
 DEBUG_ENV = "LOOPWRIGHT_DEBUG"
 
@@ -56,12 +56,6 @@ cli.add_command(models_command)
 
 def _debug(args: Sequence[str]) -> bool:
     return "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
-
-
-def cli_text(text: str) -> str:
-    """A library message as the command line says it: ``db=`` is ``--db`` here, and
-    whatever the message quotes (a model's or a server's words) is made visible."""
-    return visible(text.replace("pass db=", "pass --db"))
 
 
 def error_line(error: BaseException) -> str:

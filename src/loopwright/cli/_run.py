@@ -30,7 +30,7 @@ from ._options import (
     model_options,
 )
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
-from ._views import reading
+from ._views import cli_text, reading
 
 __all__ = ["run_command"]
 
@@ -302,7 +302,7 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
             line += " (the default bound: --max-steps N raises it, --max-steps 0 lifts it)"
         click.echo(line, err=True)
     elif status == "error" and report["error"] not in shown:
-        click.echo(f"error: {visible(report['error'])}", err=True)
+        click.echo(f"error: {cli_text(report['error'])}", err=True)
     elif status == "stopped":
         click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":

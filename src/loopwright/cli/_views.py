@@ -24,11 +24,27 @@ if TYPE_CHECKING:
 
     from ..log import RunInfo
 
-__all__ = ["PIPE_WIDTH", "cells", "console", "line", "reading", "result", "short", "when"]
+__all__ = [
+    "PIPE_WIDTH",
+    "cells",
+    "cli_text",
+    "console",
+    "line",
+    "reading",
+    "result",
+    "short",
+    "when",
+]
 
 PIPE_WIDTH = 100_000
 """The console width when stdout is not a terminal (and ``$COLUMNS`` is not set): a table
 or line is as wide as it is, not cut or wrapped at 80 columns."""
+
+
+def cli_text(text: str) -> str:
+    """A library message as the command line says it: ``db=`` is ``--db`` here, and
+    whatever the message quotes (a model's or a server's words) is made visible."""
+    return visible(text.replace("pass db=", "pass --db"))
 
 
 @contextlib.contextmanager
