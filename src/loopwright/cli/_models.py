@@ -6,6 +6,7 @@ import json
 
 import click
 
+from .._terminal import visible
 from ._options import EXIT_OK, json_option
 
 __all__ = ["models_command"]
@@ -55,9 +56,9 @@ def _describe(provider: str) -> tuple[str, str]:
     try:
         factory = _resolve(provider)
     except Exception as ex:  # a broken third-party entry point: say so, keep listing
-        return f"{provider}/MODEL", f"(cannot be loaded: {ex})"
+        return f"{provider}/MODEL", visible(f"(cannot be loaded: {ex})"[:300])
     doc = (getattr(factory, "__doc__", None) or "").strip().splitlines()
-    return f"{provider}/MODEL", doc[0] if doc else "A third-party provider."
+    return f"{provider}/MODEL", visible(doc[0][:200]) if doc else "A third-party provider."
 
 
 @click.command("models")
@@ -86,5 +87,5 @@ def models_command(as_json: bool) -> int:
     table.add_column("configure")
     for row in rows:
         table.add_row(*row)
-    Console(highlight=False, markup=False).print(table)
+    Console(highlight=False, markup=False, emoji=False).print(table)
     return EXIT_OK
