@@ -441,3 +441,20 @@ def test_a_hostile_answer_is_printed_escaped_and_does_not_fail(tmp_path: Path) -
     assert j.json()["answer"] == HOSTILE  # the JSON reads back exactly
     for raw in RAW:
         assert raw not in j.out
+
+
+def test_the_approval_prompt_is_on_stderr_and_shows_what_will_run(tmp_path: Path) -> None:
+    cmd = "echo safe\x1b[8m; rm -rf ~"
+    outputs = script(
+        tmp_path / "s.json",
+        [{"tool": "bash", "arguments": {"cmd": cmd}, "content": "Listing.\x1b[8m"}, "ok"],
+    )
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", outputs, "--tool", "bash", "--sandbox", "local",
+        "--approval", "human", "-q",
+        cwd=tmp_path, input="n\nno\n",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert r.out == "ok\n"  # the answer alone on stdout: the prompt is not in a pipe
+    assert '"cmd": "echo safe\\u001b[8m; rm -rf ~"' in r.err and "\x1b" not in r.err
+    assert "  | Listing.\\x1b[8m" in r.err

@@ -137,14 +137,15 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
 
     Args:
         input: Where answers are read (default ``sys.stdin`` at the time of asking).
-        output: Where the call and questions are shown (default ``sys.stdout``).
+        output: Where the call and questions are shown (default ``sys.stderr``, at the
+            time of asking: standard output may be the program's answer, piped away).
     """
 
     async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
         # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
         # readline after a time limit fired, kept the program from exiting
         approval: Approval = await run_in_thread(
-            _ask, call, messages, input or sys.stdin, output or sys.stdout
+            _ask, call, messages, input or sys.stdin, output or sys.stderr
         )
         return approval
 
