@@ -161,14 +161,18 @@ def test_show_the_models_thoughts_and_whole_lines_when_piped(tmp_path: Path) -> 
     outputs = script(tmp_path / "s.json", [thought])
     system = "Be brief. " * 15  # 150 characters: more than 80 columns
     name = "a-run-with-a-rather-long-name-to-show-in-the-list"
+    task = "What is 2+2? " * 30  # 390 characters
     r = cli(
-        "run", "2+2?", "-m", "mock", "-M", outputs, "--system", system, "--name", name, "-q",
+        "run", task, "-m", "mock", "-M", outputs, "--system", system, "--name", name, "-q",
         cwd=tmp_path,
     )  # fmt: skip
     assert r.code == 0
     shown = cli("runs", "show", cwd=tmp_path, columns=None)  # as when piped: no $COLUMNS
     assert "  assistant I think 2+2=4\n            It is 4.\n" in shown.out
     assert f"  system    {system.strip()}\n" in shown.out  # one line, not cut at 80
+    assert f"  input     {task[:199].strip()}…\n" in shown.out
+    detail = cli("runs", "show", "--detail", cwd=tmp_path, columns=None)
+    assert f"  input     {task.strip()}\n" in detail.out
     listed = cli("runs", "list", cwd=tmp_path, columns=None)
     [row] = listed.out.splitlines()[2:]
     assert name in row and "It is 4." in row and len(row) > 80

@@ -63,7 +63,7 @@ def show_command(
             return EXIT_OK
         failures, tracebacks = _failures(log, sample)
         out = console()
-        _header(out, info)
+        _header(out, info, detail)
         if messages:
             out.print()
             out.print(line((f"sample {short(sample)}" if sample else "conversation", "bold")))
@@ -103,21 +103,24 @@ def _failure(failure: str) -> str:
     return f"raised {failure}"
 
 
-def _header(out: Console, info: RunInfo) -> None:
+def _header(out: Console, info: RunInfo, detail: bool) -> None:
+    def text(value: Any, limit: int) -> str:
+        return short(value, None if detail else limit).replace("\n", "\n" + _INDENT)
+
     out.print(line((f"run {info.id}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
         ("status", short(info.status)),
         ("created", when(info.created)),
         ("finished", when(info.finished)),
-        ("input", short(info.input, 200)),
-        ("error", short(result(info), 400) if info.error else ""),
+        ("input", text(info.input, 200)),
+        ("error", text(result(info), 400) if info.error else ""),
         ("limit", short(info.limit.get("message")) if info.limit else ""),
     ]
     if isinstance(info.output, dict) and "metrics" in info.output:
         fields.append(("metrics", short(result(info), 400)))
     elif info.output is not None:
-        fields.append(("output", short(info.output, 400)))
+        fields.append(("output", text(info.output, 400)))
     for key, value in fields:
         if value:
             out.print(line("  ", (f"{key:<9}", "dim"), " ", value))
