@@ -313,13 +313,12 @@ def test_every_failure_is_one_line_and_the_traceback_is_for_debug(tmp_path: Path
     ok = script(tmp_path / "ok.json", ["fine"])
     app = cli("run", "Hi", "-m", "mock", "-M", ok, "--db", "app.db", cwd=tmp_path)
     assert app.code == 1 and app.out == ""
-    assert app.err.splitlines() == [
-        "error: 'app.db' is a SQLite file but not a loopwright run store (it has tables "
-        "users); pass --db with a run store's path"
-    ]
+    [line] = app.err.splitlines()  # (was: a 20-line logged traceback, then the error twice)
+    assert line.startswith("error: 'app.db' is a SQLite file but not a loopwright run store")
+    assert "db=" not in line  # the command line has --db, not db=
     debug = cli("--debug", "run", "Hi", "-m", "mock", "-M", ok, "--db", "app.db", cwd=tmp_path)
     assert debug.code == 1 and "Traceback (most recent call last)" in debug.err
-    assert debug.err.rstrip().endswith("pass --db with a run store's path")
+    assert debug.err.rstrip().endswith(line)
 
 
 def test_ctrl_c_is_reported_as_interrupted(tmp_path: Path) -> None:
