@@ -49,10 +49,9 @@ MODEL_ARG_HELP = (
     "the run is read from --db."
 )
 GENERATE_HELP = (
-    "A generation setting as key=value (repeatable), checked against GenerateConfig: "
-    "temperature, top_p, max_tokens, stop_seqs, seed, timeout, max_retries, "
-    "retry_wait, max_retry_wait, max_connections, max_tool_output, parallel_tool_calls, "
-    "extra_body... e.g. -G seed=7 -G stop_seqs='[\"END\"]'."
+    "A generation setting as key=value (repeatable), checked against GenerateConfig "
+    f"({', '.join(GenerateConfig.model_fields)}); values are read as JSON when they parse, "
+    """e.g. -G seed=7 -G 'stop_seqs=["END"]'."""
 )
 
 

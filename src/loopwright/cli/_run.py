@@ -102,8 +102,9 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     multiple=True,
     metavar="NAME",
     help=f"A tool the agent may use (repeatable): {', '.join(BUILTIN_TOOLS)}, or "
-    "module:attr / file.py:attr for your own. bash, python, text_editor and files run "
-    "in a sandbox.",
+    "module:attr / file.py:attr for your own: a Tool, a list of Tools, or a function "
+    "(made a tool as @lw.tool would; one annotated to return Tools is called to make "
+    "them). bash, python, text_editor and files run in a sandbox.",
 )
 @click.option(
     "--sandbox",
