@@ -8,6 +8,7 @@ import click
 
 from .._terminal import visible
 from ._options import EXIT_OK, json_option
+from ._views import console
 
 __all__ = ["models_command"]
 
@@ -78,7 +79,6 @@ def models_command(as_json: bool) -> int:
         data = [{"provider": n, "example": ex, "configure": how} for n, ex, how in rows]
         click.echo(json.dumps(data))
         return EXIT_OK
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
@@ -87,5 +87,5 @@ def models_command(as_json: bool) -> int:
     table.add_column("configure")
     for row in rows:
         table.add_row(*row)
-    Console(highlight=False, markup=False, emoji=False).print(table)
+    console().print(table)
     return EXIT_OK
