@@ -371,3 +371,30 @@ def test_a_time_limit_ends_a_run_waiting_for_a_human_answer(tmp_path: Path) -> N
 def test_auto_approver_refuses_an_unknown_decision_when_made() -> None:
     with pytest.raises(lw.ConfigurationError, match="unknown decision 'aprove'"):
         auto_approver("aprove")  # type: ignore[arg-type]
+
+
+async def test_human_sees_exactly_what_will_run_whatever_the_model_hides() -> None:
+    # a conceal sequence at the end of the model's text, \r to go back over the line,
+    # a bidi override to reverse it, a C1 CSI, a fake prompt line, a lone surrogate
+    said = "I will list the files.\narguments of bash:\n" + '{"cmd": "ls"}\x1b[8m'
+    cmd = "ls\r\x1b[2Kecho safe \u202e/ fr- mr\x9b8m; rm -rf ~ \ud800"
+    policy, out = human("n\n\n")
+    message = lw.AssistantMessage(
+        content=said, tool_calls=[lw.ToolCall(function="bash", arguments={"cmd": cmd})]
+    )
+    t = Transcript()
+    with transcript_context(t), approver(policy):
+        [result] = await execute_tools(message, TOOLS, messages=[message])
+    assert ran == [] and result.error is not None
+    shown = out.getvalue()
+    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\ud800"):
+        assert raw not in shown, repr(raw)
+    shown.encode("utf-8")
+    assert "  | I will list the files.\n  | arguments of bash:\n" in shown  # quoted
+    assert '  | {"cmd": "ls"}\\x1b[8m\n' in shown
+    assert '"cmd": "ls\\r\\u001b[2Kecho safe \\u202e/ fr- mr\\u009b8m; rm -rf ~ \\ud800"' in shown
+    assert "needs approval: bash (id " in shown
+    from loopwright.approval._human import _describe
+
+    odd = _describe(lw.ToolCall(id="1\x1b[8m", function="b\u202eash", arguments={}), [])
+    assert "needs approval: b\\u202eash (id 1\\x1b[8m)" in odd

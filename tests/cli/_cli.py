@@ -35,12 +35,19 @@ def cli(
     db: Path | None = None,
     input: str | None = None,
     timeout: float = 60,
+    columns: str | None = "200",
 ) -> Result:
-    """``python -m loopwright.cli ARGS`` in ``cwd``; the run store defaults to cwd/runs.db."""
+    """``python -m loopwright.cli ARGS`` in ``cwd``; the run store defaults to cwd/runs.db.
+    ``columns`` is ``$COLUMNS`` (``None``: not set, as when a user pipes the output)."""
+    env = env_for(db or cwd / "runs.db")
+    if columns is None:
+        env.pop("COLUMNS", None)
+    else:
+        env["COLUMNS"] = columns
     proc = subprocess.run(
         [sys.executable, "-m", "loopwright.cli", *args],
         cwd=cwd,
-        env=env_for(db or cwd / "runs.db"),
+        env=env,
         input=input,
         capture_output=True,
         text=True,

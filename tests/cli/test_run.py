@@ -55,6 +55,25 @@ def test_installed_console_script() -> None:
     assert out.stdout.strip() == f"loopwright, version {lw.__version__}"
 
 
+def test_python_dash_m_loopwright(tmp_path: Path) -> None:
+    import subprocess
+
+    from ._cli import env_for
+
+    outputs = script(tmp_path / "s.json", ["Paris."])
+    args = ["run", "Capital?", "-m", "mock", "-M", outputs, "-q"]
+    out = subprocess.run(
+        [sys.executable, "-m", "loopwright", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env_for(tmp_path / "runs.db"),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Paris.\n"
+
+
 def test_answer_recorded_in_the_run_store(tmp_path: Path) -> None:
     outputs = script(
         tmp_path / "s.json",
@@ -214,7 +233,12 @@ def test_task_from_stdin(tmp_path: Path) -> None:
     [
         (["run"], "Missing argument 'TASK'"),
         (["run", "  "], "the task is empty"),
-        (["run", "x", "--max-steps", "0"], "0 is not in the range x>=1"),
+        (["run", "x", "--max-steps", "-1"], "-1 is not in the range x>=0"),
+        (["run", "x", "-m", "mock", "-G", "nope=1"], "unknown generation setting 'nope'"),
+        (["run", "x", "-m", "mock", "-G", "temperature=hot"], "temperature: Input should be"),
+        (["run", "x", "-m", "mock", "--max-tokens", "0"], "0 is not in the range x>=1"),
+        (["run", "x", "-m", "openai/m", "-M", "temperature=0.2"], "give it with --temperature"),
+        (["run", "x", "-m", "mock", "--tool", "tools.py:NUMBER"], "'int' object is not a tool"),
         (["run", "x", "--protocol", "xml"], "'xml' is not one of"),
         (["run", "x", "-m", "nosuch/model"], "unknown model provider 'nosuch'"),
         (["run", "x", "-m", "mock", "-M", "novalue"], "expected key=value"),
@@ -226,6 +250,7 @@ def test_task_from_stdin(tmp_path: Path) -> None:
     ],
 )
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "tools.py").write_text("NUMBER = 3\n")
     r = cli(*args, cwd=tmp_path)
     assert r.code == 2, (r.out, r.err)
     assert message in r.err
@@ -249,3 +274,186 @@ def test_a_tool_file_may_import_its_neighbours_like_a_task_file(tmp_path: Path) 
     (tmp_path / "broken.py").write_text("import no_such_module_anywhere\n")
     with pytest.raises(lw.ConfigurationError, match=r"--tool .*broken.py: No module named"):
         resolve_tools([f"{tmp_path / 'broken.py'}:x"])
+
+
+THINK = {"tool": "think", "arguments": {"thought": "x"}}
+
+
+def test_a_run_has_a_default_step_bound_that_can_be_lifted(tmp_path: Path) -> None:
+    forever = script(tmp_path / "forever.json", [THINK])
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", forever, "-M", "repeat=true", "-t", "think", "-q",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 3, r.err
+    assert "· 25 steps ·" in r.err and "--max-steps 0 lifts it" in r.err
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.status == "limit" and run.limit is not None
+    assert run.limit["type"] == "step" and run.limit["limit"] == 25
+    thirty = script(tmp_path / "thirty.json", [THINK] * 30 + ["done"])
+    lifted = cli(
+        "run", "Go", "-m", "mock", "-M", thirty, "-t", "think", "--max-steps", "0", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert lifted.code == 0, lifted.err
+    assert lifted.json()["steps"] == 31 and lifted.json()["answer"] == "done"
+    text = " ".join(cli("run", "--help", cwd=tmp_path).out.split())
+    assert "[default: 25; x>=0]" in text and "0: no bound" in text
+
+
+def test_every_failure_is_one_line_and_the_traceback_is_for_debug(tmp_path: Path) -> None:
+    down = script(tmp_path / "down.json", [{"error": "the provider is down"}])
+    r = cli("run", "Hi", "-m", "mock", "-M", down, cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.count("the provider is down") == 1, r.err  # (was: three times)
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "app.db") as conn:
+        conn.execute("CREATE TABLE users (name TEXT)")
+    ok = script(tmp_path / "ok.json", ["fine"])
+    app = cli("run", "Hi", "-m", "mock", "-M", ok, "--db", "app.db", cwd=tmp_path)
+    assert app.code == 1 and app.out == ""
+    [line] = app.err.splitlines()  # (was: a 20-line logged traceback, then the error twice)
+    assert line.startswith("error: 'app.db' is a SQLite file but not a loopwright run store")
+    assert "db=" not in line  # the command line has --db, not db=
+    debug = cli("--debug", "run", "Hi", "-m", "mock", "-M", ok, "--db", "app.db", cwd=tmp_path)
+    assert debug.code == 1 and "Traceback (most recent call last)" in debug.err
+    assert debug.err.rstrip().endswith(line)
+
+
+def test_ctrl_c_is_reported_as_interrupted(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from ._cli import env_for
+
+    started = "    open('started', 'w').close()\n    time.sleep(seconds)"
+    (tmp_path / "slow.py").write_text(SLOW_TOOL.replace("    time.sleep(seconds)", started))
+    outputs = script(tmp_path / "s.json", [{"tool": "wait", "arguments": {"seconds": 30}}])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loopwright.cli", "run", "Wait", "-m", "mock", "-M", outputs,
+         "--tool", "slow.py:wait"],
+        cwd=tmp_path, env=env_for(tmp_path / "runs.db"), text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "CancelledError" not in err and "error" not in err, err
+    assert "✗ wait: cancelled" in err
+
+
+def test_generation_settings_and_the_replay_model_reading_db(tmp_path: Path) -> None:
+    outputs = script(tmp_path / "s.json", [THINK, "The answer is 4."])
+    r = cli(
+        "run", "2+2?", "-m", "mock", "-M", outputs, "-t", "think", "--temperature", "0.2",
+        "--max-tokens", "7", "-G", "seed=3", "-G", 'stop_seqs=["END"]', "--db", "other.db",
+        "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    run_id = r.json()["run_id"]
+    with lw.load_run(run_id, db=tmp_path / "other.db") as log:
+        configs = [e.config for e in log.events() if isinstance(e, lw.ModelEvent)]
+    assert len(configs) == 2
+    for config in configs:
+        assert (config.temperature, config.max_tokens, config.seed) == (0.2, 7, 3)
+        assert config.stop_seqs == ["END"]
+    # the replay model reads the run from the command's --db (it needed -M db=)
+    for model in (["-m", "replay", "-M", f"run={run_id}"], ["-m", f"replay/{run_id}"]):
+        replay = cli(
+            "run", "2+2?", *model, "-t", "think", "--db", "other.db", "--json", cwd=tmp_path
+        )
+        assert replay.code == 0, replay.err
+        assert replay.json()["answer"] == "The answer is 4."
+
+
+TOOLS_FILE = '''
+import loopwright as lw
+
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+def made() -> list[lw.Tool]:
+    @lw.tool
+    def double(x: int) -> int:
+        """Double x.
+
+        Args:
+            x: A number.
+        """
+        return 2 * x
+
+    return [double]
+'''
+
+
+def test_a_plain_function_is_made_a_tool(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS_FILE)
+    outputs = script(
+        tmp_path / "s.json",
+        [
+            {"tool": "add", "arguments": {"a": 2, "b": 3}},
+            {"tool": "double", "arguments": {"x": 5}},
+            "done",
+        ],
+    )
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", outputs, "-t", "tools.py:add", "-t", "tools.py:made",
+        "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    with lw.load_run(r.json()["run_id"], db=tmp_path / "runs.db") as log:
+        results = [m.content for m in log.messages() if isinstance(m, lw.ToolMessage)]
+    assert results == ["5", "10"]
+
+
+HOSTILE = "4 \ud800\x1b[8m hidden\x1b]0;title\x07\r\u202eevil\x9b1m [bold red]x[/] :warning:"
+SHOWN = r"4 \ud800\x1b[8m hidden\x1b]0;title\x07\r\u202eevil\x9b1m [bold red]x[/] :warning:"
+RAW = ("\x1b", "\x07", "\r", "\u202e", "\x9b", "\ud800")
+
+
+def test_a_hostile_answer_is_printed_escaped_and_does_not_fail(tmp_path: Path) -> None:
+    outputs = script(tmp_path / "s.json", [{"tool": "think", "arguments": {}}, HOSTILE])
+    r = cli("run", "Go", "-m", "mock", "-M", outputs, "-t", "think", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out == SHOWN + "\n"
+    assert SHOWN in r.err  # the live display
+    for raw in RAW:
+        assert raw not in r.out + r.err
+    j = cli("run", "Go", "-m", "mock", "-M", outputs, "-t", "think", "--json", cwd=tmp_path)
+    assert j.code == 0, j.err
+    assert j.json()["answer"] == HOSTILE  # the JSON reads back exactly
+    for raw in RAW:
+        assert raw not in j.out
+
+
+def test_the_approval_prompt_is_on_stderr_and_shows_what_will_run(tmp_path: Path) -> None:
+    cmd = "echo safe\x1b[8m; rm -rf ~"
+    outputs = script(
+        tmp_path / "s.json",
+        [{"tool": "bash", "arguments": {"cmd": cmd}, "content": "Listing.\x1b[8m"}, "ok"],
+    )
+    r = cli(
+        "run", "Go", "-m", "mock", "-M", outputs, "--tool", "bash", "--sandbox", "local",
+        "--approval", "human", "-q",
+        cwd=tmp_path, input="n\nno\n",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert r.out == "ok\n"  # the answer alone on stdout: the prompt is not in a pipe
+    assert '"cmd": "echo safe\\u001b[8m; rm -rf ~"' in r.err and "\x1b" not in r.err
+    assert "  | Listing.\\x1b[8m" in r.err

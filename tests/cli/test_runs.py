@@ -82,8 +82,11 @@ def test_export_and_show_the_file(tmp_path: Path, store: tuple[Path, str, str]) 
     assert r.code == 0 and r.out.strip() == "out/run.json"
     data = json.loads((tmp_path / "out" / "run.json").read_text())
     assert data["run"]["id"] == ok
-    default = cli("runs", "export", ok, cwd=tmp_path)
-    assert default.out.strip() == f"{ok}.json" and (tmp_path / f"{ok}.json").exists()
+    # no -o (or -o -): the JSON goes to standard output (`runs export ID > run.json`)
+    for args in ([], ["-o", "-"]):
+        piped = cli("runs", "export", ok, *args, cwd=tmp_path)
+        assert piped.code == 0 and json.loads(piped.out) == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "ok.json", "out", "runs.db"]
     shown = cli("runs", "show", "out/run.json", "--json", cwd=tmp_path)
     assert shown.code == 0 and shown.json()["run"]["id"] == ok
 
@@ -107,3 +110,119 @@ def test_models(tmp_path: Path) -> None:
 
     assert providers[0] == "local" and set(providers) >= set(_BUILTIN)
     assert all(p["configure"] for p in j)
+
+
+BOOM = '''
+import loopwright as lw
+
+@lw.tool
+def boom(x: int) -> str:
+    """Explode.
+
+    Args:
+        x: A number.
+    """
+    raise RuntimeError(f"kaboom {x}")
+'''
+
+
+def test_show_a_tool_call_that_raised_with_its_error_and_traceback(tmp_path: Path) -> None:
+    (tmp_path / "boom.py").write_text(BOOM)
+    outputs = script(tmp_path / "s.json", [{"tool": "boom", "arguments": {"x": 3}}])
+    r = cli("run", "Go", "-m", "mock", "-M", outputs, "-t", "boom.py:boom", "--json", cwd=tmp_path)
+    assert r.code == 1 and r.json()["error"] == "RuntimeError: kaboom 3"
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import boom  # type: ignore[import-not-found]
+
+        [result] = lw.eval(
+            lw.Task([{"id": "a", "input": "q"}], agent=lw.react(tools=[boom.boom]), name="t"),
+            model=lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("boom", {"x": 4})]),
+            db=tmp_path / "runs.db",
+        )
+    finally:
+        sys.path.remove(str(tmp_path))
+    for args, x in (([r.json()["run_id"]], 3), ([result.run_id, "--sample", "a"], 4)):
+        shown = cli("runs", "show", *args, cwd=tmp_path)
+        assert shown.code == 0, shown.err
+        assert f"raised RuntimeError: kaboom {x}" in shown.out
+        assert "Not run" not in shown.out and "Traceback" not in shown.out
+        assert "--detail shows the traceback" in shown.out
+        detail = cli("runs", "show", *args, "--detail", cwd=tmp_path)
+        assert "Traceback (most recent call last)" in detail.out
+        assert 'boom.py", line 11, in boom\n    raise RuntimeError' in detail.out
+        assert f"RuntimeError: kaboom {x}\n(raised by tool 'boom'" in detail.out
+
+
+def test_show_the_models_thoughts_and_whole_lines_when_piped(tmp_path: Path) -> None:
+    thought = {"message": {"content": "It is 4.", "reasoning": "I think 2+2=4"}}
+    outputs = script(tmp_path / "s.json", [thought])
+    system = "Be brief. " * 15  # 150 characters: more than 80 columns
+    name = "a-run-with-a-rather-long-name-to-show-in-the-list"
+    task = "What is 2+2? " * 30  # 390 characters
+    r = cli(
+        "run", task, "-m", "mock", "-M", outputs, "--system", system, "--name", name, "-q",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0
+    shown = cli("runs", "show", cwd=tmp_path, columns=None)  # as when piped: no $COLUMNS
+    assert "  assistant I think 2+2=4\n            It is 4.\n" in shown.out
+    assert f"  system    {system.strip()}\n" in shown.out  # one line, not cut at 80
+    assert f"  input     {task[:199].strip()}…\n" in shown.out
+    detail = cli("runs", "show", "--detail", cwd=tmp_path, columns=None)
+    assert f"  input     {task.strip()}\n" in detail.out
+    listed = cli("runs", "list", cwd=tmp_path, columns=None)
+    [row] = listed.out.splitlines()[2:]
+    assert name in row and "It is 4." in row and len(row) > 80
+
+
+def test_a_damaged_run_store_is_one_clear_line_in_every_command(tmp_path: Path) -> None:
+    import sqlite3
+
+    ok = script(tmp_path / "ok.json", ["fine"])
+    assert cli("run", "Hi", "-m", "mock", "-M", ok, "-q", cwd=tmp_path).code == 0
+    with sqlite3.connect(tmp_path / "runs.db") as conn:  # (the WAL checkpointed in)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray((tmp_path / "runs.db").read_bytes())
+    page = 4096
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(bytes(data[: 2 * page] + b"\x07" * page + data[3 * page :]))
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(bytes(range(256)) * 16)
+    for db in (damaged, garbage):
+        for args in (
+            ["runs", "list"],
+            ["runs", "show"],
+            ["runs", "export"],
+            ["runs", "export", "-o", "x.json"],
+            ["run", "Hi", "-m", "mock", "-M", ok],
+        ):
+            r = cli(*args, "--db", str(db), cwd=tmp_path)
+            assert r.code == 1, (args, r.out, r.err)
+            [line] = r.err.splitlines()
+            assert line.startswith("error: ") and str(db) in line, (args, r.err)
+            assert "Traceback" not in r.err
+
+
+HOSTILE = "4 \ud800\x1b[8m hidden\x1b]0;t\x07\r\u202eevil\x9b1m [bold red]x[/] :warning:"
+SHOWN = r"4 \ud800\x1b[8m hidden\x1b]0;t\x07\r\u202eevil\x9b1m [bold red]x[/] :warning:"
+
+
+def test_hostile_text_is_shown_escaped_by_runs(tmp_path: Path) -> None:
+    outputs = script(tmp_path / "s.json", [{"message": {"content": HOSTILE, "reasoning": HOSTILE}}])
+    task = HOSTILE.replace("\ud800", "")  # (a command line cannot hold a lone surrogate)
+    r = cli("run", task, "-m", "mock", "-M", outputs, "--name", task, "-q", cwd=tmp_path)
+    assert r.code == 0, r.err
+    for args in (["runs", "show"], ["runs", "show", "--detail"], ["runs", "list"]):
+        shown = cli(*args, cwd=tmp_path)
+        assert shown.code == 0, shown.err
+        for raw in ("\x1b", "\x07", "\r", "\u202e", "\x9b", "\ud800"):
+            assert raw not in shown.out, (args, raw)
+        assert SHOWN[:40] in shown.out
+    show = cli("runs", "show", cwd=tmp_path).out
+    assert show.count(SHOWN) == 3  # the output, the thought, the answer
+    assert show.count(SHOWN.replace("\\ud800", "")) == 2  # the input, the task (the name is cut)
+    j = cli("runs", "show", "--json", cwd=tmp_path)
+    assert j.json()["run"]["output"] == HOSTILE and "\x1b" not in j.out

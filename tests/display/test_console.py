@@ -1,3 +1,4 @@
+import contextlib
 import io
 import logging
 
@@ -128,3 +129,89 @@ async def test_a_log_record_of_an_unnamed_level_is_shown_and_the_display_goes_on
     text = buffer.getvalue()
     # the display compared level names with numbers, failed, and was dropped from the run
     assert "an unnamed level" in text and "step 2" in text
+
+
+HOSTILE = (
+    "ok\x1b[8mhidden\x1b]0;title\x07 \r\x9b31m \u202eevil\u2066 \ud800 [bold red]x[/] :warning:"
+)
+
+
+def assert_terminal_safe(text: str) -> None:
+    for raw in ("\x1b", "\x07", "\r", "\x9b", "\u202e", "\u2066", "\ud800"):
+        assert raw not in text, repr(raw)
+    text.encode("utf-8")  # a lone surrogate would fail here
+
+
+@lw.tool
+def echo(text: str) -> str:
+    """Echo text.
+
+    Args:
+        text: What to echo.
+    """
+    return text
+
+
+@lw.tool
+def explode(text: str) -> str:
+    """Raise.
+
+    Args:
+        text: The message.
+    """
+    raise RuntimeError(text)
+
+
+async def test_untrusted_text_reaches_the_terminal_escaped_never_as_markup() -> None:
+    out, buffer = console()
+    reply = lw.ModelOutput.for_tool_call("echo", {"text": HOSTILE}, content=HOSTILE)
+    reply.message.reasoning = HOSTILE
+    model = lw.get_model("mock", outputs=[reply, lw.ModelAPIError(HOSTILE)])
+    with lw.console_display(out):
+        async with lw.recording(db=False):
+            lw.transcript().info(HOSTILE)
+            logging.getLogger("lwtest.display").warning(HOSTILE)
+            messages: list[lw.ChatMessage] = [lw.UserMessage(content="go")]
+            reply = await model.generate(messages, [echo])
+            messages.extend(await lw.execute_tools(reply.message, [echo]))
+            with contextlib.suppress(lw.ModelError):
+                await model.generate(messages, [echo])
+    text = buffer.getvalue()
+    assert_terminal_safe(text)
+    assert text.count("ok\\x1b[8mhidden\\x1b]0;title\\x07 \\r\\x9b31m \\u202eevil\\u2066") == 6
+    assert text.count("[bold red]x[/] :warning:") == 6  # as written: not markup, no emoji
+    assert "← echo: ok\\x1b[8m" in text and "✗ model error: ModelAPIError: ok\\x1b" in text
+
+
+async def test_an_error_is_shown_once_and_a_cancellation_as_one() -> None:
+    out, buffer = console()
+    model = lw.get_model(
+        "mock", outputs=[lw.ModelOutput.for_tool_call("explode", {"text": "kaboom"})]
+    )
+    display = lw.console_display(out)
+    with display, contextlib.suppress(RuntimeError):
+        await lw.run(lw.react(tools=[explode]), "go", model=model, db=False)
+    lines = buffer.getvalue().splitlines()
+    assert lines[-1] == "✗ explode: RuntimeError: kaboom"  # no "■ error:" repeating it
+    assert display.shown_errors == {"RuntimeError: kaboom"}
+
+    out, buffer = console()
+    t = lw.Transcript()
+    stop = lw.console_display(out).attach(t)
+    t.record(lw.ErrorEvent(error="CancelledError", message=""))
+    stop()
+    assert buffer.getvalue().splitlines() == ["■ cancelled"]
+
+
+async def test_a_logged_traceback_is_one_line_unless_asked_for() -> None:
+    for tracebacks in (False, True):
+        out, buffer = console()
+        with lw.console_display(out, tracebacks=tracebacks):
+            async with lw.recording(db=False):
+                try:
+                    raise ValueError("deep down")
+                except ValueError:
+                    logging.getLogger("lwtest.display").exception("it failed")
+        text = buffer.getvalue()
+        assert "it failed (ValueError: deep down)" in text or tracebacks
+        assert ("Traceback (most recent call last)" in text) == tracebacks

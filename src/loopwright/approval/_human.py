@@ -1,4 +1,12 @@
-"""``human_approver``: ask a person in the terminal about each call."""
+"""``human_approver``: ask a person in the terminal about each call.
+
+What the person is shown comes from the model, so it must not be able to deceive them:
+the arguments are shown as JSON with every control character, bidi override and lone
+surrogate escaped (:func:`~loopwright._terminal.json_text`: exactly what will run, a
+conceal sequence shown as ``\\u001b[8m``), and the model's text before the call with
+the same characters made visible and every line quoted (``| ``), so it cannot pass for
+the prompt's own lines.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from .._terminal import json_text, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tool._approval import Approval, ApprovalDecision, Approver
 from ..tool._threads import run_in_thread
@@ -42,17 +51,19 @@ class _Closed(Exception):
 
 
 def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
-    lines = ["", f"--- tool call needs approval: {call.function} (id {call.id}) ---"]
+    name = visible(call.function)
+    lines = ["", f"--- tool call needs approval: {name} (id {visible(call.id)}) ---"]
     said = next(
         (m.content for m in reversed(messages) if isinstance(m, AssistantMessage)), ""
     ).strip()
     if said:
         short = said if len(said) <= _CONTEXT_CHARS else said[:_CONTEXT_CHARS] + " [...]"
-        lines.append(f"the model said: {short}")
+        lines.append("the model said:")
+        lines.extend(f"  | {line}" for line in visible(short).split("\n"))
     if call.parse_error:
-        lines.append(f"arguments could not be parsed: {call.parse_error}")
-    lines.append("arguments:")
-    lines.append(json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str))
+        lines.append(f"arguments could not be parsed: {visible(call.parse_error)}")
+    lines.append(f"arguments of {name}:")
+    lines.append(json_text(call.arguments, indent=2, default=str))
     return "\n".join(lines) + "\n"
 
 
@@ -126,14 +137,15 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
 
     Args:
         input: Where answers are read (default ``sys.stdin`` at the time of asking).
-        output: Where the call and questions are shown (default ``sys.stdout``).
+        output: Where the call and questions are shown (default ``sys.stderr``, at the
+            time of asking: standard output may be the program's answer, piped away).
     """
 
     async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
         # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
         # readline after a time limit fired, kept the program from exiting
         approval: Approval = await run_in_thread(
-            _ask, call, messages, input or sys.stdin, output or sys.stdout
+            _ask, call, messages, input or sys.stdin, output or sys.stderr
         )
         return approval
 

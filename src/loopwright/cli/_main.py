@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import sqlite3
 import sys
 import traceback
 from collections.abc import Sequence
@@ -10,13 +13,15 @@ from collections.abc import Sequence
 import click
 
 from .._errors import ConfigurationError, error_text
+from ..log import RunStoreError
 from ._eval import eval_command
 from ._models import models_command
 from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ._run import run_command
 from ._runs import runs_group
+from ._views import cli_text
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "error_line", "main"]
 
 DEBUG_ENV = "LOOPWRIGHT_DEBUG"
 
@@ -53,34 +58,72 @@ def _debug(args: Sequence[str]) -> bool:
     return "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
 
 
+def error_line(error: BaseException) -> str:
+    """The one line (``error: Type: message``) a failure is reported with."""
+    if isinstance(error, (ConfigurationError, RunStoreError)):
+        return f"error: {cli_text(str(error))}"
+    if isinstance(error, sqlite3.DatabaseError):  # a damaged file the store did not name
+        return f"error: the run store cannot be read ({cli_text(str(error))}); is it damaged?"
+    return f"error: {cli_text(error_text(error))}"
+
+
+class _LogLine(logging.Handler):
+    """Where log records go when nothing else handles them (in place of
+    ``logging.lastResort``): one line each, the traceback only under ``--debug``."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__(logging.WARNING)
+        self.debug = debug
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = f"{record.levelname.lower()}: {record.getMessage()}"
+            if record.exc_info and record.exc_info[1] is not None:
+                if self.debug:
+                    line += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
+                else:
+                    line += f" ({error_text(record.exc_info[1])})"
+            click.echo(cli_text(line), err=True)
+        except Exception:
+            self.handleError(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit
-    code: 0 done, 1 error, 2 usage error, 3 ended by a limit, 130 interrupted."""
+    code: 0 done, 1 error, 2 usage error, 3 ended by a limit, 130 interrupted.
+
+    Every failure is one line on stderr (``error: ...``), its traceback only with
+    ``--debug``; so are log records nothing else handles.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug(args)
+    last_resort, logging.lastResort = logging.lastResort, _LogLine(debug)
+    try:
+        return _main(args, debug)
+    finally:
+        logging.lastResort = last_resort
+
+
+def _main(args: list[str], debug: bool) -> int:
     try:
         result = cli.main(args=args, prog_name="loopwright", standalone_mode=False)
     except click.exceptions.UsageError as ex:
         ex.show()
         return EXIT_USAGE
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt, asyncio.CancelledError):
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as ex:
         ex.show()
         return ex.exit_code
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        return EXIT_INTERRUPTED
-    except ConfigurationError as ex:
-        if _debug(args):
-            traceback.print_exc()
-        click.echo(f"error: {ex}", err=True)
-        return EXIT_USAGE
-    except Exception as ex:
-        if _debug(args):
-            traceback.print_exc()
-        click.echo(f"error: {error_text(ex)}", err=True)
+    except BrokenPipeError:  # `loopwright runs export | head`: the reader is gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
+    except Exception as ex:
+        if debug:
+            traceback.print_exc()
+        click.echo(error_line(ex), err=True)
+        return EXIT_USAGE if isinstance(ex, ConfigurationError) else EXIT_ERROR
     if isinstance(result, int):
         return result
     return EXIT_OK

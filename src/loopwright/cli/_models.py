@@ -6,7 +6,9 @@ import json
 
 import click
 
+from .._terminal import visible
 from ._options import EXIT_OK, json_option
+from ._views import console
 
 __all__ = ["models_command"]
 
@@ -41,7 +43,7 @@ _KNOWN: dict[str, tuple[str, str]] = {
     ),
     "replay": (
         "replay/RUN_ID",
-        "Replays the model outputs recorded in a run (-M db=PATH for another run store).",
+        "Replays the model outputs recorded in a run (from the run store --db names).",
     ),
 }
 
@@ -55,9 +57,9 @@ def _describe(provider: str) -> tuple[str, str]:
     try:
         factory = _resolve(provider)
     except Exception as ex:  # a broken third-party entry point: say so, keep listing
-        return f"{provider}/MODEL", f"(cannot be loaded: {ex})"
+        return f"{provider}/MODEL", visible(f"(cannot be loaded: {ex})"[:300])
     doc = (getattr(factory, "__doc__", None) or "").strip().splitlines()
-    return f"{provider}/MODEL", doc[0] if doc else "A third-party provider."
+    return f"{provider}/MODEL", visible(doc[0][:200]) if doc else "A third-party provider."
 
 
 @click.command("models")
@@ -77,7 +79,6 @@ def models_command(as_json: bool) -> int:
         data = [{"provider": n, "example": ex, "configure": how} for n, ex, how in rows]
         click.echo(json.dumps(data))
         return EXIT_OK
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
@@ -86,5 +87,5 @@ def models_command(as_json: bool) -> int:
     table.add_column("configure")
     for row in rows:
         table.add_row(*row)
-    Console(highlight=False, markup=False).print(table)
+    console().print(table)
     return EXIT_OK

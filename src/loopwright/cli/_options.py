@@ -1,5 +1,6 @@
-"""Options shared by commands: the model (``--model``, ``-M``, ``--protocol``), key=value
-arguments, the run store."""
+"""Options shared by commands: the model (``--model``, ``-M``, ``--protocol``), its
+generation settings (``--temperature``, ``--max-tokens``, ``-G``), key=value arguments,
+the run store."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import ConfigurationError, ModelAPIError
-from ..model import AssistantMessage, Model, ModelOutput, ToolCall, get_model
+from ..model import AssistantMessage, GenerateConfig, Model, ModelOutput, ToolCall, get_model
 
 __all__ = [
     "EXIT_ERROR",
@@ -20,6 +21,8 @@ __all__ = [
     "PROTOCOLS",
     "build_model",
     "db_option",
+    "generate_config",
+    "generate_options",
     "json_option",
     "mock_script",
     "model_options",
@@ -42,7 +45,13 @@ MODEL_ARG_HELP = (
     "@FILE reads the value from a JSON file. For the scripted model (--model mock), "
     "-M outputs=@script.json gives its replies: a JSON list whose items are a text "
     'answer, {"tool": NAME, "arguments": {...}} for a tool call, or {"error": TEXT} '
-    "for a failed call."
+    "for a failed call. For the replay model (--model replay/RUN_ID or -M run=RUN_ID), "
+    "the run is read from --db."
+)
+GENERATE_HELP = (
+    "A generation setting as key=value (repeatable), checked against GenerateConfig "
+    f"({', '.join(GenerateConfig.model_fields)}); values are read as JSON when they parse, "
+    """e.g. -G seed=7 -G 'stop_seqs=["END"]'."""
 )
 
 
@@ -89,19 +98,73 @@ def mock_script(value: Any) -> list[ModelOutput | str | BaseException]:
     return [_script_item(item, i) for i, item in enumerate(value)]
 
 
-def build_model(name: str | None, args: Sequence[str], protocol: str | None) -> Model:
-    """The model the options ask for.
+def generate_config(
+    pairs: Sequence[str], temperature: float | None = None, max_tokens: int | None = None
+) -> GenerateConfig | None:
+    """The generation settings of ``-G key=value``, ``--temperature`` and
+    ``--max-tokens`` (``None`` when none is given).
 
     Raises:
-        click.BadParameter: A malformed ``-M``.
+        click.BadParameter: A malformed ``-G``, an unknown setting or a bad value.
+    """
+    from pydantic import ValidationError
+
+    values = parse_pairs(pairs, "-G")
+    if temperature is not None:
+        values["temperature"] = temperature
+    if max_tokens is not None:
+        values["max_tokens"] = max_tokens
+    if not values:
+        return None
+    unknown = sorted(set(values) - set(GenerateConfig.model_fields))
+    if unknown:
+        raise click.BadParameter(
+            f"unknown generation setting {unknown[0]!r}; the settings are "
+            f"{', '.join(GenerateConfig.model_fields)}",
+            param_hint="-G",
+        )
+    try:
+        return GenerateConfig(**values)
+    except ValidationError as ex:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e.get('input')!r})"
+            for e in ex.errors()
+        )
+        raise click.BadParameter(problems, param_hint="-G") from None
+
+
+def build_model(
+    name: str | None,
+    args: Sequence[str],
+    protocol: str | None,
+    *,
+    config: GenerateConfig | None = None,
+    db: str | None = None,
+) -> Model:
+    """The model the options ask for: ``config`` applies to every call; the replay
+    model reads its run from ``db`` (the command's ``--db``) unless ``-M db=`` says.
+
+    Raises:
+        click.BadParameter: A malformed ``-M``, or a generation setting given as one.
         ConfigurationError: An unknown provider or protocol, bad provider arguments.
     """
     kwargs = parse_pairs(args, "-M")
+    settings = sorted(set(kwargs) & set(GenerateConfig.model_fields))
+    if settings:
+        key = settings[0]
+        option = {"temperature": "--temperature", "max_tokens": "--max-tokens"}.get(key)
+        how = f"{option} or -G {key}=..." if option else f"-G {key}=..."
+        raise click.BadParameter(
+            f"{key!r} is a generation setting, not a provider argument: give it with {how}",
+            param_hint="-M",
+        )
     provider = (name or "").split("/", 1)[0].split(":", 1)[0]
     if provider == "mock" and "outputs" in kwargs:
         kwargs["outputs"] = mock_script(kwargs["outputs"])
+    if provider == "replay" and db is not None:
+        kwargs.setdefault("db", db)
     try:
-        return get_model(name, tool_protocol=protocol, **kwargs)
+        return get_model(name, config=config, tool_protocol=protocol, **kwargs)
     except TypeError as ex:  # a provider argument it does not take
         raise ConfigurationError(f"model {name or 'default'!r}: {ex}") from None
 
@@ -119,6 +182,22 @@ def model_options(f: F) -> F:
         "-M", "--model-arg", "model_args", multiple=True, metavar="KEY=VALUE", help=MODEL_ARG_HELP
     )(f)
     f = click.option("--model", "-m", "model", metavar="NAME", help=MODEL_HELP)(f)
+    return f
+
+
+def generate_options(f: F) -> F:
+    """``--temperature``, ``--max-tokens``, ``-G key=value``."""
+    f = click.option(
+        "-G", "--generate", "generate", multiple=True, metavar="KEY=VALUE", help=GENERATE_HELP
+    )(f)
+    f = click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        help="The most tokens the model may generate in one call.",
+    )(f)
+    f = click.option(
+        "--temperature", type=click.FloatRange(min=0), help="The sampling temperature."
+    )(f)
     return f
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,10 @@ import click
 
 from .._errors import ConfigurationError
 from .._errors import error_text as describe
+from .._terminal import json_text, visible
 from ..agent import Agent, AgentState, react, run
 from ..limits import Limit, step_limit, time_limit, token_limit
-from ..log import current_recording, default_db_path
+from ..log import current_recording, default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
 from ._options import (
     EXIT_ERROR,
@@ -24,10 +24,13 @@ from ._options import (
     EXIT_OK,
     build_model,
     db_option,
+    generate_config,
+    generate_options,
     json_option,
     model_options,
 )
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
+from ._views import cli_text, reading
 
 __all__ = ["run_command"]
 
@@ -37,6 +40,9 @@ DEFAULT_SYSTEM = (
 )
 ANSWERED = frozenset({"submit", "answer", "stop_keyword", "handoff"})
 APPROVAL_PRESETS = ("ci", "dev", "prod", "auto", "human")
+DEFAULT_MAX_STEPS = 25
+"""Model calls a ``loopwright run`` may make unless ``--max-steps`` says otherwise (0: no
+bound): a model that never answers must not spend money until someone notices."""
 
 
 class _Observed:
@@ -64,9 +70,9 @@ class _Observed:
         pass
 
 
-def _limits(max_steps: int | None, time_s: float | None, tokens: int | None) -> list[Limit]:
+def _limits(max_steps: int, time_s: float | None, tokens: int | None) -> list[Limit]:
     limits = []
-    if max_steps is not None:
+    if max_steps:
         limits.append(step_limit(max_steps))
     if time_s is not None:
         limits.append(time_limit(time_s))
@@ -88,6 +94,7 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
 @click.command("run")
 @click.argument("task")
 @model_options
+@generate_options
 @click.option(
     "--tool",
     "-t",
@@ -95,8 +102,9 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     multiple=True,
     metavar="NAME",
     help=f"A tool the agent may use (repeatable): {', '.join(BUILTIN_TOOLS)}, or "
-    "module:attr / file.py:attr for your own. bash, python, text_editor and files run "
-    "in a sandbox.",
+    "module:attr / file.py:attr for your own: a Tool, a list of Tools, or a function "
+    "(made a tool as @lw.tool would; one annotated to return Tools is called to make "
+    "them). bash, python, text_editor and files run in a sandbox.",
 )
 @click.option(
     "--sandbox",
@@ -104,7 +112,13 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     help="Run the agent's tools in a fresh sandbox: bwrap (isolated; the default when a "
     "sandbox tool is used) or local (a host folder, not isolated).",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), help="End after this many model calls.")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="End after this many model calls (exit code 3, like any limit); 0: no bound.",
+)
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
@@ -137,9 +151,12 @@ def run_command(
     model: str | None,
     model_args: tuple[str, ...],
     protocol: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    generate: tuple[str, ...],
     tools: tuple[str, ...],
     sandbox: str | None,
-    max_steps: int | None,
+    max_steps: int,
     time_limit: float | None,
     token_limit: int | None,
     approval: str | None,
@@ -156,8 +173,11 @@ def run_command(
     stderr, the answer goes to stdout, and the run is recorded in the run store
     (`loopwright runs show RUN_ID`).
 
+    The run ends after --max-steps model calls (25 unless you say; --max-steps 0 lifts
+    the bound).
+
     Exit codes: 0 answered, 1 error (or stopped without an answer), 2 usage error,
-    3 ended by a limit.
+    3 ended by a limit, 130 interrupted.
 
     \b
     Examples:
@@ -169,22 +189,33 @@ def run_command(
         task = sys.stdin.read()
     if not task.strip():
         raise click.BadParameter("the task is empty", param_hint="TASK")
-    chosen = build_model(model, model_args, protocol)
+    config = generate_config(generate, temperature, max_tokens)
+    chosen = build_model(model, model_args, protocol, config=config, db=db)
     resolved = resolve_tools(tools)
     if sandbox is None and any(t in SANDBOX_TOOLS for t in tools):
         from ..sandbox import default_sandbox_backend
 
         sandbox = default_sandbox_backend()
+    _check_store(db)
     agent = _Observed(
-        react(name=name, prompt=system or DEFAULT_SYSTEM, tools=resolved, submit=submit), name
+        # max_steps=None: the agent has no bound of its own; the run's step limit is it
+        react(
+            name=name,
+            prompt=system or DEFAULT_SYSTEM,
+            tools=resolved,
+            submit=submit,
+            max_steps=None,
+        ),
+        name,
     )
     state = AgentState(messages=[UserMessage(content=task)])
     limits = _limits(max_steps, time_limit, token_limit)
     error: BaseException | None = None
     interrupted = False
-    display = contextlib.nullcontext() if as_json or quiet else _console_display()
+    debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
+    display = None if as_json or quiet else _console_display(debug)
     try:
-        with display:
+        with display or contextlib.nullcontext():
             state = asyncio.run(
                 run(
                     agent,
@@ -200,7 +231,7 @@ def run_command(
             )
     except ConfigurationError:
         raise
-    except KeyboardInterrupt as ex:
+    except (KeyboardInterrupt, asyncio.CancelledError) as ex:
         error, interrupted = ex, True
     except Exception as ex:
         error = ex
@@ -209,16 +240,27 @@ def run_command(
         status, code = "interrupted", EXIT_INTERRUPTED
     report = _report(state, status, code, error, agent, chosen)
     if as_json:
-        click.echo(json.dumps(report, ensure_ascii=False))
+        click.echo(json_text(report))
     else:
-        _print(report)
+        shown = display.shown_errors if display is not None else set()
+        source = click.get_current_context().get_parameter_source("max_steps")
+        _print(report, shown, default_bound=source is click.core.ParameterSource.DEFAULT)
     return code
 
 
-def _console_display() -> Any:
+def _check_store(db: str | None) -> None:
+    """Refuse a ``--db`` that is not a run store (or cannot be read) before the run
+    starts, rather than after the agent's work."""
+    path = Path(db) if db else default_db_path()
+    if path.exists():
+        with reading(db):
+            list_runs(path, limit=1)
+
+
+def _console_display(debug: bool) -> Any:
     from ..display import console_display
 
-    return console_display()
+    return console_display(tracebacks=debug)
 
 
 def _report(
@@ -248,24 +290,34 @@ def _report(
     }
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = False) -> None:
+    """The answer on stdout; how the run ended on stderr, unless the live display
+    showed that error already (``shown``). A run ended by the default step bound says
+    how to change it."""
     if report["answer"]:
-        click.echo(report["answer"])
+        click.echo(visible(report["answer"]))
     status = report["status"]
     if status == "limit":
-        click.echo(f"stopped: {report['limit']['message']}", err=True)
-    elif status == "error":
-        click.echo(f"error: {report['error']}", err=True)
+        line = f"stopped: {visible(report['limit']['message'])}"
+        if default_bound and report["limit"].get("type") == "step":
+            line += " (the default bound: --max-steps N raises it, --max-steps 0 lifts it)"
+        click.echo(line, err=True)
+    elif status == "error" and report["error"] not in shown:
+        click.echo(f"error: {cli_text(report['error'])}", err=True)
     elif status == "stopped":
-        click.echo(f"stopped without an answer ({report['completed']})", err=True)
+        click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":
         click.echo("interrupted", err=True)
     if report["run_id"]:
         tokens = report["usage"].get("total_tokens", 0)
         line = (
-            f"run {report['run_id']} · {report['steps']} steps · {tokens} tokens"
+            f"run {report['run_id']} · {_count(report['steps'], 'step')} · {tokens} tokens"
             f" · loopwright runs show {report['run_id']}"
         )
         if report["db"] and report["db"] != str(default_db_path()):
             line += f" --db {report['db']}"
         click.secho(line, fg="bright_black", err=True)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"

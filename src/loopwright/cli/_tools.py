@@ -1,16 +1,24 @@
-"""``--tool NAME``: built-in tools by name, or any tool as ``module:attr`` / ``file.py:attr``."""
+"""``--tool NAME``: built-in tools by name, or any tool as ``module:attr`` / ``file.py:attr``.
+
+``attr`` may be a Tool, a list of Tools, a function annotated to return a Tool (or a list
+of them), which is called to make them, or any other function, which becomes a tool as
+``@lw.tool`` would make it (its docstring describes it to the model).
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
+import re
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigurationError
 from .._imports import import_file
-from ..tool import Tool
+from ..tool import Tool, ToolDefinitionError, tool
 
 __all__ = ["BUILTIN_TOOLS", "SANDBOX_TOOLS", "resolve_tools"]
 
@@ -35,16 +43,40 @@ def _load(module: str) -> Any:
         raise ConfigurationError(f"--tool: no module {module!r} ({ex})") from None
 
 
-def _as_tools(obj: Any, spec: str) -> list[Tool[..., Any]]:
+_EXPECTED = (
+    "expected a Tool, a list of Tools, a function (made a tool as @lw.tool would), or a "
+    "function annotated to return Tools (called to make them)"
+)
+
+
+def _returns_tools(fn: Any) -> bool:
+    """Whether ``fn``'s return annotation names ``Tool`` (a factory of tools)."""
+    try:
+        hint: Any = typing.get_type_hints(fn).get("return")
+    except Exception:  # an annotation that does not resolve here: read its text
+        hint = inspect.signature(fn).return_annotation
+    text = hint if isinstance(hint, str) else repr(hint)
+    return re.search(r"\bTool\b", text) is not None
+
+
+def _as_tools(obj: Any, spec: str, *, made: bool = False) -> list[Tool[..., Any]]:
     if isinstance(obj, Tool):
         return [obj]
-    if isinstance(obj, (list, tuple)) and all(isinstance(t, Tool) for t in obj):
+    if isinstance(obj, (list, tuple)) and obj and all(isinstance(t, Tool) for t in obj):
         return list(obj)
-    if callable(obj):
-        return _as_tools(obj(), spec)
+    if made:
+        raise ConfigurationError(
+            f"--tool {spec}: the function returned a {type(obj).__name__}, not Tools"
+        )
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        if _returns_tools(obj):
+            return _as_tools(obj(), spec, made=True)
+        try:
+            return [tool(obj)]
+        except ToolDefinitionError as ex:
+            raise ConfigurationError(f"--tool {spec}: cannot make it a tool: {ex}") from None
     raise ConfigurationError(
-        f"--tool {spec}: {type(obj).__name__} is not a tool (expected a Tool, a list of "
-        "Tools, or a function returning them)"
+        f"--tool {spec}: a {type(obj).__name__!r} object is not a tool ({_EXPECTED})"
     )
 
 
@@ -69,7 +101,8 @@ def resolve_tools(specs: Sequence[str]) -> list[Tool[..., Any]]:
                 "(or give module:attr or file.py:attr)"
             )
         mod = importlib.import_module(f"loopwright.tool.builtin.{spec}")
-        tools.extend(_as_tools(getattr(mod, spec), spec))
+        builtin = getattr(mod, spec)  # a tool, or a factory of one
+        tools.extend(_as_tools(builtin if isinstance(builtin, Tool) else builtin(), spec))
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -1,4 +1,10 @@
-"""A console display of running agents: steps, tool calls and results, abbreviated."""
+"""A console display of running agents: steps, tool calls and results, abbreviated.
+
+Everything shown comes from models, tools and sandboxes, so it is untrusted: each text
+is cut to a bound, then its control characters (escape sequences, ``\\r``, bidi
+overrides, lone surrogates) are made visible (:func:`loopwright._terminal.visible`), and
+it is printed as ``rich.text.Text``, never read as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._terminal import visible
 from ..transcript import (
     ApprovalEvent,
     ErrorEvent,
@@ -72,6 +79,14 @@ class ConsoleDisplay:
         max_chars: Longer texts (model output, tool results) are cut to this length.
         log_level: Captured log records at or above this level are shown.
         show_store: Show store changes (the keys changed).
+        tracebacks: Show the tracebacks in captured log records (by default only their
+            message and the exception's last line).
+
+    Attributes:
+        shown_errors: The errors shown so far (``Type: message``) as a step's model
+            error, a tool call's failure or the run's error: an error is shown once (the
+            run's ``ErrorEvent`` for a failure already shown is skipped), and a caller
+            printing a summary can skip one already on screen.
     """
 
     def __init__(
@@ -81,6 +96,7 @@ class ConsoleDisplay:
         max_chars: int = 400,
         log_level: int = logging.WARNING,
         show_store: bool = False,
+        tracebacks: bool = False,
     ) -> None:
         if console is None:
             from rich.console import Console
@@ -90,6 +106,8 @@ class ConsoleDisplay:
         self.max_chars = max_chars
         self.log_level = log_level
         self.show_store = show_store
+        self.tracebacks = tracebacks
+        self.shown_errors: set[str] = set()
         self.steps = 0
         self._depth: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -128,7 +146,15 @@ class ConsoleDisplay:
     def _text(self, *parts: tuple[str, str] | str) -> Text:
         from rich.text import Text
 
-        return Text.assemble(*parts)
+        return Text.assemble(
+            *(visible(p) if isinstance(p, str) else (visible(p[0]), p[1]) for p in parts)
+        )
+
+    def _failed(self, error: str) -> str:
+        """``error`` (``Type: message``), remembered as shown; a cancellation reads as
+        one."""
+        self.shown_errors.add(error)
+        return "cancelled" if error in _CANCELLED else error
 
     def _render(self, ev: Event) -> list[Text]:
         n = self.max_chars
@@ -149,7 +175,8 @@ class ConsoleDisplay:
                 head.append((f" · {ev.retries} retries", "yellow"))
             out = [t(*head)]
             if ev.error is not None:
-                return [*out, t(("✗ model error: ", "bold red"), abbreviate(ev.error, n))]
+                error = self._failed(ev.error)
+                return [*out, t(("✗ model error: ", "bold red"), abbreviate(error, n))]
             if ev.output is None:
                 return out
             msg = ev.output.message
@@ -173,7 +200,8 @@ class ConsoleDisplay:
                 return []
             name = ev.call.function
             if ev.failure is not None:
-                return [t(("✗ ", "bold red"), (name, "bold"), (f": {ev.failure}", "red"))]
+                failure = abbreviate(self._failed(ev.failure), n)
+                return [t(("✗ ", "bold red"), (name, "bold"), (f": {failure}", "red"))]
             if ev.error is not None:
                 return [
                     t(("✗ ", "red"), (name, "bold"), ": ", (abbreviate(ev.error.message, n), "red"))
@@ -185,7 +213,13 @@ class ConsoleDisplay:
             if ev.pending:
                 return [t(("▸ ", "blue"), (f"{ev.type} ", "dim"), (ev.name, "bold blue"))]
             if ev.error is not None:
-                return [t(("◂ ", "blue"), (ev.name, "bold"), (f" failed: {ev.error}", "red"))]
+                return [
+                    t(
+                        ("◂ ", "blue"),
+                        (ev.name, "bold"),
+                        (f" failed: {abbreviate(ev.error, n)}", "red"),
+                    )
+                ]
             result = json.dumps(ev.result, default=str) if ev.result is not None else "done"
             return [
                 t(
@@ -198,7 +232,9 @@ class ConsoleDisplay:
         if isinstance(ev, SpanBegin):
             return [t(("┌ ", "dim"), (ev.name, "bold dim"))]
         if isinstance(ev, SpanEnd):
-            return [t(("└ ", "dim"), (f"failed: {ev.error}", "red"))] if ev.error else []
+            if not ev.error:
+                return []
+            return [t(("└ ", "dim"), (f"failed: {abbreviate(ev.error, n)}", "red"))]
         if isinstance(ev, InfoEvent):
             data = ev.data if isinstance(ev.data, str) else json.dumps(ev.data, default=str)
             return [t(("• ", "cyan"), abbreviate(data, n))]
@@ -213,17 +249,25 @@ class ConsoleDisplay:
                 t(
                     (f"{ev.level.lower()} ", style),
                     (f"{ev.logger}: ", "dim"),
-                    abbreviate(ev.message, n),
+                    abbreviate(self._log_message(ev.message), n),
                 )
             ]
         if isinstance(ev, LimitEvent):
-            return [t(("■ ", "bold yellow"), ev.message or f"{ev.type} limit reached")]
+            return [
+                t(("■ ", "bold yellow"), abbreviate(ev.message or f"{ev.type} limit reached", n))
+            ]
         if isinstance(ev, ErrorEvent):
-            return [t(("■ error: ", "bold red"), f"{ev.error}: ", abbreviate(ev.message, n))]
+            error = f"{ev.error}: {ev.message}" if ev.message else ev.error
+            if error in self.shown_errors:
+                return []  # the step that failed showed it
+            self.shown_errors.add(error)
+            if ev.error in _CANCELLED:
+                return [t(("■ cancelled", "bold yellow"))]
+            return [t(("■ error: ", "bold red"), abbreviate(error, n))]
         if isinstance(ev, ApprovalEvent):
             style = "green" if ev.decision == "approve" else "yellow"
-            why = f" ({ev.explanation})" if ev.explanation else ""
-            by = f" by {ev.approver}" if ev.approver else ""
+            why = f" ({abbreviate(ev.explanation, n)})" if ev.explanation else ""
+            by = f" by {abbreviate(ev.approver, 40)}" if ev.approver else ""
             return [t(("approval: ", "dim"), (ev.decision, style), f"{by}{why}")]
         if isinstance(ev, SandboxEvent):
             what = ev.cmd if isinstance(ev.cmd, str) else " ".join(ev.cmd or []) or ev.file or ""
@@ -234,6 +278,19 @@ class ConsoleDisplay:
             return [t(("store: ", "dim"), abbreviate(paths, n, max_lines=1))]
         return []
 
+    def _log_message(self, message: str) -> str:
+        """A captured record's message; of its traceback (appended by the capture),
+        only the exception's line unless ``tracebacks``."""
+        head, sep, trace = message.partition(_TRACEBACK)
+        if not sep or self.tracebacks:
+            return message
+        last = trace.rstrip().rsplit("\n", 1)[-1]
+        return f"{head.rstrip()} ({last.strip()})"
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_CANCELLED = frozenset({"CancelledError", "KeyboardInterrupt"})
+
 
 def console_display(
     console: Console | None = None,
@@ -241,7 +298,14 @@ def console_display(
     max_chars: int = 400,
     log_level: int = logging.WARNING,
     show_store: bool = False,
+    tracebacks: bool = False,
 ) -> ConsoleDisplay:
     """A :class:`ConsoleDisplay`: ``with lw.console_display(): await lw.run(...)`` shows
     every run started within, as it happens."""
-    return ConsoleDisplay(console, max_chars=max_chars, log_level=log_level, show_store=show_store)
+    return ConsoleDisplay(
+        console,
+        max_chars=max_chars,
+        log_level=log_level,
+        show_store=show_store,
+        tracebacks=tracebacks,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ._db import RunStoreError, connect, resolve_db
 from ._reader import _find_run
@@ -13,7 +13,7 @@ from ._reader import _find_run
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["EXPORT_FORMAT", "export_run", "import_run"]
+__all__ = ["EXPORT_FORMAT", "export_run", "import_run", "write_run"]
 
 EXPORT_FORMAT = "loopwright-run"
 EXPORT_VERSION = 1
@@ -87,6 +87,8 @@ def export_run(
 ) -> Path:
     """Write a run — its row, samples, messages and events — to one JSON file.
 
+    The file is written whole or not at all (a temporary file, renamed).
+
     Args:
         run: The run id (or a unique prefix); ``None`` for the latest run.
         path: The file to write.
@@ -95,47 +97,65 @@ def export_run(
     Returns:
         The path written.
     """
+    out = Path(path)
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            write_run(run, f, db=db)
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | None = None) -> str:
+    """Write a run as :func:`export_run` does, to a text stream (e.g. standard output);
+    return its id. The JSON is ASCII (other characters are ``\\u`` escapes), so it
+    can go to any stream and terminal.
+
+    Raises:
+        RunStoreError: No such run (or store).
+    """
     where = resolve_db(db)
     conn = connect(where, create=False)
     try:
         run_id = _find_run(conn, run, where)
-        row = conn.execute(f"SELECT {_cols(_RUN)} FROM runs WHERE id = ?", (run_id,)).fetchone()
-        out = Path(path)
-        tmp = out.with_name(out.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            head = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "run": _row(_RUN, row)}
-            samples = conn.execute(
-                f"SELECT {_cols(_SAMPLE)} FROM samples WHERE run_id = ? ORDER BY created, rowid",
-                (run_id,),
-            )
-            head["samples"] = [_row(_SAMPLE, r) for r in samples]
-            f.write(_dumps(head)[:-1])
-            # messages and events are streamed: a long run need not fit in memory twice
-            f.write(',"messages":[')
-            cursor = conn.execute(
-                "SELECT id, sample, seq, role, data FROM messages WHERE run_id = ? "
-                "ORDER BY sample, seq",
-                (run_id,),
-            )
-            for i, (mid, sample, seq, role, data) in enumerate(cursor):
-                item = {"id": mid, "sample": sample, "seq": seq, "role": role}
-                item["data"] = json.loads(data)
-                f.write(("," if i else "") + _dumps(item))
-            f.write('],"events":[')
-            cursor = conn.execute(
-                "SELECT seq, id, sample, span_id, type, timestamp, data FROM events "
-                "WHERE run_id = ? ORDER BY seq",
-                (run_id,),
-            )
-            for i, (seq, eid, sample, span_id, kind, ts, data) in enumerate(cursor):
-                item = {"seq": seq, "id": eid, "sample": sample, "span_id": span_id}
-                item |= {"type": kind, "timestamp": ts, "data": json.loads(data)}
-                f.write(("," if i else "") + _dumps(item))
-            f.write("]}\n")
-        tmp.replace(out)
+        _write(conn, run_id, file)
     finally:
         conn.close()
-    return out
+    return run_id
+
+
+def _write(conn: sqlite3.Connection, run_id: str, f: TextIO) -> None:
+    row = conn.execute(f"SELECT {_cols(_RUN)} FROM runs WHERE id = ?", (run_id,)).fetchone()
+    head = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "run": _row(_RUN, row)}
+    samples = conn.execute(
+        f"SELECT {_cols(_SAMPLE)} FROM samples WHERE run_id = ? ORDER BY created, rowid",
+        (run_id,),
+    )
+    head["samples"] = [_row(_SAMPLE, r) for r in samples]
+    f.write(_dumps(head)[:-1])
+    # messages and events are streamed: a long run need not fit in memory twice
+    f.write(',"messages":[')
+    cursor = conn.execute(
+        "SELECT id, sample, seq, role, data FROM messages WHERE run_id = ? ORDER BY sample, seq",
+        (run_id,),
+    )
+    for i, (mid, sample, seq, role, data) in enumerate(cursor):
+        item = {"id": mid, "sample": sample, "seq": seq, "role": role}
+        item["data"] = json.loads(data)
+        f.write(("," if i else "") + _dumps(item))
+    f.write('],"events":[')
+    cursor = conn.execute(
+        "SELECT seq, id, sample, span_id, type, timestamp, data FROM events "
+        "WHERE run_id = ? ORDER BY seq",
+        (run_id,),
+    )
+    for i, (seq, eid, sample, span_id, kind, ts, data) in enumerate(cursor):
+        item = {"seq": seq, "id": eid, "sample": sample, "span_id": span_id}
+        item |= {"type": kind, "timestamp": ts, "data": json.loads(data)}
+        f.write(("," if i else "") + _dumps(item))
+    f.write("]}\n")
 
 
 def import_run(

@@ -1,0 +1,123 @@
+"""What ``loopwright runs`` prints with: a console, and recorded values as safe text.
+
+Everything in the run store came from models, tools, sandboxes and datasets: it is
+untrusted. It is printed as ``rich.text.Text`` on a console with markup and emoji off,
+after :func:`~loopwright._terminal.visible` (no escape sequence, ``\\r`` or bidi override
+reaches the terminal, and a lone surrogate cannot make printing fail).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .._terminal import visible
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from ..log import RunInfo
+
+__all__ = [
+    "PIPE_WIDTH",
+    "cells",
+    "cli_text",
+    "console",
+    "line",
+    "reading",
+    "result",
+    "short",
+    "when",
+]
+
+PIPE_WIDTH = 100_000
+"""The console width when stdout is not a terminal (and ``$COLUMNS`` is not set): a table
+or line is as wide as it is, not cut or wrapped at 80 columns."""
+
+
+def cli_text(text: str) -> str:
+    """A library message as the command line says it: ``db=`` is ``--db`` here, and
+    whatever the message quotes (a model's or a server's words) is made visible."""
+    return visible(text.replace("pass db=", "pass --db"))
+
+
+@contextlib.contextmanager
+def reading(db: str | None) -> Iterator[None]:
+    """Within: a run store that SQLite finds damaged is one clear error naming it."""
+    from ..log import RunStoreError, default_db_path
+
+    try:
+        yield
+    except sqlite3.DatabaseError as ex:
+        where = str(db) if db else str(default_db_path())
+        raise RunStoreError(
+            f"the run store {where!r} cannot be read ({ex}); the file may be damaged"
+        ) from ex
+
+
+def console() -> Console:
+    """A console on stdout that reads no markup or emoji codes; as wide as the terminal,
+    or (piped) as wide as the text."""
+    from rich.console import Console
+
+    out = Console(highlight=False, markup=False, emoji=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(highlight=False, markup=False, emoji=False, width=PIPE_WIDTH)
+    return out
+
+
+def when(t: datetime | None) -> str:
+    return t.astimezone().strftime("%Y-%m-%d %H:%M:%S") if t is not None else ""
+
+
+def short(value: Any, n: int | None = 60) -> str:
+    """``value`` as safe text on one line, at most ``n`` characters (``None``: all of
+    it, with its lines)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if n is None:
+        return visible(text.strip())
+    # bounded before the work on it (a field may be huge); a \r is shown, not a space
+    text = " ".join(visible(text[: 4 * n + 64]).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def line(*parts: str | tuple[str, str] | Text) -> Text:
+    """A line of text from ``(text, style)`` parts, the texts taken as they are (give
+    them through :func:`short`), never read as markup."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
+
+
+def cells(*values: str) -> list[Text]:
+    """Table cells from texts (given through :func:`short`), never read as markup."""
+    from rich.text import Text
+
+    return [Text(v) for v in values]
+
+
+def result(info: RunInfo) -> str:
+    """What a listing shows of a run's outcome: its answer, metrics or error."""
+    if info.error:
+        if info.status == "cancelled" and info.error in ("CancelledError", "KeyboardInterrupt"):
+            return ""
+        return info.error
+    out: Any = info.output
+    if isinstance(out, dict) and isinstance(out.get("metrics"), dict):
+        parts = []
+        for scorer, metrics in out["metrics"].items():
+            for name, value in (metrics or {}).items():
+                if name != "stderr" and isinstance(value, (int, float)):
+                    parts.append(f"{scorer} {name} {value:.3f}")
+        return ", ".join(parts)
+    if out is None:
+        return ""
+    return out if isinstance(out, str) else json.dumps(out, default=str)

@@ -1,0 +1,33 @@
+"""Untrusted text made safe for a terminal (``loopwright._terminal``)."""
+
+import json
+import time
+
+from loopwright._terminal import json_text, visible
+
+
+def test_every_control_character_is_made_visible_and_text_is_kept() -> None:
+    text = "a\x1b[8mb\x1b]8;;http://x\x07c\rd\x08\x00\x7f\x9b1m\u202ee\u2067f\u200e\ud800 é ✓\n\tg"
+    assert visible(text) == (
+        "a\\x1b[8mb\\x1b]8;;http://x\\x07c\\rd\\b\\x00\\x7f\\x9b1m\\u202ee\\u2067f\\u200e\\ud800"
+        " é ✓\n\tg"
+    )
+    assert visible("plain text, [bold]not markup[/]\n") == "plain text, [bold]not markup[/]\n"
+    every = "".join(map(chr, range(0x20))) + "".join(map(chr, range(0x7F, 0xA0)))
+    assert all(c in " \n\t\\0123456789abcdefxrvb" for c in visible(every))
+
+
+def test_json_text_is_valid_json_that_reads_back_and_is_safe() -> None:
+    value = {"cmd": "ls\x1b[8m\r\u202e\x9b\ud800\x7f é", "n": [1, None]}
+    text = json_text(value, indent=2)
+    assert json.loads(text) == value
+    assert visible(text) == text  # nothing left to escape
+    assert '"ls\\u001b[8m\\r\\u202e\\u009b\\ud800\\u007f é"' in text
+
+
+def test_it_is_linear() -> None:
+    for text in ("\x1b" * 2_000_000, "abcdé" * 400_000 + "\ud800", "x" * 2_000_000):
+        start = time.perf_counter()
+        visible(text)
+        json_text(text)
+        assert time.perf_counter() - start < 5
