@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, Self, overload
 from .._errors import ConfigurationError
 from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
 
-__all__ = ["SandboxEnvironment", "check_command", "file_error"]
+__all__ = ["SandboxEnvironment", "check_command", "check_text", "file_error"]
 
 
 class SandboxEnvironment(ABC):
@@ -122,6 +122,8 @@ class SandboxEnvironment(ABC):
         """
         self._check_open()
         check_command(cmd, env)
+        if isinstance(input, str):
+            check_text(input, "the input", nul=True)
         if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
             raise ConfigurationError(f"timeout must be positive, got {timeout}")
         data = input.encode("utf-8") if isinstance(input, str) else input
@@ -164,8 +166,10 @@ class SandboxEnvironment(ABC):
             UnicodeDecodeError: With ``text=True``, the file is not UTF-8.
             SandboxError: It could not be read for another reason (e.g. it is larger
                 than ``limits.max_file_bytes``).
+            ConfigurationError: ``path`` holds a NUL byte or a lone surrogate.
         """
         self._check_open()
+        check_text(path, "a path")
         started = time.monotonic()
         full = self.resolve(path)
         data = await self._read_bytes(full)
@@ -185,10 +189,15 @@ class SandboxEnvironment(ABC):
             IsADirectoryError: ``path`` is a folder.
             SandboxError: It could not be written for another reason (e.g. larger than
                 ``limits.max_file_bytes``).
+            ConfigurationError: ``path`` holds a NUL byte or a lone surrogate, or the
+                text of ``contents`` a lone surrogate (it has no UTF-8 form).
         """
         self._check_open()
+        check_text(path, "a path")
         if not isinstance(contents, str | bytes):
             raise ConfigurationError(f"contents must be str or bytes, got {type(contents)}")
+        if isinstance(contents, str):
+            check_text(contents, "the contents", nul=True)
         started = time.monotonic()
         full = self.resolve(path)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
@@ -313,15 +322,26 @@ def check_command(cmd: Sequence[str], env: Mapping[str, str] | None) -> None:
         raise ConfigurationError(
             f"cmd must be a non-empty list of strings (e.g. ['bash', '-c', 'ls']), got {cmd!r}"
         )
-    if any("\0" in c for c in cmd):
-        raise ConfigurationError("a command cannot hold a NUL character (\\0)")
+    for c in cmd:
+        check_text(c, "a command")
     for key, value in (env or {}).items():
-        if (
-            not isinstance(key, str)
-            or not key
-            or "=" in key
-            or "\0" in key
-            or not isinstance(value, str)
-            or "\0" in value
-        ):
+        if not isinstance(key, str) or not key or "=" in key or not isinstance(value, str):
             raise ConfigurationError(f"bad environment variable {key!r}={value!r}")
+        check_text(key, "an environment variable")
+        check_text(value, "an environment variable")
+
+
+def check_text(text: str, what: str, *, nul: bool = False) -> None:
+    """Raise :class:`ConfigurationError` unless ``text`` can reach the sandbox: it has a
+    UTF-8 form (no lone surrogate such as ``\\ud800``) and, unless ``nul``, no NUL byte
+    (a command line, a path or a variable cannot hold one). The message names the
+    problem for a model to fix."""
+    if not nul and "\0" in text:
+        raise ConfigurationError(f"{what} cannot hold a NUL character (\\0)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigurationError(
+            f"{what} cannot hold a lone surrogate ({text[e.start]!r} at position {e.start}): "
+            "it is not a character and has no UTF-8 form"
+        ) from None

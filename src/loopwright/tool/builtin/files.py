@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..._errors import ConfigurationError
 from ...sandbox import SandboxError, sandbox
 from ...sandbox._environment import file_error
 from .._errors import ToolError
@@ -59,7 +60,7 @@ def files() -> Tool[..., Any]:
                 return result.stdout or f"{full} is empty."
         except IsADirectoryError as e:
             raise ToolError(str(e)) from e
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
         raise ToolError(f"Unknown action {action!r}; use read, write or list.")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Literal
 
+from ..._errors import ConfigurationError
 from ...sandbox import SandboxEnvironment, SandboxError, sandbox
 from .._errors import ToolError
 from .._tool import Tool, tool
@@ -56,7 +57,7 @@ class _Editor:
             raise ToolError(f"{path} is a folder; this command needs a file.") from None
         except UnicodeDecodeError:
             raise ToolError(f"{path} is not UTF-8 text; it cannot be edited here.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
 
     async def write(self, sb: SandboxEnvironment, path: str, text: str) -> None:
@@ -64,7 +65,7 @@ class _Editor:
             await sb.write_file(path, text)
         except IsADirectoryError:
             raise ToolError(f"{path} is a folder; give a file path.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
 
     async def exists(self, sb: SandboxEnvironment, path: str) -> str | None:
@@ -83,7 +84,7 @@ class _Editor:
             return await self.listing(sb, path)
         except UnicodeDecodeError:
             raise ToolError(f"{path} is not UTF-8 text; it cannot be shown.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
         lines = _lines(text)
         first, last = 1, len(lines)
