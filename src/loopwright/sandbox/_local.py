@@ -62,6 +62,12 @@ def _user_processes() -> int:
     return count
 
 
+def _make_local_root() -> str:
+    root = make_root("loopwright-local-")
+    os.mkdir(os.path.join(root, "workspace"), 0o700)
+    return root
+
+
 class LocalSandbox(SandboxEnvironment):
     """Commands on the host in a temporary folder: limits, but no isolation."""
 
@@ -70,7 +76,8 @@ class LocalSandbox(SandboxEnvironment):
 
     def __init__(self, root: str, limits: SandboxLimits) -> None:
         self.root = root
-        self.workdir = root
+        """The host folder behind the sandbox (``workspace/`` is the working folder)."""
+        self.workdir = os.path.join(root, "workspace")
         self.python = sys.executable
         self.limits = limits
         self._running: set[int] = set()
@@ -80,7 +87,7 @@ class LocalSandbox(SandboxEnvironment):
         """Make a temporary working folder on the host (no isolation)."""
         if options:
             raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
-        root = await asyncio.to_thread(make_root, "loopwright-local-")
+        root = await asyncio.to_thread(_make_local_root)
         logger.warning(
             "local sandbox in %s: commands run on this host WITHOUT isolation "
             "(use it only for trusted code; the 'bwrap' backend isolates them)",
