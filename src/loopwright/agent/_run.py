@@ -116,10 +116,6 @@ async def run(
                     record_calls=transcript,
                 )
             )
-            if sandbox is not None:
-                from ..sandbox import use_sandbox
-
-                await stack.enter_async_context(use_sandbox(sandbox))
             if policy is not None:
                 stack.enter_context(approver(policy))
             try:
@@ -128,7 +124,12 @@ async def run(
                 with contextlib.ExitStack() as limit_stack:
                     for limit in limits:
                         limit_stack.enter_context(limit)
-                    state = await agent(state)
+                    async with contextlib.AsyncExitStack() as in_limits:
+                        if sandbox is not None:  # (the wait for a sandbox slot counts)
+                            from ..sandbox import use_sandbox
+
+                            await in_limits.enter_async_context(use_sandbox(sandbox))
+                        state = await agent(state)
             except LimitExceededError as ex:
                 owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
                 if raise_on_limit or not owned:

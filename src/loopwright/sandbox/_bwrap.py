@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .._errors import ConfigurationError
-from ._environment import SandboxEnvironment, file_error
+from ._environment import READ_CHECKS, SandboxEnvironment, file_error
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
 from ._tempdir import make_root, remove_root
@@ -272,18 +272,15 @@ class BwrapSandbox(SandboxEnvironment):
         )
         return raw.result()
 
-    async def _read_bytes(self, path: str) -> bytes:
-        cap = self.limits.max_file_bytes or self.limits.max_output_bytes
+    async def _read_bytes(self, path: str, max_bytes: int) -> bytes:
         raw = await self._run(
-            ["cat", "--", path],
+            ["sh", "-c", READ_CHECKS + 'exec head -c "$2" -- "$1"', "sh", path, str(max_bytes + 1)],
             input=None,
             cwd=self.workdir,
             env={},
-            timeout=self.limits.timeout,
-            max_output_bytes=cap,
+            timeout=self.file_timeout(),
+            max_output_bytes=max_bytes + 1,
         )
-        if raw.returncode != 0:
+        if raw.returncode != 0 and not raw.truncated:
             raise file_error(path, raw.stderr.decode("utf-8", "replace"), reading=True)
-        if raw.truncated:
-            raise SandboxError(f"{path} is larger than {cap} bytes; read it in parts with exec()")
         return raw.stdout

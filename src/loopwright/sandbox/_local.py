@@ -14,9 +14,11 @@ as root the kernel does not enforce the process count), and capped output.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any, Self
@@ -31,6 +33,8 @@ from ._types import ExecResult, SandboxError, SandboxLimits
 __all__ = ["LocalSandbox"]
 
 logger = logging.getLogger("loopwright.sandbox")
+
+_NOT_REGULAR = "not a regular file"
 
 
 def _kill_tree(pid: int) -> None:
@@ -140,18 +144,24 @@ class LocalSandbox(SandboxEnvironment):
         )
         return raw.result()
 
-    async def _read_bytes(self, path: str) -> bytes:
-        limit = self.limits.max_file_bytes
-
+    async def _read_bytes(self, path: str, max_bytes: int) -> bytes:
         def read() -> bytes:
+            flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
             try:
-                with open(path, "rb") as f:
-                    data = f.read(limit + 1) if limit is not None else f.read()
+                fd = os.open(path, flags)  # (a FIFO opens without waiting for a writer)
             except OSError as e:
                 raise file_error(path, e.strerror or str(e), reading=True) from None
-            if limit is not None and len(data) > limit:
-                raise SandboxError(f"{path} is larger than the file size limit ({limit} bytes)")
-            return data
+            try:
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISREG(mode):
+                    with os.fdopen(fd, "rb", closefd=False) as f:
+                        return f.read(max_bytes + 1)
+                problem = "Is a directory" if stat.S_ISDIR(mode) else _NOT_REGULAR
+            except OSError as e:
+                problem = e.strerror or str(e)
+            finally:
+                os.close(fd)
+            raise file_error(path, problem, reading=True)
 
         return await asyncio.to_thread(read)
 
@@ -163,6 +173,10 @@ class LocalSandbox(SandboxEnvironment):
         def write() -> None:
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block)
+                        problem = "Is a directory" if os.path.isdir(path) else _NOT_REGULAR
+                        raise file_error(path, problem, reading=False)
                 with open(path, "wb") as f:
                     f.write(data)
             except OSError as e:  # e.g. a parent that is a file

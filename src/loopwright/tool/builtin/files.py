@@ -9,6 +9,7 @@ from ...sandbox import SandboxError, sandbox
 from ...sandbox._environment import file_error
 from .._errors import ToolError
 from .._tool import Tool, tool
+from .text_editor import MAX_FILE_BYTES
 
 __all__ = ["files"]
 
@@ -43,7 +44,7 @@ def files() -> Tool[..., Any]:
         try:
             if action == "read":
                 try:
-                    return await sb.read_file(full)
+                    return await sb.read_file(full, max_bytes=MAX_FILE_BYTES)
                 except UnicodeDecodeError:
                     raise ToolError(f"{full} is not UTF-8 text.") from None
                 except IsADirectoryError:
@@ -54,7 +55,7 @@ def files() -> Tool[..., Any]:
                 await sb.write_file(full, content)
                 return f"Wrote {len(content.encode('utf-8'))} bytes to {full}."
             if action == "list":
-                result = await sb.exec(["ls", "-lA", "--", full])
+                result = await sb.exec(["ls", "-lA", "--", full], timeout=sb.file_timeout())
                 if not result.success:
                     raise file_error(full, result.stderr, reading=True)
                 return result.stdout or f"{full} is empty."
