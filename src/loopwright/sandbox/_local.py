@@ -3,12 +3,22 @@ WITHOUT isolation.
 
 Commands run as the current user, see the whole file system and the network, and
 can do anything that user can. Only for trusted code, and for machines where
-bubblewrap cannot run; it must be chosen explicitly and logs a warning when created.
+bubblewrap cannot run; it must be chosen explicitly, and warns when created (an
+:class:`UnisolatedSandboxWarning`, shown once per process, and a logged warning).
 
 What it does give: a private temporary working folder (deleted on cleanup), a small
-clean environment (no API keys inherited), the same resource limits as ``bwrap``
-(wall time killing the process tree, CPU time, address space, file size, processes;
-as root the kernel does not enforce the process count), and capped output.
+clean environment (the parent's variables are not passed on), the same resource
+limits as ``bwrap`` (wall time, CPU time, address space, file size, processes; as
+root the kernel does not enforce the process count), capped output, and no process
+left behind: each command starts in a new session, and when it ends, times out or
+the sandbox is cleaned up, its session, its descendants and every process carrying
+its sandbox's tag variable (``LOOPWRIGHT_SANDBOX``; a daemon that escaped the
+session and the tree keeps it) are killed.
+
+What it cannot protect: anything the user can read, which includes the environment of
+the loopwright process itself (``/proc/<pid>/environ``: API keys set there are
+readable by commands), the user's files and keys, and the network. A process that
+clears its environment after leaving the session escapes the kill.
 """
 
 from __future__ import annotations
@@ -17,30 +27,46 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import stat
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, Self
 
 from .._errors import ConfigurationError
 from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
-from ._process import descendants, kill_group, run_process
+from ._process import descendants, kill_group, run_process, tagged
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits
 
-__all__ = ["LocalSandbox"]
+__all__ = ["LocalSandbox", "UnisolatedSandboxWarning"]
 
 logger = logging.getLogger("loopwright.sandbox")
 
 _NOT_REGULAR = "not a regular file"
 
 
-def _kill_tree(pid: int) -> None:
-    """SIGKILL the command's process group and every descendant still found in /proc."""
+TAG = "LOOPWRIGHT_SANDBOX"
+"""The variable that marks every process a local sandbox starts (value: its id)."""
+
+
+class UnisolatedSandboxWarning(UserWarning):
+    """A sandbox runs commands on this host without isolation (the ``local`` backend)."""
+
+
+_warned = False
+
+
+def _kill_tree(pid: int, tag: bytes | None = None) -> None:
+    """SIGKILL the command's process group, every descendant still found in /proc, and
+    (with ``tag``) every process carrying the sandbox's tag variable."""
     found = descendants(pid)
     kill_group(pid)
+    if tag is not None:
+        found += tagged(tag)
     for child in found:
         try:
             os.kill(child, signal.SIGKILL)
@@ -85,24 +111,40 @@ class LocalSandbox(SandboxEnvironment):
         self.python = sys.executable
         self.limits = limits
         self._running: set[int] = set()
+        self._id = secrets.token_hex(8)
+        self._tag = f"{TAG}={self._id}".encode()
 
     @classmethod
     async def create(cls, *, limits: SandboxLimits | None = None, **options: Any) -> Self:
         """Make a temporary working folder on the host (no isolation)."""
         if options:
             raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
+        global _warned
         root = await asyncio.to_thread(_make_local_root)
-        logger.warning(
-            "local sandbox in %s: commands run on this host WITHOUT isolation "
-            "(use it only for trusted code; the 'bwrap' backend isolates them)",
-            root,
+        message = (
+            f"local sandbox in {root}: commands run on this host WITHOUT isolation, as "
+            "this user, with its files and network (use it only for trusted code; the "
+            "'bwrap' backend isolates them)"
         )
+        logger.warning("%s", message)
+        if not _warned:
+            _warned = True
+            warnings.warn(message, UnisolatedSandboxWarning, stacklevel=2)
         return cls(root, limits or SandboxLimits())
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):
             _kill_tree(pid)
+        await asyncio.to_thread(self._kill_tagged)
         await asyncio.to_thread(remove_root, self.root)
+
+    def _kill_tree(self, pid: int) -> None:
+        _kill_tree(pid, self._tag)
+
+    def _kill_tagged(self) -> None:
+        for pid in tagged(self._tag):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     async def _exec(
         self,
@@ -128,14 +170,15 @@ class LocalSandbox(SandboxEnvironment):
             "HOME": self.workdir,
             "LANG": "C.UTF-8",
             "TERM": "dumb",
+            TAG: self._id,
         }
         raw = await run_process(
             [*prefix, *cmd],
             input=input,
             timeout=timeout,
             max_output_bytes=self.limits.max_output_bytes,
-            kill_tree=_kill_tree,
-            after_exit=kill_group,  # whatever the command left running in its group
+            kill_tree=self._kill_tree,
+            after_exit=self._kill_tree,  # whatever the command left running
             cwd=cwd,
             env={**base, **env},
             spawn_options=spawn,
