@@ -15,6 +15,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from ._environment import SandboxEnvironment
+from ._reaper import start_reaper
 from ._registry import default_sandbox_backend, sandbox_backend
 from ._types import SandboxError, SandboxLimits
 
@@ -124,6 +125,7 @@ async def use_sandbox(
         return
     cls = sandbox_backend(backend or default_sandbox_backend())
     _terminate_like_interrupt()
+    start_reaper()  # (only as PID 1)
     async with _slot():
         env = await cls.create(limits=limits, **options)
         token = _current.set(env)
