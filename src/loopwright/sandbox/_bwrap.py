@@ -6,7 +6,8 @@ links to it), a minimal ``/etc``, a new ``/proc`` and ``/dev``, a private writab
 that is fresh for each command, and nothing else: no ``/root``, no home folders, no
 project files. It runs as an unprivileged user in its own user, PID, network (no
 network at all), IPC, UTS (hostname ``sandbox``) and cgroup namespaces, with an empty
-environment plus a few variables, and may not create user namespaces of its own. When
+environment plus a few variables, and may not create user namespaces of its own. A
+seccomp filter (see ``_seccomp``) makes the system calls it has no use for fail. When
 loopwright runs as root, bubblewrap itself is started as an unprivileged host user
 (``nobody`` by default), so the sandboxed code is never host root under any mapping.
 
@@ -28,6 +29,7 @@ from .._errors import ConfigurationError
 from ._environment import READ_CHECKS, SandboxEnvironment, file_error
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
+from ._seccomp import program_fd, seccomp_program
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
 
@@ -193,8 +195,12 @@ class BwrapSandbox(SandboxEnvironment):
                 args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         return args
 
-    def _argv(self, cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> list[str]:
+    def _argv(
+        self, cmd: Sequence[str], cwd: str, env: Mapping[str, str], seccomp_fd: int | None = None
+    ) -> list[str]:
         a = [self._probe.bwrap, "--unshare-all", "--unshare-user"]
+        if seccomp_fd is not None:
+            a += ["--seccomp", str(seccomp_fd)]
         if self._probe.disable_userns:
             a.append("--disable-userns")
         a += ["--uid", "1000", "--gid", "1000", "--hostname", "sandbox"]
@@ -240,8 +246,29 @@ class BwrapSandbox(SandboxEnvironment):
         spawn: dict[str, Any] = {}
         if self.host_uid != os.geteuid() or self.host_gid != os.getegid():
             spawn = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []}
+        program = seccomp_program()
+        fd = program_fd(program) if program is not None else None
+        if fd is not None:
+            spawn["pass_fds"] = (fd,)
+        try:
+            return await self._spawn(cmd, cwd, env, fd, spawn, input, timeout, max_output_bytes)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    async def _spawn(
+        self,
+        cmd: list[str],
+        cwd: str,
+        env: dict[str, str],
+        fd: int | None,
+        spawn: dict[str, Any],
+        input: bytes | None,
+        timeout: float,
+        max_output_bytes: int,
+    ) -> RawResult:
         return await run_process(
-            self._argv(cmd, cwd, env),
+            self._argv(cmd, cwd, env, fd),
             input=input,
             timeout=timeout,
             max_output_bytes=max_output_bytes,
