@@ -2,7 +2,8 @@
 
 What a command sees: the host's ``/usr`` read-only (plus the ``/bin``, ``/lib``…
 links to it), a minimal ``/etc``, a new ``/proc`` and ``/dev``, a private writable
-``/workspace`` (a host folder kept for the sandbox's life), a size-limited ``/tmp``
+``/workspace`` (a host folder kept for the sandbox's life; as root, a tmpfs of
+``disk_bytes``: see ``_quota``), a size-limited ``/tmp``
 that is fresh for each command, and nothing else: no ``/root``, no home folders, no
 project files. It runs as an unprivileged user in its own user, PID, network (no
 network at all), IPC, UTS (hostname ``sandbox``) and cgroup namespaces, with an empty
@@ -29,6 +30,7 @@ from .._errors import ConfigurationError
 from ._environment import READ_CHECKS, SandboxEnvironment, file_error
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
+from ._quota import mount_quota, note_memory
 from ._seccomp import program_fd, seccomp_program
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
@@ -101,13 +103,16 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
     return probe
 
 
-def _make_sandbox_root(host_uid: int, host_gid: int) -> str:
-    """The host folder of one sandbox: ``workspace/`` and the generated ``etc/`` files."""
+def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = None) -> str:
+    """The host folder of one sandbox: ``workspace/`` (with a quota of ``disk_bytes``
+    where it can be had, see ``_quota``) and the generated ``etc/`` files."""
     root = make_root()
     workspace = os.path.join(root, "workspace")
     etc = os.path.join(root, "etc")
     os.mkdir(workspace, 0o755)
     os.mkdir(etc, 0o755)
+    if disk_bytes is not None:
+        mount_quota(workspace, disk_bytes, host_uid, host_gid)
     files = {
         "passwd": (
             "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -178,8 +183,10 @@ class BwrapSandbox(SandboxEnvironment):
         if uid == 0:
             raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
         probe = await _probe(uid, gid)
-        root = await asyncio.to_thread(_make_sandbox_root, uid, gid)
-        return cls(root, limits or SandboxLimits(), uid, gid, probe)
+        limits = limits or SandboxLimits()
+        note_memory(limits.memory_bytes, limits.max_processes)
+        root = await asyncio.to_thread(_make_sandbox_root, uid, gid, limits.disk_bytes)
+        return cls(root, limits, uid, gid, probe)
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):

@@ -24,6 +24,8 @@ import sys
 import tempfile
 import threading
 
+from ._quota import unmount_inside
+
 __all__ = ["OWNER_FILE", "PREFIXES", "make_root", "remove_root", "sweep_leftovers"]
 
 logger = logging.getLogger("loopwright.sandbox")
@@ -199,6 +201,7 @@ def _remove_tree(root: str) -> None:
 def remove_root(root: str) -> bool:
     """Delete a sandbox folder, whatever the sandboxed code left in it. Never raises:
     a failure is logged. Returns whether the folder is gone."""
+    unmount_inside(root)  # (the workspace's quota tmpfs)
     try:
         _rmtree(root)
     except Exception as e:  # e.g. RecursionError on a very deep tree
