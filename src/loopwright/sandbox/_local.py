@@ -74,6 +74,19 @@ def _kill_tree(pid: int, tag: bytes | None = None) -> None:
             pass
 
 
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside loopwright (and ``contextlib``),
+    so that a warning names the user's line, e.g. their ``use_sandbox("local")``."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(package)
+        or frame.f_code.co_filename == contextlib.__file__
+    ):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
+
+
 def _user_processes() -> int:
     """How many processes the current user runs (they count against RLIMIT_NPROC)."""
     uid = os.getuid()
@@ -129,7 +142,7 @@ class LocalSandbox(SandboxEnvironment):
         logger.warning("%s", message)
         if not _warned:
             _warned = True
-            warnings.warn(message, UnisolatedSandboxWarning, stacklevel=2)
+            warnings.warn(message, UnisolatedSandboxWarning, stacklevel=_user_stacklevel())
         return cls(root, limits or SandboxLimits())
 
     async def _cleanup(self) -> None:
