@@ -184,6 +184,10 @@ async def test_a_daemon_started_in_the_background_dies_at_cleanup() -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    for _ in range(100):  # (SIGKILL is delivered asynchronously)
+        if gone(p):
+            break
+        await asyncio.sleep(0.05)
     assert gone(p)
 
 
