@@ -224,7 +224,7 @@ async def run_process(
             kill_tree(pid)
             await protocol.exited
         if after_exit is not None:
-            after_exit(pid)
+            await asyncio.to_thread(after_exit, pid)  # (it may scan /proc)
         # the pipes close when the last process holding them is gone; one that escaped
         # (only possible without isolation) is not waited for past the grace period
         await asyncio.wait(protocol.closed.values(), timeout=_DRAIN_GRACE)
