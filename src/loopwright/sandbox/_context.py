@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import signal
+import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -12,10 +15,13 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from ._environment import SandboxEnvironment
+from ._reaper import start_reaper
 from ._registry import default_sandbox_backend, sandbox_backend
 from ._types import SandboxError, SandboxLimits
 
 __all__ = ["max_sandboxes", "sandbox", "set_max_sandboxes", "use_sandbox"]
+
+logger = logging.getLogger("loopwright.sandbox")
 
 _current: ContextVar[SandboxEnvironment | None] = ContextVar("loopwright_sandbox", default=None)
 
@@ -89,8 +95,11 @@ async def use_sandbox(
 ) -> AsyncIterator[SandboxEnvironment]:
     """Start a fresh sandbox, make it this context's :func:`sandbox`, clean it up after.
 
-    Cleanup always happens: on success, error, cancellation and limit. When
-    :func:`max_sandboxes` are alive, this waits for one to end first.
+    Cleanup always happens: on success, error, cancellation, limit and SIGTERM (which,
+    unless someone installed a handler for it, does what Ctrl-C does). It runs to its end
+    even when cancelled again meanwhile, and a failure to clean up is logged, never raised
+    over the block's result. When :func:`max_sandboxes` are alive, this waits for one to
+    end first (the wait counts against the time limits around it).
 
     Args:
         backend: ``"bwrap"`` (the default on Linux: isolated), ``"local"`` (a host
@@ -115,6 +124,8 @@ async def use_sandbox(
             _current.reset(token)
         return
     cls = sandbox_backend(backend or default_sandbox_backend())
+    _terminate_like_interrupt()
+    start_reaper()  # (only as PID 1)
     async with _slot():
         env = await cls.create(limits=limits, **options)
         token = _current.set(env)
@@ -122,6 +133,52 @@ async def use_sandbox(
             yield env
         finally:
             _current.reset(token)
-            # shielded: a second cancellation must not leave the files behind (the
-            # cleanup task runs to its end even if this await is interrupted)
-            await asyncio.shield(env.cleanup())
+            await _clean_up(env)
+
+
+async def _clean_up(env: SandboxEnvironment) -> None:
+    """Run ``env.cleanup()`` to its end, even when cancelled meanwhile (the cancellation
+    is raised after it); a failure is logged, never raised over the run's result."""
+    task = asyncio.ensure_future(env.cleanup())
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as e:
+            cancelled = cancelled or e
+        except Exception:
+            break
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.error(
+            "cleaning up the %s sandbox failed; the run's result is kept",
+            env.name,
+            exc_info=error,
+        )
+    if cancelled is not None:
+        raise cancelled
+
+
+_sigterm_installed = False
+
+
+def _terminate_like_interrupt() -> None:
+    """Make SIGTERM (how docker, systemd and Kubernetes stop a process) do what Ctrl-C
+    does, so that sandboxes are cleaned up: it calls the SIGINT handler in force
+    (``asyncio.run`` cancels the main task; plain Python raises KeyboardInterrupt).
+    Only from the main thread, once, and only when SIGTERM has its default action (a
+    handler someone else installed is left alone)."""
+    global _sigterm_installed
+    if _sigterm_installed or threading.current_thread() is not threading.main_thread():
+        return
+    _sigterm_installed = True
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_sigterm)

@@ -13,7 +13,34 @@ from typing import Any, ClassVar, Literal, Self, overload
 from .._errors import ConfigurationError
 from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
 
-__all__ = ["SandboxEnvironment", "check_command", "file_error"]
+__all__ = [
+    "FILE_TIMEOUT",
+    "READ_CHECKS",
+    "WRITE_SCRIPT",
+    "SandboxEnvironment",
+    "check_command",
+    "check_text",
+    "file_error",
+]
+
+FILE_TIMEOUT = 30.0
+"""Seconds a file operation may take (or ``limits.timeout`` when shorter)."""
+
+READ_CHECKS = (
+    'if [ -d "$1" ]; then echo "$1: Is a directory" >&2; exit 1; fi; '
+    'if [ ! -e "$1" ] || [ ! -r "$1" ]; then exec cat -- "$1"; fi; '  # (cat says why)
+    'if [ ! -f "$1" ]; then echo "$1: not a regular file" >&2; exit 1; fi; '
+)
+"""The start of ``sh -c SCRIPT sh PATH N`` scripts reading the first ``N`` bytes of a
+regular file: a folder, a device, a FIFO or a socket is refused (reading ``/dev/zero``
+or a FIFO never ends), a missing or unreadable file fails with ``cat``'s message."""
+
+WRITE_SCRIPT = (
+    'if [ -e "$1" ] && [ ! -f "$1" ] && [ ! -d "$1" ]; then '
+    'echo "$1: not a regular file" >&2; exit 1; fi; '  # (writing to a FIFO would block)
+    'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+)
+"""``sh -c WRITE_SCRIPT sh PATH``: write standard input to a regular file."""
 
 
 class SandboxEnvironment(ABC):
@@ -122,6 +149,8 @@ class SandboxEnvironment(ABC):
         """
         self._check_open()
         check_command(cmd, env)
+        if isinstance(input, str):
+            check_text(input, "the input", nul=True)
         if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
             raise ConfigurationError(f"timeout must be positive, got {timeout}")
         data = input.encode("utf-8") if isinstance(input, str) else input
@@ -145,30 +174,55 @@ class SandboxEnvironment(ABC):
         return posixpath.normpath(posixpath.join(self.workdir, path))
 
     @overload
-    async def read_file(self, path: str, text: Literal[True] = True) -> str: ...
+    async def read_file(
+        self, path: str, text: Literal[True] = True, *, max_bytes: int | None = None
+    ) -> str: ...
 
     @overload
-    async def read_file(self, path: str, text: Literal[False]) -> bytes: ...
+    async def read_file(
+        self, path: str, text: Literal[False], *, max_bytes: int | None = None
+    ) -> bytes: ...
 
-    async def read_file(self, path: str, text: bool = True) -> str | bytes:
-        """Read a file of the sandbox.
+    async def read_file(
+        self, path: str, text: bool = True, *, max_bytes: int | None = None
+    ) -> str | bytes:
+        """Read a regular file of the sandbox, at most ``max_bytes`` of it.
+
+        The host holds at most ``max_bytes`` whatever the file is, and the read ends
+        within :data:`FILE_TIMEOUT` seconds; devices, FIFOs and sockets are refused.
 
         Args:
             path: The file (relative to :attr:`workdir`).
             text: Decode it as UTF-8 (``False``: return the bytes).
+            max_bytes: The largest file to read (default: ``limits.max_file_bytes``, or
+                ``limits.max_output_bytes`` when that is off); a larger one is an error.
 
         Raises:
             FileNotFoundError: There is no such file.
             IsADirectoryError: ``path`` is a folder.
             PermissionError: The sandbox may not read it.
             UnicodeDecodeError: With ``text=True``, the file is not UTF-8.
-            SandboxError: It could not be read for another reason (e.g. it is larger
-                than ``limits.max_file_bytes``).
+            SandboxError: It could not be read for another reason (it is larger than
+                ``max_bytes``, not a regular file, or took too long).
+            ConfigurationError: ``path`` holds a NUL byte or a lone surrogate.
         """
         self._check_open()
+        check_text(path, "a path")
+        if max_bytes is not None and not (isinstance(max_bytes, int) and max_bytes > 0):
+            raise ConfigurationError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        cap = max_bytes or self.limits.max_file_bytes or self.limits.max_output_bytes
         started = time.monotonic()
         full = self.resolve(path)
-        data = await self._read_bytes(full)
+        try:
+            data = await self._read_bytes(full, cap)
+        except ExecTimeoutError as e:
+            raise SandboxError(f"reading {full} took more than {e.timeout:g} seconds") from None
+        if len(data) > cap:
+            what = f"{cap} bytes" if max_bytes else f"the file size limit ({cap} bytes)"
+            raise SandboxError(
+                f"{full} is larger than {what}; read parts of it with a command "
+                "(head, tail, sed -n, grep)"
+            )
         self._record("read_file", started, file=full, output=data)
         return data.decode("utf-8") if text else data
 
@@ -185,25 +239,46 @@ class SandboxEnvironment(ABC):
             IsADirectoryError: ``path`` is a folder.
             SandboxError: It could not be written for another reason (e.g. larger than
                 ``limits.max_file_bytes``).
+            ConfigurationError: ``path`` holds a NUL byte or a lone surrogate, or the
+                text of ``contents`` a lone surrogate (it has no UTF-8 form).
         """
         self._check_open()
+        check_text(path, "a path")
         if not isinstance(contents, str | bytes):
             raise ConfigurationError(f"contents must be str or bytes, got {type(contents)}")
+        if isinstance(contents, str):
+            check_text(contents, "the contents", nul=True)
         started = time.monotonic()
         full = self.resolve(path)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        await self._write_bytes(full, data)
+        try:
+            await self._write_bytes(full, data)
+        except ExecTimeoutError as e:
+            raise SandboxError(f"writing {full} took more than {e.timeout:g} seconds") from None
         self._record("write_file", started, file=full, input=data)
 
+    def file_timeout(self) -> float:
+        """Seconds a file operation may take: :data:`FILE_TIMEOUT`, or ``limits.timeout``
+        when shorter."""
+        return min(FILE_TIMEOUT, self.limits.timeout)
+
     # --- portable defaults a backend may replace ------------------------------------
-    async def _read_bytes(self, path: str) -> bytes:
-        """Read ``path`` (absolute) by running ``base64`` in the sandbox."""
+    async def _read_bytes(self, path: str, max_bytes: int) -> bytes:
+        """Read ``path`` (absolute), a regular file, by running ``head`` and ``base64`` in
+        the sandbox: at most ``max_bytes + 1`` bytes (one more says it is larger)."""
         result = await self._exec(
-            ["base64", "--", path],
+            [
+                "sh",
+                "-c",
+                READ_CHECKS + 'head -c "$2" -- "$1" | base64',
+                "sh",
+                path,
+                str(max_bytes + 1),
+            ],
             input=None,
             cwd=self.workdir,
             env={},
-            timeout=self.limits.timeout,
+            timeout=self.file_timeout(),
         )
         if not result.success:
             raise file_error(path, result.stderr, reading=True)
@@ -220,11 +295,11 @@ class SandboxEnvironment(ABC):
     async def _write_bytes(self, path: str, data: bytes) -> None:
         """Write ``path`` (absolute) by running ``sh`` in the sandbox."""
         result = await self._exec(
-            ["sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', "sh", path],
+            ["sh", "-c", WRITE_SCRIPT, "sh", path],
             input=data,
             cwd=self.workdir,
             env={},
-            timeout=self.limits.timeout,
+            timeout=self.file_timeout(),
         )
         if not result.success:
             raise file_error(path, result.stderr, reading=False, returncode=result.returncode)
@@ -294,6 +369,10 @@ def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) ->
         return FileNotFoundError(f"No such file: {path}")
     if "Is a directory" in message:
         return IsADirectoryError(f"{path} is a folder, not a file")
+    if "not a regular file" in message:
+        return SandboxError(
+            f"{path} is not a regular file (a device, FIFO or socket); it cannot be used as one"
+        )
     if "Not a directory" in message:
         # (a FileNotFoundError: what every file tool reports to the model as such)
         return FileNotFoundError(f"A parent folder of {path} is a file")
@@ -313,15 +392,26 @@ def check_command(cmd: Sequence[str], env: Mapping[str, str] | None) -> None:
         raise ConfigurationError(
             f"cmd must be a non-empty list of strings (e.g. ['bash', '-c', 'ls']), got {cmd!r}"
         )
-    if any("\0" in c for c in cmd):
-        raise ConfigurationError("a command cannot hold a NUL character (\\0)")
+    for c in cmd:
+        check_text(c, "a command")
     for key, value in (env or {}).items():
-        if (
-            not isinstance(key, str)
-            or not key
-            or "=" in key
-            or "\0" in key
-            or not isinstance(value, str)
-            or "\0" in value
-        ):
+        if not isinstance(key, str) or not key or "=" in key or not isinstance(value, str):
             raise ConfigurationError(f"bad environment variable {key!r}={value!r}")
+        check_text(key, "an environment variable")
+        check_text(value, "an environment variable")
+
+
+def check_text(text: str, what: str, *, nul: bool = False) -> None:
+    """Raise :class:`ConfigurationError` unless ``text`` can reach the sandbox: it has a
+    UTF-8 form (no lone surrogate such as ``\\ud800``) and, unless ``nul``, no NUL byte
+    (a command line, a path or a variable cannot hold one). The message names the
+    problem for a model to fix."""
+    if not nul and "\0" in text:
+        raise ConfigurationError(f"{what} cannot hold a NUL character (\\0)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigurationError(
+            f"{what} cannot hold a lone surrogate ({text[e.start]!r} at position {e.start}): "
+            "it is not a character and has no UTF-8 form"
+        ) from None

@@ -3,45 +3,88 @@ WITHOUT isolation.
 
 Commands run as the current user, see the whole file system and the network, and
 can do anything that user can. Only for trusted code, and for machines where
-bubblewrap cannot run; it must be chosen explicitly and logs a warning when created.
+bubblewrap cannot run; it must be chosen explicitly, and warns when created (an
+:class:`UnisolatedSandboxWarning`, shown once per process, and a logged warning).
 
 What it does give: a private temporary working folder (deleted on cleanup), a small
-clean environment (no API keys inherited), the same resource limits as ``bwrap``
-(wall time killing the process tree, CPU time, address space, file size, processes;
-as root the kernel does not enforce the process count), and capped output.
+clean environment (the parent's variables are not passed on), the same resource
+limits as ``bwrap`` (wall time, CPU time, address space, file size, processes; as
+root the kernel does not enforce the process count), capped output, and no process
+left behind: each command starts in a new session, and when it ends, times out or
+the sandbox is cleaned up, its session, its descendants and every process carrying
+its sandbox's tag variable (``LOOPWRIGHT_SANDBOX``; a daemon that escaped the
+session and the tree keeps it) are killed.
+
+What it cannot protect: anything the user can read, which includes the environment of
+the loopwright process itself (``/proc/<pid>/environ``: API keys set there are
+readable by commands), the user's files and keys, and the network. A process that
+clears its environment after leaving the session escapes the kill.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import secrets
 import signal
+import stat
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, Self
 
 from .._errors import ConfigurationError
 from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
-from ._process import descendants, kill_group, run_process
+from ._process import descendants, kill_group, run_process, tagged
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits
 
-__all__ = ["LocalSandbox"]
+__all__ = ["LocalSandbox", "UnisolatedSandboxWarning"]
 
 logger = logging.getLogger("loopwright.sandbox")
 
+_NOT_REGULAR = "not a regular file"
 
-def _kill_tree(pid: int) -> None:
-    """SIGKILL the command's process group and every descendant still found in /proc."""
+
+TAG = "LOOPWRIGHT_SANDBOX"
+"""The variable that marks every process a local sandbox starts (value: its id)."""
+
+
+class UnisolatedSandboxWarning(UserWarning):
+    """A sandbox runs commands on this host without isolation (the ``local`` backend)."""
+
+
+_warned = False
+
+
+def _kill_tree(pid: int, tag: bytes | None = None) -> None:
+    """SIGKILL the command's process group, every descendant still found in /proc, and
+    (with ``tag``) every process carrying the sandbox's tag variable."""
     found = descendants(pid)
     kill_group(pid)
+    if tag is not None:
+        found += tagged(tag)
     for child in found:
         try:
             os.kill(child, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside loopwright (and ``contextlib``),
+    so that a warning names the user's line, e.g. their ``use_sandbox("local")``."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(package)
+        or frame.f_code.co_filename == contextlib.__file__
+    ):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def _user_processes() -> int:
@@ -62,6 +105,12 @@ def _user_processes() -> int:
     return count
 
 
+def _make_local_root() -> str:
+    root = make_root("loopwright-local-")
+    os.mkdir(os.path.join(root, "workspace"), 0o700)
+    return root
+
+
 class LocalSandbox(SandboxEnvironment):
     """Commands on the host in a temporary folder: limits, but no isolation."""
 
@@ -70,28 +119,45 @@ class LocalSandbox(SandboxEnvironment):
 
     def __init__(self, root: str, limits: SandboxLimits) -> None:
         self.root = root
-        self.workdir = root
+        """The host folder behind the sandbox (``workspace/`` is the working folder)."""
+        self.workdir = os.path.join(root, "workspace")
         self.python = sys.executable
         self.limits = limits
         self._running: set[int] = set()
+        self._id = secrets.token_hex(8)
+        self._tag = f"{TAG}={self._id}".encode()
 
     @classmethod
     async def create(cls, *, limits: SandboxLimits | None = None, **options: Any) -> Self:
         """Make a temporary working folder on the host (no isolation)."""
         if options:
             raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
-        root = await asyncio.to_thread(make_root, "loopwright-local-")
-        logger.warning(
-            "local sandbox in %s: commands run on this host WITHOUT isolation "
-            "(use it only for trusted code; the 'bwrap' backend isolates them)",
-            root,
+        global _warned
+        root = await asyncio.to_thread(_make_local_root)
+        message = (
+            f"local sandbox in {root}: commands run on this host WITHOUT isolation, as "
+            "this user, with its files and network (use it only for trusted code; the "
+            "'bwrap' backend isolates them)"
         )
+        logger.warning("%s", message)
+        if not _warned:
+            _warned = True
+            warnings.warn(message, UnisolatedSandboxWarning, stacklevel=_user_stacklevel())
         return cls(root, limits or SandboxLimits())
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):
             _kill_tree(pid)
+        await asyncio.to_thread(self._kill_tagged)
         await asyncio.to_thread(remove_root, self.root)
+
+    def _kill_tree(self, pid: int) -> None:
+        _kill_tree(pid, self._tag)
+
+    def _kill_tagged(self) -> None:
+        for pid in tagged(self._tag):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     async def _exec(
         self,
@@ -117,14 +183,15 @@ class LocalSandbox(SandboxEnvironment):
             "HOME": self.workdir,
             "LANG": "C.UTF-8",
             "TERM": "dumb",
+            TAG: self._id,
         }
         raw = await run_process(
             [*prefix, *cmd],
             input=input,
             timeout=timeout,
             max_output_bytes=self.limits.max_output_bytes,
-            kill_tree=_kill_tree,
-            after_exit=kill_group,  # whatever the command left running in its group
+            kill_tree=self._kill_tree,
+            after_exit=self._kill_tree,  # whatever the command left running
             cwd=cwd,
             env={**base, **env},
             spawn_options=spawn,
@@ -133,18 +200,24 @@ class LocalSandbox(SandboxEnvironment):
         )
         return raw.result()
 
-    async def _read_bytes(self, path: str) -> bytes:
-        limit = self.limits.max_file_bytes
-
+    async def _read_bytes(self, path: str, max_bytes: int) -> bytes:
         def read() -> bytes:
+            flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
             try:
-                with open(path, "rb") as f:
-                    data = f.read(limit + 1) if limit is not None else f.read()
+                fd = os.open(path, flags)  # (a FIFO opens without waiting for a writer)
             except OSError as e:
                 raise file_error(path, e.strerror or str(e), reading=True) from None
-            if limit is not None and len(data) > limit:
-                raise SandboxError(f"{path} is larger than the file size limit ({limit} bytes)")
-            return data
+            try:
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISREG(mode):
+                    with os.fdopen(fd, "rb", closefd=False) as f:
+                        return f.read(max_bytes + 1)
+                problem = "Is a directory" if stat.S_ISDIR(mode) else _NOT_REGULAR
+            except OSError as e:
+                problem = e.strerror or str(e)
+            finally:
+                os.close(fd)
+            raise file_error(path, problem, reading=True)
 
         return await asyncio.to_thread(read)
 
@@ -156,6 +229,10 @@ class LocalSandbox(SandboxEnvironment):
         def write() -> None:
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block)
+                        problem = "Is a directory" if os.path.isdir(path) else _NOT_REGULAR
+                        raise file_error(path, problem, reading=False)
                 with open(path, "wb") as f:
                     f.write(data)
             except OSError as e:  # e.g. a parent that is a file

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._types import ExecResult, ExecTimeoutError, SandboxError
 
-__all__ = ["RawResult", "descendants", "kill_group", "run_process"]
+__all__ = ["RawResult", "descendants", "kill_group", "run_process", "tagged"]
 
 _DRAIN_GRACE = 5.0
 """Seconds to wait for the output pipes to close once the command has exited."""
@@ -58,6 +58,32 @@ def descendants(pid: int) -> list[int]:
         for child in children.get(todo.pop(), []):
             found.append(child)
             todo.append(child)
+    return found
+
+
+def tagged(variable: bytes) -> list[int]:
+    """The pids of the processes whose environment holds ``variable`` (``b"NAME=value"``),
+    read from ``/proc/<pid>/environ`` (Linux only; processes this user may inspect).
+
+    A process that left the command's session and process tree (a daemon: fork,
+    ``setsid``, fork) still carries the environment it was started with.
+    """
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    me = os.getpid()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read(1 << 20)
+        except OSError:
+            continue
+        if variable in environ.split(b"\0"):
+            found.append(int(entry))
     return found
 
 
@@ -198,7 +224,7 @@ async def run_process(
             kill_tree(pid)
             await protocol.exited
         if after_exit is not None:
-            after_exit(pid)
+            await asyncio.to_thread(after_exit, pid)  # (it may scan /proc)
         # the pipes close when the last process holding them is gone; one that escaped
         # (only possible without isolation) is not waited for past the grace period
         await asyncio.wait(protocol.closed.values(), timeout=_DRAIN_GRACE)

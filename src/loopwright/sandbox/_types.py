@@ -53,7 +53,10 @@ class SandboxLimits(BaseModel):
             is killed and :class:`ExecTimeoutError` is raised.
         cpu_seconds: CPU seconds per process (``RLIMIT_CPU``).
         memory_bytes: Address space per process (``RLIMIT_AS``); an allocation past it
-            fails inside the sandbox (``MemoryError`` in Python).
+            fails inside the sandbox (``MemoryError`` in Python). It is a limit per
+            process, not per sandbox: there is no total memory cap, so a command may use
+            up to ``memory_bytes`` times ``max_processes`` (lower ``max_processes`` to
+            bound it).
         max_processes: Processes the command may have at once (``RLIMIT_NPROC``; under
             ``bwrap`` counted per command, under ``local`` on top of what the host user
             already runs).
@@ -61,6 +64,9 @@ class SandboxLimits(BaseModel):
         max_output_bytes: Bytes kept per output stream; past it the command is stopped
             and the result is flagged ``truncated``.
         tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only).
+        disk_bytes: Total size of ``/workspace`` (``bwrap`` only, and only when
+            loopwright runs as root: a size-limited tmpfs, held in memory; elsewhere a
+            note is logged and only ``max_file_bytes`` per file applies).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
@@ -72,6 +78,7 @@ class SandboxLimits(BaseModel):
     max_file_bytes: int | None = Field(default=256 * MiB, gt=0)
     max_output_bytes: int = Field(default=1 * MiB, gt=0)
     tmp_bytes: int = Field(default=256 * MiB, gt=0)
+    disk_bytes: int | None = Field(default=1 * GiB, gt=0)
 
 
 class SandboxError(LoopwrightError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..._errors import ConfigurationError
@@ -9,13 +10,19 @@ from ...sandbox import ExecResult, ExecTimeoutError, sandbox
 from .._errors import ToolError
 from .._tool import Tool, tool
 
-__all__ = ["DEFAULT_TIMEOUT", "TIMEOUT_GRACE", "bash", "exec_output", "run_in_sandbox"]
-
-DEFAULT_TIMEOUT = 180.0
-"""Seconds a ``bash`` or ``python`` call may run, by default."""
+__all__ = ["TIMEOUT_GRACE", "bash", "check_timeout", "exec_output", "run_in_sandbox"]
 
 TIMEOUT_GRACE = 30.0
-"""The tool layer's own deadline is this much later than the sandbox's, as a backstop."""
+"""The tool's own deadline is this much later than the sandbox's, as a backstop."""
+
+
+def check_timeout(timeout: float | None) -> float | None:
+    """A tool's ``timeout`` argument, refused unless ``None`` or positive seconds."""
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
+    ):
+        raise ConfigurationError(f"timeout must be positive seconds or None, got {timeout!r}")
+    return timeout
 
 
 def exec_output(result: ExecResult) -> str:
@@ -33,11 +40,19 @@ def exec_output(result: ExecResult) -> str:
     return "".join(parts)
 
 
-async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float) -> str:
+async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float | None) -> str:
     """Run ``cmd`` in the current sandbox; its output, or a :class:`ToolError` with
-    the output when it fails or times out."""
+    the output when it fails or times out.
+
+    The command may run ``timeout`` seconds, and never longer than the sandbox's
+    ``limits.timeout`` (``None``: that limit).
+    """
+    sb = sandbox()
+    limit = sb.limits.timeout
+    timeout = limit if timeout is None else min(timeout, limit)
     try:
-        result = await sandbox().exec(cmd, input=input, timeout=timeout)
+        async with asyncio.timeout(timeout + TIMEOUT_GRACE):  # (a backend that hangs)
+            result = await sb.exec(cmd, input=input, timeout=timeout)
     except ConfigurationError as e:  # what the model wrote cannot be run (a NUL byte...)
         raise ToolError(f"The command cannot be run: {e}") from e
     except ExecTimeoutError as e:
@@ -61,7 +76,7 @@ async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float) -
     raise ToolError(why + (f" Output:\n{output}" if output else " It printed nothing."))
 
 
-def bash(timeout: float = DEFAULT_TIMEOUT) -> Tool[..., Any]:
+def bash(timeout: float | None = None) -> Tool[..., Any]:
     """A tool running bash commands in the current sandbox (see ``use_sandbox``).
 
     Each call is a fresh ``bash -c``: files in the working folder persist between
@@ -71,16 +86,18 @@ def bash(timeout: float = DEFAULT_TIMEOUT) -> Tool[..., Any]:
 
     Args:
         timeout: Seconds a command may run before it is killed with everything it
-            started.
+            started; never more than the sandbox's ``SandboxLimits.timeout`` (``None``,
+            the default: that limit).
     """
+    check_timeout(timeout)
 
-    @tool(timeout=timeout + TIMEOUT_GRACE)
+    @tool
     async def bash(cmd: str) -> str:
-        """Run a bash command in a sandboxed Linux machine and return its output.
+        """Run a bash command in this run's sandbox and return its output.
 
         Each call starts a new shell in the working folder: files you write persist,
         but `cd`, variables and background processes do not carry over (chain with
-        `&&` when you need them). There is no network access.
+        `&&` when you need them).
 
         Args:
             cmd: The bash command to run.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..._errors import ConfigurationError
 from ...sandbox import SandboxError, sandbox
 from ...sandbox._environment import file_error
 from .._errors import ToolError
 from .._tool import Tool, tool
+from .text_editor import MAX_FILE_BYTES
 
 __all__ = ["files"]
 
@@ -42,7 +44,7 @@ def files() -> Tool[..., Any]:
         try:
             if action == "read":
                 try:
-                    return await sb.read_file(full)
+                    return await sb.read_file(full, max_bytes=MAX_FILE_BYTES)
                 except UnicodeDecodeError:
                     raise ToolError(f"{full} is not UTF-8 text.") from None
                 except IsADirectoryError:
@@ -53,13 +55,13 @@ def files() -> Tool[..., Any]:
                 await sb.write_file(full, content)
                 return f"Wrote {len(content.encode('utf-8'))} bytes to {full}."
             if action == "list":
-                result = await sb.exec(["ls", "-lA", "--", full])
+                result = await sb.exec(["ls", "-lA", "--", full], timeout=sb.file_timeout())
                 if not result.success:
                     raise file_error(full, result.stderr, reading=True)
                 return result.stdout or f"{full} is empty."
         except IsADirectoryError as e:
             raise ToolError(str(e)) from e
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
         raise ToolError(f"Unknown action {action!r}; use read, write or list.")
 

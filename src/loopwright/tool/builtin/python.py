@@ -6,12 +6,12 @@ from typing import Any
 
 from ...sandbox import sandbox
 from .._tool import Tool, tool
-from .bash import DEFAULT_TIMEOUT, TIMEOUT_GRACE, run_in_sandbox
+from .bash import check_timeout, run_in_sandbox
 
 __all__ = ["python"]
 
 
-def python(timeout: float = DEFAULT_TIMEOUT) -> Tool[..., Any]:
+def python(timeout: float | None = None) -> Tool[..., Any]:
     """A tool running Python code in the current sandbox (see ``use_sandbox``).
 
     The code is given to a fresh interpreter on standard input (so its length is not
@@ -19,16 +19,17 @@ def python(timeout: float = DEFAULT_TIMEOUT) -> Tool[..., Any]:
     model as a tool error carrying the output and the traceback.
 
     Args:
-        timeout: Seconds the code may run before it is killed.
+        timeout: Seconds the code may run before it is killed; never more than the
+            sandbox's ``SandboxLimits.timeout`` (``None``, the default: that limit).
     """
+    check_timeout(timeout)
 
-    @tool(timeout=timeout + TIMEOUT_GRACE)
+    @tool
     async def python(code: str) -> str:
-        """Run Python 3 code in a sandboxed Linux machine and return what it prints.
+        """Run Python 3 code in this run's sandbox and return what it prints.
 
         Each call is a new interpreter in the working folder: use print() to see
-        values; files you write persist between calls, variables do not. There is no
-        network access.
+        values; files you write persist between calls, variables do not.
 
         Args:
             code: The Python code to run.

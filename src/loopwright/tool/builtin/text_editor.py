@@ -5,14 +5,23 @@ from __future__ import annotations
 import weakref
 from typing import Any, Literal
 
+from ..._errors import ConfigurationError
 from ...sandbox import SandboxEnvironment, SandboxError, sandbox
 from .._errors import ToolError
 from .._tool import Tool, tool
 
-__all__ = ["text_editor"]
+__all__ = ["MAX_FILE_BYTES", "text_editor"]
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""The largest file the file tools read (a larger one is an error naming other ways):
+what the host holds for one read, whatever the sandbox's file is."""
+
+MAX_VIEW_LINES = 2000
+"""Lines one ``view`` shows at most; the reply says how to see the rest."""
 
 _SNIPPET_CONTEXT = 4
 _MAX_UNDO = 20
+_MAX_LISTED_MATCHES = 10
 
 Command = Literal["view", "create", "str_replace", "insert", "undo_edit"]
 
@@ -28,12 +37,36 @@ def _numbered(lines: list[str], first: int) -> str:
     return "\n".join(f"{first + i:6}\t{line}" for i, line in enumerate(lines))
 
 
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
+def _line_start(text: str, line: int) -> int:
+    """The offset where ``line`` (1-based) begins: a binary search over C-speed counts,
+    so that finding line 1,000,000 does not split a million lines."""
+    low, high = 0, len(text)
+    while low < high:  # the first offset with line - 1 newlines before it
+        mid = (low + high) // 2
+        if text.count("\n", 0, mid) < line - 1:
+            low = mid + 1
+        else:
+            high = mid
+    return low
+
+
+def _line_range(text: str, first: int, last: int) -> list[str]:
+    """Lines ``first..last`` (1-based, inclusive) of ``text``, without splitting the rest."""
+    start = _line_start(text, first)
+    lines = text[start:].split("\n", last - first + 1)[: last - first + 1]
+    return lines
+
+
 def _snippet(text: str, around: int, length: int) -> str:
     """Lines ``around .. around+length`` (1-based) with some context, numbered."""
-    lines = _lines(text)
     start = max(1, around - _SNIPPET_CONTEXT)
-    end = min(len(lines), around + max(length, 1) - 1 + _SNIPPET_CONTEXT)
-    return _numbered(lines[start - 1 : end], start)
+    end = min(_line_count(text), around + max(length, 1) - 1 + _SNIPPET_CONTEXT)
+    end = min(end, start + MAX_VIEW_LINES - 1)
+    return _numbered(_line_range(text, start, end), start)
 
 
 class _Editor:
@@ -51,12 +84,12 @@ class _Editor:
 
     async def read(self, sb: SandboxEnvironment, path: str) -> str:
         try:
-            return await sb.read_file(path)
+            return await sb.read_file(path, max_bytes=MAX_FILE_BYTES)
         except IsADirectoryError:
             raise ToolError(f"{path} is a folder; this command needs a file.") from None
         except UnicodeDecodeError:
             raise ToolError(f"{path} is not UTF-8 text; it cannot be edited here.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
 
     async def write(self, sb: SandboxEnvironment, path: str, text: str) -> None:
@@ -64,7 +97,7 @@ class _Editor:
             await sb.write_file(path, text)
         except IsADirectoryError:
             raise ToolError(f"{path} is a folder; give a file path.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
 
     async def exists(self, sb: SandboxEnvironment, path: str) -> str | None:
@@ -76,37 +109,45 @@ class _Editor:
 
     async def view(self, sb: SandboxEnvironment, path: str, view_range: list[int] | None) -> str:
         try:
-            text = await sb.read_file(path)
+            text = await sb.read_file(path, max_bytes=MAX_FILE_BYTES)
         except IsADirectoryError:
             if view_range is not None:
                 raise ToolError("view_range only applies to files, not folders.") from None
             return await self.listing(sb, path)
         except UnicodeDecodeError:
             raise ToolError(f"{path} is not UTF-8 text; it cannot be shown.") from None
-        except SandboxError as e:
+        except (SandboxError, ConfigurationError) as e:  # (a NUL byte in the path...)
             raise ToolError(str(e)) from e
-        lines = _lines(text)
-        first, last = 1, len(lines)
+        count = _line_count(text)
+        first, last = 1, count
         if view_range is not None:
             if len(view_range) != 2:
                 raise ToolError("view_range must be two numbers: [first_line, last_line].")
             first, last = view_range
             if last == -1:
-                last = len(lines)
-            if not 1 <= first <= max(len(lines), 1) or not first <= last <= len(lines):
+                last = count
+            if not 1 <= first <= max(count, 1) or not first <= last <= count:
                 raise ToolError(
-                    f"view_range {view_range} is outside the file, which has {len(lines)} "
+                    f"view_range {view_range} is outside the file, which has {count} "
                     "lines; use [first, last] with 1 <= first <= last, or last = -1 for the end."
                 )
         if not text:
             return f"{path} is empty."
-        return f"{path}, lines {first}-{last} of {len(lines)}:\n" + _numbered(
-            lines[first - 1 : last], first
+        shown = min(last, first + MAX_VIEW_LINES - 1)
+        out = f"{path}, lines {first}-{shown} of {count}:\n" + _numbered(
+            _line_range(text, first, shown), first
         )
+        if shown < last:
+            out += (
+                f"\n[{MAX_VIEW_LINES} lines shown; see more with view_range=[{shown + 1}, "
+                f"{min(last, shown + MAX_VIEW_LINES)}]]"
+            )
+        return out
 
     async def listing(self, sb: SandboxEnvironment, path: str) -> str:
         result = await sb.exec(
-            ["find", path, "-maxdepth", "2", "-not", "-path", "*/.*", "-not", "-path", path]
+            ["find", path, "-maxdepth", "2", "-not", "-path", "*/.*", "-not", "-path", path],
+            timeout=sb.file_timeout(),
         )
         if not result.success:
             raise ToolError(f"Could not list {path}: {result.stderr.strip()}")
@@ -181,11 +222,11 @@ def text_editor() -> Tool[..., Any]:
                     "exactly, whitespace and indentation included."
                 )
             if count > 1:
-                at = [text[:i].count("\n") + 1 for i in _find_all(text, old_str)]
+                at = ", ".join(map(str, _lines_of(text, old_str)))
+                more = ", ..." if count > _MAX_LISTED_MATCHES else ""
                 raise ToolError(
-                    f"old_str appears {count} times in {full} (at lines "
-                    f"{', '.join(map(str, at))}); include more surrounding text so that it "
-                    "appears exactly once."
+                    f"old_str appears {count} times in {full} (at lines {at}{more}); include "
+                    "more surrounding text so that it appears exactly once."
                 )
             replacement = new_str or ""
             start_line = text[: text.index(old_str)].count("\n") + 1
@@ -217,7 +258,7 @@ def text_editor() -> Tool[..., Any]:
                 raise ToolError(f"There is no edit of {full} to undo.")
             before = stack.pop()
             if before is None:  # the file did not exist before create
-                result_ = await sb.exec(["rm", "-f", "--", full])
+                result_ = await sb.exec(["rm", "-f", "--", full], timeout=sb.file_timeout())
                 if not result_.success:
                     raise ToolError(f"Could not remove {full}: {result_.stderr.strip()}")
                 return f"Undid the creation of {full}: it no longer exists."
@@ -230,9 +271,12 @@ def text_editor() -> Tool[..., Any]:
     return text_editor
 
 
-def _find_all(text: str, part: str) -> list[int]:
-    found, i = [], text.find(part)
-    while i != -1:
-        found.append(i)
-        i = text.find(part, i + 1)
+def _lines_of(text: str, part: str) -> list[int]:
+    """The line numbers of the first few occurrences of ``part`` (linear in the text)."""
+    found: list[int] = []
+    line, pos, i = 1, 0, text.find(part)
+    while i != -1 and len(found) < _MAX_LISTED_MATCHES:
+        line += text.count("\n", pos, i)
+        found.append(line)
+        pos, i = i, text.find(part, i + 1)
     return found
