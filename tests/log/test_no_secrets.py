@@ -84,7 +84,7 @@ async def test_a_key_echoed_by_the_provider_or_a_tool_is_redacted_in_the_store(
     with WireServer() as wire:
         wire.push(
             openai_reply(None, tool_calls=[("call_1", "show_env", "{}")]),
-            Reply(openai_error(f"Incorrect API key provided: {KEY}"), 400),
+            Reply(openai_error(f"Incorrect API key provided: {KEY}"), 401),
         )
         host = wire.url.removeprefix("http://")
         model = lw.get_model(

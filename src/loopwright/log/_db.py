@@ -226,7 +226,8 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     """Open the run store at ``path`` for reading: nothing is written, so a store on a
     read-only disk or folder can be read.
 
-    SQLite reads a WAL-mode file read-only (``mode=ro``) when its ``-shm`` index exists or
+    A file this user may write is opened ``mode=rw`` with ``PRAGMA query_only``.
+    Otherwise SQLite reads a WAL-mode file read-only (``mode=ro``) when its ``-shm`` index exists or
     can be made. In a read-only folder (a read-only disk, or one this user may not write)
     whose last writer closed cleanly there is neither
     ``-shm`` nor ``-wal`` (closing folds the log into the file), and nothing can be
@@ -247,6 +248,13 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
         )
     uri = "file:" + quote(str(path.absolute()))
     try:
+        if os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK):
+            # a writable file is opened read-write but query-only: nothing is written, and
+            # the last connection to close still folds away the -wal and -shm files (a
+            # mode=ro connection leaves them behind after every `runs list`)
+            conn = _open(uri + "?mode=rw", path)
+            conn.execute("PRAGMA query_only = ON")
+            return conn
         try:
             return _open(uri + "?mode=ro", path)
         except sqlite3.OperationalError as ex:

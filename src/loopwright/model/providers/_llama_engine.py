@@ -98,6 +98,21 @@ class Completion:
     n_ctx: int
 
 
+def json_text_only(gbnf: str) -> str:
+    """``gbnf`` with its string characters limited to what JSON allows.
+
+    llama-cpp-python's schema converter lets a string hold raw control characters
+    (``char ::= [^"\\\\] | ...``), which JSON forbids: a small model then fills a string
+    with raw newlines and repeats itself until the token limit, and the reply does not
+    parse. Its own JSON grammar excludes them; this does the same for schema grammars.
+    """
+    lines = gbnf.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("char ::= "):
+            lines[i] = line.replace('[^"\\\\]', '[^"\\\\\\x7F\\x00-\\x1F]', 1)
+    return "\n".join(lines)
+
+
 class LlamaEngine:
     """A GGUF model loaded on first use, with its chat template and grammar cache."""
 
@@ -142,10 +157,12 @@ class LlamaEngine:
         if grammar is not None:
             self._grammars.move_to_end(key)
             return grammar
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
 
         try:
-            grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+            grammar = LlamaGrammar.from_string(
+                json_text_only(json_schema_to_gbnf(key)), verbose=False
+            )
         except Exception as ex:  # an unsupported schema construct
             log.warning("response_schema has no llama.cpp grammar (%s); any JSON is allowed", ex)
             grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
