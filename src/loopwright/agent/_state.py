@@ -77,7 +77,10 @@ class AgentState(BaseModel):
     limit: LimitInfo | None = None
     """The limit that ended the run, if one did."""
     error: str | None = None
-    """The error that ended the run, set by ``run()`` when an agent raised."""
+    """Why the run could not be completed, when the state comes with an error rather than
+    a normal return: set by ``run()`` on the state it attaches to a
+    :class:`~loopwright.RunStoreError` (the run store failed). An agent that raises
+    propagates its error; the run store records it."""
     run_id: str | None = None
     """The id of the run that made this state: ``lw.load_run(state.run_id, db=...)``
     opens it (``loopwright runs show RUN_ID``), with no guessing at "the latest". Set by

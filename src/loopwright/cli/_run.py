@@ -14,7 +14,7 @@ from .._errors import ConfigurationError
 from .._errors import error_text as describe
 from .._terminal import json_text, visible
 from ..agent import Agent, AgentState, react, run
-from ..limits import Limit, step_limit, time_limit, token_limit
+from ..limits import DEFAULT_MAX_STEPS, Limit, step_limit, time_limit, token_limit
 from ..log import current_recording, default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
 from ._options import (
@@ -40,9 +40,6 @@ DEFAULT_SYSTEM = (
 )
 ANSWERED = frozenset({"submit", "answer", "stop_keyword", "handoff"})
 APPROVAL_PRESETS = ("ci", "dev", "prod", "auto", "human")
-DEFAULT_MAX_STEPS = 25
-"""Model calls a ``loopwright run`` may make unless ``--max-steps`` says otherwise (0: no
-bound): a model that never answers must not spend money until someone notices."""
 
 
 class _Observed:
