@@ -59,6 +59,7 @@ _ACTION_KEYS = ("action", "name", "tool", "final_answer", "answer")
 _NAME_KEYS = ("name", "tool", "function", "tool_name")
 _ARG_KEYS = ("arguments", "args", "input", "parameters", "action_input")
 _SKIP = frozenset({"enum", "const", "default", "examples"})
+_FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -79,29 +80,32 @@ def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return _MISSING
 
 
-def _embed(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
+def _embed(schema: Any, prefix: str, defs: dict[str, Any], max_string: int | None = None) -> Any:
     """``schema`` with its ``$defs`` moved into ``defs`` (names prefixed) and its
-    ``$ref``\\ s rewritten, so it can sit anywhere inside a larger schema."""
+    ``$ref``\\ s rewritten, so it can sit anywhere inside a larger schema; with
+    ``max_string``, every free-text string gets that ``maxLength`` (unless it has one)."""
     if isinstance(schema, list):
-        return [_embed(s, prefix, defs) for s in schema]
+        return [_embed(s, prefix, defs, max_string) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in ("$defs", "definitions") and isinstance(value, dict):
             for name, sub in value.items():
-                defs[prefix + name] = _embed(sub, prefix, defs)
+                defs[prefix + name] = _embed(sub, prefix, defs, max_string)
         elif key == "$ref" and isinstance(value, str):
             for root in ("#/$defs/", "#/definitions/"):
                 if value.startswith(root):
                     value = "#/$defs/" + prefix + value[len(root) :]
             out[key] = value
         elif key == "properties" and isinstance(value, dict):
-            out[key] = {k: _embed(v, prefix, defs) for k, v in value.items()}
+            out[key] = {k: _embed(v, prefix, defs, max_string) for k, v in value.items()}
         elif key in _SKIP:
             out[key] = value
         else:
-            out[key] = _embed(value, prefix, defs)
+            out[key] = _embed(value, prefix, defs, max_string)
+    if max_string is not None and out.get("type") == "string" and not _FIXED_TEXT.intersection(out):
+        out["maxLength"] = max_string
     return out
 
 
@@ -120,19 +124,29 @@ class JsonProtocol(TextProtocol):
             keeps a rambling small model from running out of ``max_tokens`` before its
             action (default: no bound; some strict JSON-schema APIs reject
             ``maxLength``).
+        max_string: The most characters the schema allows for each free-text string
+            argument (one without its own ``maxLength``, ``enum``, ``pattern``...), so
+            the whole action is bounded, not only the thought (default: no bound).
     """
 
     name = "json"
     DEFAULT_TEMPLATE: ClassVar[str] = JSON_TEMPLATE
 
     def __init__(
-        self, *, constrain: bool = True, max_thought: int | None = None, **kwargs: Any
+        self,
+        *,
+        constrain: bool = True,
+        max_thought: int | None = None,
+        max_string: int | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.constrain = constrain
-        if max_thought is not None and max_thought < 1:
-            raise ConfigurationError(f"max_thought must be >= 1 (or None), got {max_thought}")
+        for what, bound in (("max_thought", max_thought), ("max_string", max_string)):
+            if bound is not None and bound < 1:
+                raise ConfigurationError(f"{what} must be >= 1 (or None), got {bound}")
         self.max_thought = max_thought
+        self.max_string = max_string
 
     # --- the tool list -----------------------------------------------------------------
 
@@ -163,7 +177,7 @@ class JsonProtocol(TextProtocol):
                 "type": "object",
                 "properties": {
                     "name": {"const": name},
-                    "arguments": _embed(params, f"{name}__", defs),
+                    "arguments": _embed(params, f"{name}__", defs, self.max_string),
                 },
                 "required": ["name", "arguments"],
                 "additionalProperties": False,

@@ -100,9 +100,9 @@ class LocalModelAPI(ModelAPI):
 
     provider = "local"
     supports_tools = False
-    # a small model rambles: bound the json protocol's free-text thought so the action
-    # always fits in max_tokens (the grammar enforces maxLength)
-    protocol_options = {"json": {"max_thought": 160}}
+    # a small model rambles: bound the json protocol's free-text thought and string
+    # arguments so the whole action fits in max_tokens (the grammar enforces maxLength)
+    protocol_options = {"json": {"max_thought": 160, "max_string": 200}}
 
     def __init__(
         self,
