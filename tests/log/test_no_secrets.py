@@ -69,11 +69,11 @@ async def test_a_key_echoed_by_the_provider_or_a_tool_is_redacted_in_the_store(
 ) -> None:
     """Whatever text carries a known secret (an error body that echoes the key, a tool that
     prints the environment), the store holds ``[redacted]`` instead."""
-    from loopwright.transcript import _secrets
+    from loopwright.model import _redact
 
     token = "ghp_tokenFromTheEnvironment0123456789"
     monkeypatch.setenv("SOME_SERVICE_TOKEN", token)
-    monkeypatch.setattr(_secrets, "_env_done", False)
+    monkeypatch.setattr(_redact, "_env_done", False)
     db = tmp_path / "runs.db"
 
     @lw.tool
@@ -109,15 +109,15 @@ def test_redaction_keeps_json_valid_and_is_linear() -> None:
     import json
     import time
 
-    from loopwright.transcript import _secrets
+    from loopwright.model import _redact
 
     odd = 'pa"ss\\word-Ünïcode-0123'
-    _secrets.add_secret(odd)
+    _redact.learn_secrets([odd])
     text = json.dumps({"a": f"x {odd} y", "b": [odd]})
-    out = _secrets.redact(text)
+    out = _redact.redact_known(text)
     assert json.loads(out) == {"a": "x [redacted] y", "b": ["[redacted]"]}
-    assert _secrets.redact(f"plain {odd}", plain=True) == "plain [redacted]"
+    assert _redact.redact_known(f"plain {odd}", plain=True) == "plain [redacted]"
     big = "z" * 5_000_000
     t0 = time.monotonic()
-    assert _secrets.redact(big) is big  # nothing found: nothing copied
+    assert _redact.redact_known(big) is big  # nothing found: nothing copied
     assert time.monotonic() - t0 < 1.0

@@ -52,7 +52,7 @@ def test_no_secret_reaches_the_run_store_from_an_error_that_echoes_the_key(
         run(model, db)
     assert len(wire.requests) == 2
     assert "HTTP 401" in str(info.value)
-    assert KEY not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
+    assert KEY not in str(info.value) and "Incorrect API key provided: [redacted]" in str(info.value)
     assert secrets_in(db, KEY, PASSWORD) == []
     assert "HTTP 401" in db.read_bytes().decode("utf-8", "replace")  # the error is there
     logged = "\n".join(r.getMessage() for r in caplog.records)
@@ -109,13 +109,13 @@ async def test_credentials_in_the_url_are_still_sent_as_basic_auth(wire: WireSer
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (f"key {KEY} here", "key *** here"),
-        ("Incorrect API key provided: sk-abc123XYZ789.", "Incorrect API key provided: sk-***."),
-        ("Authorization: Bearer abcdef.123456-xyz", "Authorization: Bearer ***"),
-        ("auth was Basic dXNlcjpwYXNz", "auth was Basic ***"),
-        ("see https://bob:pw%21@example.com:8/x?y=1", "see https://***@example.com:8/x?y=1"),
-        ('{"api_key": "abcdef123456"}', '{"api_key": "***"}'),
-        ("x-api-key=abcdef123456&model=m", "x-api-key=***&model=m"),
+        (f"key {KEY} here", "key [redacted] here"),
+        ("Incorrect API key provided: sk-abc123XYZ789.", "Incorrect API key provided: [redacted]."),
+        ("Authorization: Bearer abcdef.123456-xyz", "Authorization: Bearer [redacted]"),
+        ("auth was Basic dXNlcjpwYXNz", "auth was Basic [redacted]"),
+        ("see https://bob:pw%21@example.com:8/x?y=1", "see https://[redacted]@example.com:8/x?y=1"),
+        ('{"api_key": "abcdef123456"}', '{"api_key": "[redacted]"}'),
+        ("x-api-key=abcdef123456&model=m", "x-api-key=[redacted]&model=m"),
         ("max_tokens: 4096 and tokens=128 are fine", "max_tokens: 4096 and tokens=128 are fine"),
         ("http://127.0.0.1:8000/v1 refused", "http://127.0.0.1:8000/v1 refused"),
     ],
@@ -156,7 +156,7 @@ async def test_anthropic_keeps_url_credentials_and_echoed_keys_out_too(wire: Wir
     wire.push(Reply(anthropic_error("authentication_error", f"invalid x-api-key {KEY}"), 401))
     with pytest.raises(lw.ModelAPIError) as info:
         await model.generate([lw.UserMessage(content="hi")])
-    assert "HTTP 401: invalid x-api-key ***" in str(info.value)
+    assert "HTTP 401: invalid x-api-key [redacted]" in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__
     expected = "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
     assert wire.requests[0].headers["authorization"] == expected
