@@ -185,6 +185,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     ``Bearer ...`` / ``Basic ...`` credentials, ``api_key=...``-style values, a URL's
     ``user:password@``) replaced by :data:`REDACTED`. For error text, not for a model's
     or a tool's (see the module documentation)."""
+    learn_env_secrets()
     given = [s for s in secrets if s and len(s) >= MIN_LENGTH and s not in _known]
     for secret in _longest_first([*given, *_plain_forms]) if given else _plain_forms:
         if secret in text:
