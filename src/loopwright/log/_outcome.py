@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeGuard
 
-from .._errors import error_text
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage
+from ..model._redact import MAX_ERROR, error_summary
 from ..transcript import ErrorEvent, Event, LimitEvent, Transcript
 from ._writer import RunWriter
 
@@ -38,7 +38,8 @@ def json_text(value: Any) -> str | None:
 
 
 def _error_text(error: BaseException | str) -> str:
-    return error if isinstance(error, str) else error_text(error)
+    """A run's error as recorded: redacted and bounded (``model/_redact.py``)."""
+    return error_summary(error)
 
 
 def _is_limit(error: BaseException) -> TypeGuard[LimitExceededError]:
@@ -139,9 +140,11 @@ class Outcome:
             if not _recorded(error):
                 tb = None
                 if isinstance(error, BaseException) and error.__traceback__ is not None:
-                    tb = "".join(traceback.format_exception(error))
+                    text = "".join(traceback.format_exception(error))
+                    tb = error_summary(text, tail=MAX_ERROR * 3 // 4)
                 name = type(error).__name__ if isinstance(error, BaseException) else "Error"
-                t.record(ErrorEvent(error=name, message=str(error), traceback=tb))
+                message = error_summary(str(error))
+                t.record(ErrorEvent(error=name, message=message, traceback=tb))
                 _mark_recorded(error)
             self.error = _error_text(error)
         if messages is not None:

@@ -8,8 +8,8 @@ is durable against the process being killed (WAL mode). When the last writer of 
 closes, the thread commits what is left, closes the connection (the WAL is folded into
 the file) and ends.
 
-Every row is written with the known secrets redacted (``transcript/_secrets.py``): no
-API key, password or token reaches the file, whatever text carried it.
+Every row is written with the secrets learnt redacted (``model/_redact.py``): no API
+key, password or token reaches the file, whatever text carried it.
 
 When writing fails (the disk is full, the file is damaged or taken away), the file's
 thread stops writing and tells every writer of the file at once, from the thread: the
@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
 from ..model import ChatMessage
+from ..model._redact import learn_env_secrets, redact_known
 from ..transcript import Event
-from ..transcript._secrets import add_env_secrets, redact
 from ._db import RunStoreError, connect
 from ._serialize import dump_event, dump_message
 
@@ -78,7 +78,7 @@ class RunWriter:
         self._on_error: Callable[[BaseException], None] | None = None
         self._closed = False
         self._file = _acquire(self.path, self)
-        add_env_secrets()
+        learn_env_secrets()
 
     @property
     def error(self) -> BaseException | None:
@@ -305,7 +305,7 @@ class _FileWriter:
                         event.span_id,
                         event.event,
                         event.timestamp.isoformat(),
-                        redact(data),
+                        redact_known(data),
                     )
                 )
             elif kind == "message":
@@ -316,11 +316,12 @@ class _FileWriter:
                     _log.error("run store: message %s not written: %r", message.id, ex)
                     writer._failed(ex)
                     continue
-                messages.append((run_id, message.id, sample, seq, message.role, redact(text)))
+                messages.append((run_id, message.id, sample, seq, message.role, redact_known(text)))
             elif kind == "sql":
                 # (a run's row holds JSON and plain text: both ways)
                 params = tuple(
-                    redact(redact(p), plain=True) if isinstance(p, str) else p for p in item[3]
+                    redact_known(redact_known(p), plain=True) if isinstance(p, str) else p
+                    for p in item[3]
                 )
                 sql.append((item[2], params))
         if not (sql or events or messages):

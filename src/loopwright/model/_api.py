@@ -121,6 +121,15 @@ class ModelAPI(abc.ABC):
             return RetryDecision(True)
         return RetryDecision(False)
 
+    def secrets(self) -> Sequence[str]:
+        """The credentials this model sends (API keys, passwords, auth header values):
+        they are redacted from its error messages, from the errors recorded for its
+        calls, and from every row of a run store it is called while recording into
+        (values of 8 characters or more). Default: none. Providers that hold a
+        credential return it: the openai and anthropic providers return their key, the
+        user and password of their base URL, and the values of their extra headers."""
+        return ()
+
     def connection_key(self) -> str:
         """Calls sharing this key share one concurrency limit (default: the provider)."""
         return self.provider

@@ -155,9 +155,9 @@ async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
             raise
 
 
-def _reason(error: BaseException) -> str:
+def _reason(error: BaseException, secrets: Sequence[str]) -> str:
     """An error as a retry warning states it: one line, bounded, secrets redacted."""
-    text = " ".join(redact(error_text(error)).split())
+    text = " ".join(redact(error_text(error), secrets).split())
     return text if len(text) <= 300 else text[:300] + "..."
 
 
@@ -336,7 +336,7 @@ class Model:
                 _log.warning(
                     "%s failed (%s); retry %d of %d in %.1f s",
                     api.name,
-                    _reason(ex),
+                    _reason(ex, api.secrets()),
                     attempt,
                     most,
                     wait,

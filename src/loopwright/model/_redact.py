@@ -1,55 +1,235 @@
-"""Secrets out of text before it becomes an error message, a log line or an event.
+"""What a secret is, and how text is redacted: the one place for both.
 
-Providers redact at the source: the URL they show has no credentials
-(:func:`redact_url`), and an error body from the server goes through :func:`redact`
-with the provider's key before it becomes an exception message (servers echo the key
-they were sent: "Incorrect API key provided: sk-..."). Everything downstream (the run
-store, transcripts, logs, the terminal) then only ever sees the redacted text.
+It lives under ``model/`` because providers redact at the source and ``model/`` imports
+neither ``transcript/`` nor ``log/``; those import it from here.
+
+What is a secret:
+
+- the credentials of a model: what :meth:`ModelAPI.secrets() <loopwright.ModelAPI.secrets>`
+  returns (the openai and anthropic providers: the API key, the user and password of
+  the base URL, the values of extra headers);
+- the values under secret-named keys (``api_key``, ``access_token``, ``password``...)
+  of a call's ``extra_body``;
+- the values of environment variables named like one (``*_API_KEY``, ``*_TOKEN``,
+  ``*_SECRET``, ``*_PASSWORD``...);
+- in error text, anything shaped like one: ``sk-...`` keys, ``Bearer ...`` /
+  ``Basic ...`` credentials, ``api_key=...``-style values, a URL's ``user:password@``.
+
+Values shorter than :data:`MIN_LENGTH` characters are not secrets worth the name and
+would redact ordinary words. Every secret becomes :data:`REDACTED`.
+
+Two layers use this:
+
+- **At the source.** A provider's error text goes through :func:`redact` with the
+  provider's secrets before it becomes an exception message (servers echo the key they
+  were sent: "Incorrect API key provided: sk-..."), the URLs it shows have no
+  credentials (:func:`split_credentials`), and the error a model call or a run records
+  goes through :func:`error_summary` (redacted and bounded), whatever the provider.
+- **The last line.** Every secret learnt (:func:`learn_model_secrets` when a model is
+  called while recording, :func:`learn_named_secrets`, :func:`learn_env_secrets`) is
+  redacted by the run store's writer from every row (:func:`redact_known`), as it is and
+  as JSON writes it, so the rows stay valid JSON. Only those exact values: the shapes
+  are matched in error text alone, as a model's or tool's text may hold ``token=...``
+  that is no secret, and the record must say what the model saw.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["MASK", "redact", "redact_url", "split_credentials"]
+from .._errors import error_text
 
-MASK = "***"
-"""What a secret is replaced with."""
+if TYPE_CHECKING:
+    from ._api import ModelAPI
 
-_MIN_SECRET = 6  # shorter "secrets" (e.g. the placeholder of a keyless server) stay
+__all__ = [
+    "MAX_ERROR",
+    "MIN_LENGTH",
+    "REDACTED",
+    "credentials",
+    "error_summary",
+    "learn_env_secrets",
+    "learn_model_secrets",
+    "learn_named_secrets",
+    "learn_secrets",
+    "redact",
+    "redact_known",
+    "redact_url",
+    "split_credentials",
+    "url_credentials",
+]
+
+REDACTED = "[redacted]"
+"""What a secret is replaced with, everywhere."""
+
+MIN_LENGTH = 8
+"""Shorter values are not redacted (the placeholder key of a keyless server, words)."""
+
+MAX_ERROR = 16_000
+"""The most characters of an error's text that a model call or a run records."""
+
+_SECRET_NAME = re.compile(
+    r"(API_?KEY|ACCESS_?KEY|SECRET(_?KEY)?|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|AUTHORIZATION)$",
+    re.IGNORECASE,
+)
 
 # credentials in a URL: scheme://user:password@host
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#]+@")
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     # OpenAI-style keys (sk-..., sk-proj-..., sk-ant-...)
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-" + MASK),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), REDACTED),
     # an Authorization header's value
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + MASK),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + REDACTED),
     # key=value / "api_key": "value" / x-api-key: value
     (
         re.compile(
             r"(?i)\b((?:x-)?api[_\-]?key|access[_\-]?token|token|secret|password)"
             r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",&;}]{6,}"
         ),
-        r"\1\2" + MASK,
+        r"\1\2" + REDACTED,
     ),
 )
 
+# --- the secrets learnt: redacted from every run store row --------------------------------
+_lock = threading.Lock()
+# what is known, as given (a set, for the cheap "seen it" test of every model call); and
+# the forms to look for, as they are (plain text) and as JSON writes them, longest first
+# so that a secret containing another is replaced whole; the tuples are replaced whole
+# under the lock, so readers take them without it
+_known: frozenset[str] = frozenset()
+_plain_forms: tuple[str, ...] = ()
+_json_forms: tuple[str, ...] = ()
+_env_done = False
 
+
+def _longest_first(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(values), key=len, reverse=True))
+
+
+def learn_secrets(values: Iterable[object]) -> None:
+    """Redact each of ``values`` (the strings of :data:`MIN_LENGTH` characters or more)
+    from every run store row written from now on, as it is and as it appears inside
+    JSON text. Cheap for values already known."""
+    global _known, _plain_forms, _json_forms
+    new = [
+        v
+        for v in values
+        if isinstance(v, str) and len(v) >= MIN_LENGTH and v not in _known  # (lock-free)
+    ]
+    if not new:
+        return
+    with _lock:
+        new = [v for v in new if v not in _known]
+        if not new:
+            return
+        forms = {
+            f for v in new for f in (json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1])
+        }
+        _json_forms = _longest_first([*_json_forms, *forms])
+        _plain_forms = _longest_first([*_plain_forms, *new])
+        _known = _known | set(new)
+
+
+def learn_model_secrets(api: ModelAPI) -> None:
+    """Learn the credentials of a model (:meth:`ModelAPI.secrets`); called at each call
+    made while recording (a known secret costs a set lookup), so a rotated key is
+    learnt too."""
+    learn_env_secrets()
+    learn_secrets(api.secrets())
+
+
+def learn_named_secrets(data: object, depth: int = 0) -> None:
+    """Learn the values under secret-named keys (``api_key``, ``token``, ``password``...)
+    of a mapping, e.g. a model call's ``extra_body``, nested mappings included."""
+    if not isinstance(data, Mapping) or depth > 8:
+        return
+    for key, value in data.items():
+        if isinstance(key, str) and _SECRET_NAME.search(key) and isinstance(value, str):
+            learn_secrets((value,))
+        elif isinstance(value, Mapping):
+            learn_named_secrets(value, depth + 1)
+
+
+def learn_env_secrets() -> None:
+    """Learn (once per process) the values of environment variables whose names say they
+    hold a secret."""
+    global _env_done
+    if _env_done:
+        return
+    _env_done = True
+    learn_secrets(v for k, v in os.environ.items() if _SECRET_NAME.search(k))
+
+
+def redact_known(text: str, *, plain: bool = False) -> str:
+    """``text`` (JSON, or ``plain`` text) with every secret learnt replaced by
+    :data:`REDACTED`: linear in its size for each secret; nothing is copied when none
+    occurs. In JSON the secrets are looked for as JSON writes them, so the text stays
+    valid JSON."""
+    for secret in _plain_forms if plain else _json_forms:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+# --- error text ------------------------------------------------------------------------------
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with each of ``secrets`` (of 6 characters or more) and everything shaped
-    like a secret (``sk-...`` keys, ``Bearer ...`` / ``Basic ...`` credentials,
-    ``api_key=...``-style values, a URL's ``user:password@``) replaced by :data:`MASK`."""
-    for secret in secrets:
-        if secret and len(secret) >= _MIN_SECRET and secret in text:
-            text = text.replace(secret, MASK)
-    text = _USERINFO.sub(r"\1" + MASK + "@", text)
-    for pattern, replacement in _PATTERNS:
+    """``text`` with each of ``secrets`` and of the secrets learnt (of :data:`MIN_LENGTH`
+    characters or more) and everything shaped like a secret (``sk-...`` keys,
+    ``Bearer ...`` / ``Basic ...`` credentials, ``api_key=...``-style values, a URL's
+    ``user:password@``) replaced by :data:`REDACTED`. For error text, not for a model's
+    or a tool's (see the module documentation)."""
+    learn_env_secrets()
+    given = [s for s in secrets if s and len(s) >= MIN_LENGTH and s not in _known]
+    for secret in _longest_first([*given, *_plain_forms]) if given else _plain_forms:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    text = _USERINFO.sub(r"\1" + REDACTED + "@", text)
+    for pattern, replacement in _SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def error_summary(
+    error: BaseException | str,
+    secrets: Iterable[str | None] = (),
+    limit: int = MAX_ERROR,
+    *,
+    tail: int = 0,
+) -> str:
+    """An error as a model call or a run records it: ``Type: message``
+    (:func:`~loopwright._errors.error_text`; a text is taken as it is), redacted
+    (:func:`redact`) and cut to about ``limit`` characters: the first ``limit - tail``
+    and the last ``tail`` (a traceback's last lines say what failed)."""
+    text = error if isinstance(error, str) else error_text(error)
+    if len(text) <= limit:
+        return redact(text, secrets)
+    # each end is redacted before it is cut, so a secret across a cut goes whole; the
+    # middle is never read
+    head = redact(text[: limit - tail + _SLACK], secrets)[: limit - tail]
+    end = redact(text[-(tail + _SLACK) :], secrets)[-tail:] if tail else ""
+    return f"{head}\n[{len(text) - limit:,} characters cut]\n{end}"
+
+
+_SLACK = 4096  # characters redacted beyond a cut: more than any secret
+
+
+# --- URLs --------------------------------------------------------------------------------------
+def url_credentials(url: str) -> list[str]:
+    """The user and password of ``url``'s authority, as written and percent-decoded
+    (a token is often given as the user: ``https://TOKEN@host``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    values = [v for v in (parts.username, parts.password) if v]
+    return [*values, *(unquote(v) for v in values if unquote(v) != v)]
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:
@@ -84,3 +264,10 @@ def redact_url(url: str) -> str:
     if basic is None and "@" in url:  # unparseable, or odd: mask what looks secret
         return redact(url)
     return clean
+
+
+def credentials(api_key: str | None, url: str, headers: Mapping[str, str] | None) -> Sequence[str]:
+    """What an HTTP provider's :meth:`~loopwright.ModelAPI.secrets` returns: its key,
+    the user and password of its base URL, the values of its extra headers."""
+    values = [api_key, *url_credentials(url), *(headers or {}).values()]
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v))

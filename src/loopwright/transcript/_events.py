@@ -85,7 +85,9 @@ class ModelEvent(BaseEvent):
         output: The output (``None`` while pending or after a failure).
         usage: Tokens used.
         retries: Retries made.
-        error: Why the call failed (``Type: message``), if it did.
+        error: Why the call failed (``Type: message``), if it did: the model's
+            secrets and anything shaped like one redacted, cut to about 16,000
+            characters (``model/_redact.py``: ``error_summary``).
         duration: Seconds from start to end, waits included.
         wait_time: Seconds spent waiting (retry backoff, connection slots).
         working_time: ``duration - wait_time``.
@@ -280,8 +282,8 @@ class ErrorEvent(BaseEvent):
 
     Attributes:
         error: The exception's type.
-        message: Its message.
-        traceback: The formatted traceback.
+        message: Its message, secrets redacted, cut to about 16,000 characters.
+        traceback: The formatted traceback, the same way (its last lines kept).
     """
 
     event: Literal["error"] = "error"

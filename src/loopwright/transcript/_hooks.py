@@ -11,9 +11,9 @@ from .._errors import error_text
 from .._fast import set_fields
 from .._ids import new_id
 from ..model import ModelCall, model_hook
+from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..store import _current as _current_store
 from ._events import LoggerEvent, ModelEvent, ToolEvent
-from ._secrets import add_model_secrets, add_named_secrets
 from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
 if TYPE_CHECKING:
@@ -51,9 +51,9 @@ class _ModelHook:
             return
         t = scope.transcript
         _checkpoint(t)
-        add_model_secrets(call.model.api)  # what the run store must redact from now on
+        learn_model_secrets(call.model.api)  # what the run store must redact from now on
         if call.config.extra_body:
-            add_named_secrets(call.config.extra_body)
+            learn_named_secrets(call.config.extra_body)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
@@ -94,7 +94,11 @@ class _ModelHook:
             ev,
             output=out,
             usage=out.usage if out is not None else None,
-            error=error_text(call.error) if call.error is not None else None,
+            error=(
+                error_summary(call.error, call.model.api.secrets())
+                if call.error is not None
+                else None
+            ),
             retries=call.retries,
             duration=call.duration,
             wait_time=call.wait_time,

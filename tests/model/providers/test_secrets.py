@@ -52,7 +52,9 @@ def test_no_secret_reaches_the_run_store_from_an_error_that_echoes_the_key(
         run(model, db)
     assert len(wire.requests) == 2
     assert "HTTP 401" in str(info.value)
-    assert KEY not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
+    assert KEY not in str(info.value) and "Incorrect API key provided: [redacted]" in str(
+        info.value
+    )
     assert secrets_in(db, KEY, PASSWORD) == []
     assert "HTTP 401" in db.read_bytes().decode("utf-8", "replace")  # the error is there
     logged = "\n".join(r.getMessage() for r in caplog.records)
@@ -109,13 +111,13 @@ async def test_credentials_in_the_url_are_still_sent_as_basic_auth(wire: WireSer
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (f"key {KEY} here", "key *** here"),
-        ("Incorrect API key provided: sk-abc123XYZ789.", "Incorrect API key provided: sk-***."),
-        ("Authorization: Bearer abcdef.123456-xyz", "Authorization: Bearer ***"),
-        ("auth was Basic dXNlcjpwYXNz", "auth was Basic ***"),
-        ("see https://bob:pw%21@example.com:8/x?y=1", "see https://***@example.com:8/x?y=1"),
-        ('{"api_key": "abcdef123456"}', '{"api_key": "***"}'),
-        ("x-api-key=abcdef123456&model=m", "x-api-key=***&model=m"),
+        (f"key {KEY} here", "key [redacted] here"),
+        ("Incorrect API key provided: sk-abc123XYZ789.", "Incorrect API key provided: [redacted]."),
+        ("Authorization: Bearer abcdef.123456-xyz", "Authorization: Bearer [redacted]"),
+        ("auth was Basic dXNlcjpwYXNz", "auth was Basic [redacted]"),
+        ("see https://bob:pw%21@example.com:8/x?y=1", "see https://[redacted]@example.com:8/x?y=1"),
+        ('{"api_key": "abcdef123456"}', '{"api_key": "[redacted]"}'),
+        ("x-api-key=abcdef123456&model=m", "x-api-key=[redacted]&model=m"),
         ("max_tokens: 4096 and tokens=128 are fine", "max_tokens: 4096 and tokens=128 are fine"),
         ("http://127.0.0.1:8000/v1 refused", "http://127.0.0.1:8000/v1 refused"),
     ],
@@ -156,7 +158,64 @@ async def test_anthropic_keeps_url_credentials_and_echoed_keys_out_too(wire: Wir
     wire.push(Reply(anthropic_error("authentication_error", f"invalid x-api-key {KEY}"), 401))
     with pytest.raises(lw.ModelAPIError) as info:
         await model.generate([lw.UserMessage(content="hi")])
-    assert "HTTP 401: invalid x-api-key ***" in str(info.value)
+    assert "HTTP 401: invalid x-api-key [redacted]" in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__
     expected = "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
     assert wire.requests[0].headers["authorization"] == expected
+
+
+def test_providers_declare_their_credentials_by_a_public_method(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ModelAPI.secrets()``: the key, the base URL's user and password (as written and
+    decoded) and the extra headers' values; none for a keyless server's placeholder."""
+    pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+    url = f"http://us%40er:{PASSWORD}@127.0.0.1:9/v1"
+    headers = {"X-Org-Token": "org-token-77aa01"}
+    openai = lw.get_model("openai/m", base_url=url, api_key=KEY, default_headers=headers)
+    basic = "Basic " + base64.b64encode(f"us@er:{PASSWORD}".encode()).decode()
+    assert set(openai.api.secrets()) == {
+        KEY,
+        "us%40er",
+        "us@er",
+        PASSWORD,
+        basic,
+        *headers.values(),
+    }
+    anthropic = lw.get_model("anthropic/m", base_url=url, api_key=KEY, default_headers=headers)
+    assert set(anthropic.api.secrets()) == set(openai.api.secrets())
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = lw.get_model("openai/m", base_url="http://127.0.0.1:9/v1", api_key=None)
+    assert keyless.api.secrets() == ()  # "not-needed" is no secret
+    assert lw.get_model("mock").api.secrets() == ()  # the default
+
+
+async def test_an_echoed_header_credential_is_redacted_from_the_message(wire: WireServer) -> None:
+    """A server that echoes a credential sent in an extra header (not the API key): the
+    error message holds ``[redacted]`` instead."""
+    token = "hdr-Credential-0f9e8d7c6b5a"
+    wire.push(Reply(openai_error(f"token {token} has expired"), 401))
+    model = lw.get_model(
+        "openai/m",
+        base_url=f"{wire.url}/v1",
+        api_key=KEY,
+        default_headers={"X-Auth": token},
+        config=lw.GenerateConfig(max_retries=0),
+    )
+    with pytest.raises(lw.ModelAPIError) as info:
+        await model.generate([lw.UserMessage(content="hi")])
+    assert wire.requests[0].headers["x-auth"] == token  # it was sent
+    assert "token [redacted] has expired" in str(info.value) and token not in str(info.value)
+
+
+def test_error_summary_redacts_across_the_cut_and_keeps_a_tail() -> None:
+    """A secret that a cut would halve is redacted whole first; ``tail`` keeps the end."""
+    from loopwright.model._redact import error_summary
+
+    text = "a" * 95 + KEY + "b" * 200 + "THE END"
+    out = error_summary(text, [KEY], limit=100)
+    assert KEY[:5] not in out and out.startswith("a" * 95 + "[reda\n")
+    assert out.endswith(f"[{len(text) - 100:,} characters cut]\n")
+    out = error_summary(text, [KEY], limit=100, tail=20)
+    assert out.endswith("THE END") and KEY[:5] not in out
+    assert error_summary(ValueError(f"bad {KEY}"), [KEY]) == "ValueError: bad [redacted]"

@@ -12,7 +12,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
@@ -156,7 +156,7 @@ def says_invalid_request(error: BaseException) -> bool:
 
 
 def status_error(
-    model: str, error: BaseException, *, key_env: str | None, api_key: str | None = None
+    model: str, error: BaseException, *, key_env: str | None, secrets: Sequence[str] = ()
 ) -> ModelAPIError:
     """A :class:`ModelAPIError` for an SDK ``APIStatusError``, classified for retries:
     as :func:`should_retry_status` says, except that a 5xx whose body says the request
@@ -173,7 +173,7 @@ def status_error(
     )
     retry = retry and not invalid
     retry_after = parse_retry_after(headers) if retry else None
-    detail = _shown(error_message(error), api_key)
+    detail = _shown(error_message(error), secrets)
     if status in (401, 403):
         hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
     elif status == 404:
@@ -197,9 +197,9 @@ def status_error(
 _MAX_DETAIL = 1000  # characters of a server's error text kept in a message
 
 
-def _shown(text: str, api_key: str | None) -> str:
+def _shown(text: str, secrets: Sequence[str]) -> str:
     """A server's error text as a message shows it: secrets redacted, bounded."""
-    text = redact(text, (api_key,))
+    text = redact(text, secrets)
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
 
 
@@ -252,12 +252,12 @@ def sdk_failure(
     base_url: str,
     key_env: str | None,
     timeout: float | None,
-    api_key: str | None = None,
+    secrets: Sequence[str] = (),
 ) -> ModelOutput | LoopwrightError | None:
     """Translate an exception of an ``openai``/``anthropic`` SDK call.
 
     ``base_url`` is shown as given (pass it without credentials); the server's text is
-    redacted (``api_key`` and anything shaped like a secret) and bounded.
+    redacted (the model's ``secrets`` and anything shaped like a secret) and bounded.
 
     Returns a ``model_length`` output for a context-length error, a loopwright error
     (classified for retries) for every other SDK error and for a body the SDK could not
@@ -280,7 +280,7 @@ def sdk_failure(
                 retryable=True,
             )
         cause = error.__cause__ or error.__context__
-        reason = _shown(f"{error_message(error)}{f': {cause}' if cause else ''}", api_key)
+        reason = _shown(f"{error_message(error)}{f': {cause}' if cause else ''}", secrets)
         return ModelAPIError(
             f"{model}: the connection to {base_url} failed ({reason}); retried. Check that "
             "the server is up",
@@ -288,8 +288,8 @@ def sdk_failure(
         )
     if isinstance(error, sdk.APIStatusError):
         if is_context_length_error(error):
-            return model_length_output(model, _shown(error_message(error), api_key))
-        return status_error(model, error, key_env=key_env, api_key=api_key)
+            return model_length_output(model, _shown(error_message(error), secrets))
+        return status_error(model, error, key_env=key_env, secrets=secrets)
     if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
-        return ModelAPIError(f"{model}: {_shown(error_message(error), api_key)}")
+        return ModelAPIError(f"{model}: {_shown(error_message(error), secrets)}")
     return None

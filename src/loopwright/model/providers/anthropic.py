@@ -38,7 +38,7 @@ from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
-from .._redact import split_credentials
+from .._redact import credentials, split_credentials
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
 from ._http_errors import failure_cause, malformed_reply, sdk_failure
 from ._sdk_clients import PerLoopClients
@@ -121,6 +121,7 @@ class AnthropicAPI(ModelAPI):
         if basic is not None and not any(k.lower() == "authorization" for k in headers):
             headers["Authorization"] = basic
         self._headers = headers or None
+        self._secrets = credentials(key, url, headers)
         self._client_args = client_args
         self._clients: PerLoopClients[anthropic_sdk.AsyncAnthropic] = PerLoopClients(
             self._sdk.AsyncAnthropic,
@@ -136,6 +137,10 @@ class AnthropicAPI(ModelAPI):
 
     def __repr__(self) -> str:
         return f"AnthropicAPI({self.name!r}, base_url={self.base_url!r})"
+
+    def secrets(self) -> Sequence[str]:
+        """The key, the user and password of the base URL, the extra headers' values."""
+        return self._secrets
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -173,7 +178,7 @@ class AnthropicAPI(ModelAPI):
                 base_url=self.base_url,
                 key_env="ANTHROPIC_API_KEY",
                 timeout=config.timeout,
-                api_key=self._api_key,
+                secrets=self._secrets,
             )
             if failure is None:
                 raise

@@ -73,7 +73,7 @@ from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
-from .._redact import split_credentials
+from .._redact import credentials, split_credentials
 from ._http_errors import failure_cause, is_context_length_error, malformed_reply, sdk_failure
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
 from ._sdk_clients import PerLoopClients
@@ -240,6 +240,7 @@ class OpenAIAPI(ModelAPI):
         if basic is not None and not any(k.lower() == "authorization" for k in headers):
             headers["Authorization"] = basic
         self._headers = headers or None
+        self._secrets = credentials(key if key != _NO_KEY else None, url, headers)
         if not isinstance(strict_tools, bool):
             raise ConfigurationError(f"strict_tools must be True or False, got {strict_tools!r}")
         self._strict = StrictTools(self.name) if strict_tools else None
@@ -258,6 +259,10 @@ class OpenAIAPI(ModelAPI):
 
     def __repr__(self) -> str:
         return f"OpenAIAPI({self.name!r}, base_url={self.base_url!r})"
+
+    def secrets(self) -> Sequence[str]:
+        """The key, the user and password of the base URL, the extra headers' values."""
+        return self._secrets
 
     def connection_key(self) -> str:
         return f"{self.provider}:{self.base_url}"
@@ -295,7 +300,7 @@ class OpenAIAPI(ModelAPI):
                 base_url=self.base_url,
                 key_env=self._key_env,
                 timeout=config.timeout,
-                api_key=self._api_key if self._api_key != _NO_KEY else None,
+                secrets=self._secrets,
             )
             if failure is None:
                 raise
