@@ -101,7 +101,7 @@ class Runner:
         self.config = config
         self.db: str | Literal[False] = db if config.store and db else False
         tool = add_sync if config.sync_tool else add
-        self.agent = lw.react(tools=[tool])
+        self.agent = lw.react(tools=[tool], max_steps=None)  # the runs set their own length
         self.tool_name = tool.name
 
     def model(self, steps: int) -> lw.Model:
