@@ -12,7 +12,7 @@ import pytest
 
 import loopwright as lw
 
-from ._cli import cli, env_for
+from ._cli import cli, env_for, script
 
 TASKS = """
 import asyncio
@@ -280,3 +280,44 @@ def test_an_empty_dataset_is_refused(tmp_path: Path) -> None:
     r = cli("eval", "typed.py@empty", cwd=tmp_path)
     assert r.code == 2
     assert "a task needs at least one sample; the dataset" in r.err and "has none" in r.err
+
+
+ONE = """
+import loopwright as lw
+
+@lw.task
+def one() -> lw.Task:
+    return lw.Task([{"id": "a", "input": "2+2?", "target": "4"}], agent=lw.react(submit=False),
+                   scorer=lw.match("numeric"), model=lw.get_model("mock", outputs=["It is 4."]))
+"""
+
+
+def test_generation_settings_and_the_replay_model_reading_db(tmp_path: Path) -> None:
+    (tmp_path / "one.py").write_text(ONE)
+    # -G and friends apply over the task's own model
+    r = cli(
+        "eval", "one.py", "--temperature", "0.3", "--max-tokens", "9", "-G", "seed=7",
+        "--db", "other.db", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["model"] == "mock" and t["metrics"]["match"]["accuracy"] == 1.0
+    with lw.load_run(t["run_id"], db=tmp_path / "other.db") as log:
+        [config] = [e.config for e in log.events("a") if isinstance(e, lw.ModelEvent)]
+    assert (config.temperature, config.max_tokens, config.seed) == (0.3, 9, 7)
+    r = cli("eval", "one.py", "-G", "nope=1", cwd=tmp_path)
+    assert r.code == 2 and "unknown generation setting 'nope'" in r.err
+    # the replay model reads the recorded run from the command's --db
+    recorded = cli(
+        "run", "2+2?", "-m", "mock", "-M", script(tmp_path / "s.json", ["It is 4."]),
+        "--db", "other.db", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert recorded.code == 0, recorded.err
+    run_id = recorded.json()["run_id"]
+    r = cli("eval", "one.py", "-m", f"replay/{run_id}", "--db", "other.db", "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["model"] == f"replay/{run_id}" and t["scored"] == 1
+    assert t["metrics"]["match"]["accuracy"] == 1.0

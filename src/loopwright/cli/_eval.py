@@ -17,6 +17,8 @@ from ._options import (
     EXIT_OK,
     build_model,
     db_option,
+    generate_config,
+    generate_options,
     json_option,
     model_options,
 )
@@ -42,6 +44,7 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.command("eval")
 @click.argument("tasks", nargs=-1, required=True, metavar="FILE.py[@TASK]...")
 @model_options
+@generate_options
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N samples.")
 @click.option(
     "--max-samples",
@@ -89,6 +92,9 @@ def eval_command(
     model: str | None,
     model_args: tuple[str, ...],
     protocol: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    generate: tuple[str, ...],
     limit: int | None,
     max_samples: int | None,
     epochs: int | None,
@@ -106,8 +112,10 @@ def eval_command(
     run per task). A progress bar shows done/total, errors, the running score, tokens,
     the rate and the time left; a table of metrics follows, saying how many samples
     each scorer scored: a sample that fails (raises) is not scored, and the metrics are
-    over the scored ones only. Ctrl-C stops cleanly and keeps what ran: --resume RUN_ID
-    finishes it later.
+    over the scored ones only. --temperature, --max-tokens and -G apply to every model
+    call of the agent (over the task's model when no --model is given); the replay model
+    (-m replay/RUN_ID) reads its run from --db. Ctrl-C stops cleanly and keeps what
+    ran: --resume RUN_ID finishes it later.
 
     Exit codes: 0 success; 1 a task could not run, or failed samples reached
     --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
@@ -125,7 +133,12 @@ def eval_command(
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
     threshold: bool | float = False if no_fail_on_error else fail_on_error or True
-    chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
+    config = generate_config(generate, temperature, max_tokens)
+    chosen = (
+        build_model(model, model_args, protocol, config=config, db=db)
+        if model or model_args or protocol
+        else None
+    )
     try:
         targs = parse_task_args(task_args, as_text=True) or None
     except ConfigurationError as ex:
@@ -141,6 +154,7 @@ def eval_command(
                 _eval(
                     list(tasks),
                     model=chosen,
+                    config=config if chosen is None else None,
                     max_samples=max_samples,
                     epochs=epochs,
                     limit=limit,

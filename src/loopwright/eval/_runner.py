@@ -14,7 +14,7 @@ from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
-from ..model import Model, UserMessage, default_model, get_model, model_hook
+from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
 from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._sample import Sample
@@ -282,6 +282,13 @@ async def _sandbox(task: Task, sample: Sample) -> AsyncIterator[None]:
         yield
 
 
+def _configured(model: str | Model | None, config: GenerateConfig | None) -> Model:
+    """The model, with ``config`` over its own settings."""
+    if config is None or not isinstance(model, Model):
+        return get_model(model, config=config)
+    return Model(model.api, model.config.merge(config), model.tool_protocol)
+
+
 async def _eval(
     tasks: TaskSpec | Sequence[TaskSpec],
     *,
@@ -294,7 +301,10 @@ async def _eval(
     task_args: Mapping[str, Any] | None,
     progress: EvalProgress | None,
     collect: Callable[[EvalResult], None],
+    config: GenerateConfig | None = None,
 ) -> list[EvalResult]:
+    """:func:`eval_async`; ``config`` (the CLI's generation settings, with no model
+    given) is merged over each task's model's own."""
     if max_samples is not None and max_samples < 1:
         raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
     if epochs is not None and epochs < 1:
@@ -306,7 +316,7 @@ async def _eval(
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
     results: list[EvalResult] = []
     for task in task_list:
-        chosen = get_model(model if model is not None else task.model)
+        chosen = _configured(model if model is not None else task.model, config)
         runner = _TaskRun(
             task,
             model=chosen,
