@@ -128,6 +128,7 @@ def eval_command(
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
     from ..eval import RichProgress, parse_task_args
+    from ..eval._progress import brief
     from ..eval._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
@@ -181,19 +182,20 @@ def eval_command(
         return code
     if not quiet:
         _print_tables(results)
-    for r in results:
+    for r in results:  # names, ids and errors are untrusted: made visible, one line each
+        task, run_id = brief(r.task, 60), brief(r.run_id or "", 60)
         if r.status == "error":
-            click.echo(f"error: task {r.task}: {r.error}", err=True)
+            click.echo(f"error: task {task}: {brief(r.error or 'failed', 1000)}", err=True)
         elif r.status == "cancelled":
             click.echo(
-                f"interrupted: {r.completed}/{r.total} samples kept in run {r.run_id}; "
-                f"finish it with --resume {r.run_id}",
+                f"interrupted: {r.completed}/{r.total} samples kept in run {run_id}; "
+                f"finish it with --resume {run_id}",
                 err=True,
             )
         elif r.errors:
             click.echo(
-                f"{r.errors} of {r.total} samples of {r.task} failed and are not scored "
-                f"(metrics over {r.scored} scored); see `loopwright runs show {r.run_id}`",
+                f"{r.errors} of {r.total} samples of {task} failed and are not scored "
+                f"(metrics over {r.scored} scored); see `loopwright runs show {run_id}`",
                 err=True,
             )
     return code
@@ -205,7 +207,7 @@ def _print_tables(results: list[EvalResult]) -> None:
 
     from ..eval._progress import result_view
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False, emoji=False)
     for r in results:
         if r._opened:
             console.print(result_view(r))
