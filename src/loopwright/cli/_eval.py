@@ -82,7 +82,8 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option(
     "--no-fail-on-error",
     is_flag=True,
-    help="Failed samples do not change the exit code (a task that cannot run still does).",
+    help="Failed samples do not change the exit code (a task that cannot run, or whose "
+    "every sample failed, still does).",
 )
 @db_option
 @json_option
@@ -117,7 +118,8 @@ def eval_command(
     (-m replay/RUN_ID) reads its run from --db. Ctrl-C stops cleanly and keeps what
     ran: --resume RUN_ID finishes it later.
 
-    Exit codes: 0 success; 1 a task could not run, or failed samples reached
+    Exit codes: 0 success; 1 a task could not run or every sample of it failed (its run
+    is recorded with status error: it measured nothing), or failed samples reached
     --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
     a task without samples...); 130 interrupted.
 

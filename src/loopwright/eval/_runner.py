@@ -16,7 +16,7 @@ from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
 from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
 from ._follow import EvalProgress, Quiet, TokenCounter
-from ._results import EvalResult, SampleResult, compute_metrics
+from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
 from ._score import Score
 from ._task import Task, TaskError, load_tasks, on_sys_path
@@ -151,6 +151,7 @@ class _TaskRun:
                 finally:
                     result.metrics = compute_metrics(task.scorer, result.samples)
                     result.duration = time.monotonic() - t0
+                    mark_all_failed(result)
                     rec.finish(output=self._summary(), status=result.status, error=result.error)
         except asyncio.CancelledError:
             result.status = "cancelled"
@@ -356,9 +357,10 @@ async def eval_async(
 
     A sample that raises is recorded as ``error`` (with its traceback) and is not
     scored; one ended by a limit is recorded as ``limit`` and scored on what it had.
-    Neither stops the others. Cancelling stops the samples in flight (recorded as
-    ``cancelled``), closes the run, and re-raises; ``resume=`` the run later to finish
-    it.
+    Neither stops the others, but a task whose every sample failed ends as ``error``
+    (it measured nothing; ``result.error`` quotes the first failure). Cancelling stops
+    the samples in flight (recorded as ``cancelled``), closes the run, and re-raises;
+    ``resume=`` the run later to finish it.
 
     Args:
         tasks: A :class:`Task`, ``"FILE.py"``, ``"FILE.py@name"``, a registered task's
