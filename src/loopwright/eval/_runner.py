@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
@@ -18,6 +17,7 @@ from ..model import GenerateConfig, Model, UserMessage, default_model, get_model
 from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
+from ._sandbox import sample_agent
 from ._score import Score
 from ._task import Task, TaskError, load_tasks, on_sys_path
 
@@ -242,10 +242,15 @@ class _TaskRun:
         ) as srec:
             with model_hook(counter), default_model(self.model):
                 try:
-                    async with _sandbox(task, sample):
-                        state = await run(
-                            task.agent, state, limits=task.fresh_limits(), approval=task.approval
-                        )
+                    # the sandbox starts inside the sample's limits (its wait for a slot
+                    # counts), its cleanup outside them: see sample_agent
+                    state = await run(
+                        sample_agent(task, sample),
+                        state,
+                        limits=task.fresh_limits(),
+                        approval=task.approval,
+                        sandbox=task.sandbox,
+                    )
                     scores = {s.name: await s(state, sample) for s in task.scorer}
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
@@ -263,24 +268,6 @@ class _TaskRun:
         out.tokens, out.time = counter.total, time.monotonic() - t0
         self.result.samples.append(out)
         self.progress.sample_finished(out)
-
-
-@contextlib.asynccontextmanager
-async def _sandbox(task: Task, sample: Sample) -> AsyncIterator[None]:
-    if task.sandbox is None:
-        if sample.files:
-            raise TaskError(
-                f"sample {sample.id!r} has files but task {task.name!r} has no sandbox "
-                "to put them in; give the task sandbox='bwrap' (or 'local')"
-            )
-        yield
-        return
-    from ..sandbox import use_sandbox
-
-    async with use_sandbox(task.sandbox) as sb:
-        for path, contents in sample.files.items():
-            await sb.write_file(path, contents)
-        yield
 
 
 def _configured(model: str | Model | None, config: GenerateConfig | None) -> Model:
