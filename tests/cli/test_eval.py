@@ -336,7 +336,7 @@ def reply(messages, tools, config):
 @lw.task
 def hostile() -> lw.Task:
     return lw.Task(lw.json_dataset("data.jsonl"), name=open("name.txt").read(),
-                   agent=lw.react(submit=False), scorer=lw.match(),
+                   agent=lw.react(submit=False), scorer=lw.match(name="[/]score\x1b[2J"),
                    model=lw.get_model("mock", outputs=reply))
 """
 
@@ -360,6 +360,8 @@ def test_untrusted_text_is_made_visible(tmp_path: Path) -> None:
     # the failed samples' ids and errors, as text (not markup), ids cut short
     assert f"  s1{shown[:20]}" in r.out and f": ValueError: bad input fail{shown}\n" in r.out
     assert "[/bold red]task\\x1b[2J" in r.err  # the progress bar's task name
+    assert "[/]score\\x1b[2J 1.000 of 2" in r.err  # its running score
+    assert "[/]score\\x1b[2J │    2/4" in r.out  # the metrics table
     assert "2 of 4 samples of [/bold red]task\\x1b[2J failed" in r.err
     [run] = lw.list_runs(tmp_path / "runs.db")
     assert run.status != "running" and run.samples == 4

@@ -114,7 +114,7 @@ class RichProgress:
             TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("{task.fields[stats]}", markup=False),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
