@@ -268,6 +268,15 @@ def test_list_says_how_many_samples_an_eval_scored_and_failed(tmp_path: Path) ->
     assert "success" in lines[3] and "match accuracy 1.000 (1/5 scored, 4 errors)" in lines[3]
     listed = cli("runs", "list", "--status", "error", "--json", cwd=tmp_path).json()
     assert [run["id"] for run in listed] == [t["run_id"]]
+    # several scorers: the metrics are cut to fit the column, the counts still show
+    (tmp_path / "failing.py").write_text(
+        FAILING.replace(
+            "scorer=lw.match()", "scorer=[lw.match(), lw.includes(), lw.match(name='m2')]"
+        )
+    )
+    assert cli("eval", "failing.py", "-q", cwd=tmp_path).code == 1
+    newest = cli("runs", "list", cwd=tmp_path).out.splitlines()[2]
+    assert newest.endswith("│ match accuracy 1.000, incl… (1/5 scored, 4 errors)")
     show = cli("runs", "show", t["run_id"], cwd=tmp_path)
     assert show.code == 0
     assert "every sample failed (5 of 5)" in show.out

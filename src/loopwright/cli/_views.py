@@ -105,13 +105,14 @@ def cells(*values: str) -> list[Text]:
     return [Text(v) for v in values]
 
 
-def result(info: RunInfo) -> str:
+def result(info: RunInfo, n: int | None = None) -> str:
     """What a listing shows of a run's outcome: its answer, its error, or an eval's
     metrics with how many samples they are over and how many failed (``match accuracy
-    1.000 (1/5 scored, 4 errors)``; ``-`` for a metric no sample was scored for)."""
+    1.000 (1/5 scored, 4 errors)``; ``-`` for a metric no sample was scored for). An
+    eval's metrics are cut first to fit ``n`` characters: the counts always show."""
     out: Any = info.output
     if isinstance(out, dict) and isinstance(out.get("metrics"), dict):
-        summary = _eval_summary(out)
+        summary = _eval_summary(out, n)
         if summary or not info.error:
             return summary
     if info.error:
@@ -128,9 +129,9 @@ def run_error(info: RunInfo) -> str:
     return info.error or ""
 
 
-def _eval_summary(out: dict[str, Any]) -> str:
+def _eval_summary(out: dict[str, Any], n: int | None) -> str:
     """An eval run's stored output (``metrics``, ``scored``, ``total``, ``errors``) in
-    one line; ``""`` when no sample ran."""
+    one line of at most ``n`` characters; ``""`` when no sample ran."""
     parts = []
     for scorer, metrics in out["metrics"].items():
         for name, value in (metrics if isinstance(metrics, dict) else {}).items():
@@ -147,4 +148,9 @@ def _eval_summary(out: dict[str, Any]) -> str:
         return ""
     tally = f"{scored}/{total} scored" if parts else f"{completed}/{total} ran"
     tally += f", {errors} errors" if errors != 1 else ", 1 error"
-    return f"{text} ({tally})" if text else tally
+    if not text:
+        return tally
+    room = None if n is None else n - len(tally) - 3
+    if room is not None and len(text) > room:
+        text = short(text, max(room, 1))
+    return f"{text} ({tally})"
