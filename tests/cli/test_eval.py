@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 import loopwright as lw
 
-from ._cli import cli, env_for
+from ._cli import cli, env_for, script
 
 TASKS = """
 import asyncio
@@ -280,3 +281,95 @@ def test_an_empty_dataset_is_refused(tmp_path: Path) -> None:
     r = cli("eval", "typed.py@empty", cwd=tmp_path)
     assert r.code == 2
     assert "a task needs at least one sample; the dataset" in r.err and "has none" in r.err
+
+
+ONE = """
+import loopwright as lw
+
+@lw.task
+def one() -> lw.Task:
+    return lw.Task([{"id": "a", "input": "2+2?", "target": "4"}], agent=lw.react(submit=False),
+                   scorer=lw.match("numeric"), model=lw.get_model("mock", outputs=["It is 4."]))
+"""
+
+
+def test_generation_settings_and_the_replay_model_reading_db(tmp_path: Path) -> None:
+    (tmp_path / "one.py").write_text(ONE)
+    # -G and friends apply over the task's own model
+    r = cli(
+        "eval", "one.py", "--temperature", "0.3", "--max-tokens", "9", "-G", "seed=7",
+        "--db", "other.db", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["model"] == "mock" and t["metrics"]["match"]["accuracy"] == 1.0
+    with lw.load_run(t["run_id"], db=tmp_path / "other.db") as log:
+        [config] = [e.config for e in log.events("a") if isinstance(e, lw.ModelEvent)]
+    assert (config.temperature, config.max_tokens, config.seed) == (0.3, 9, 7)
+    r = cli("eval", "one.py", "-G", "nope=1", cwd=tmp_path)
+    assert r.code == 2 and "unknown generation setting 'nope'" in r.err
+    # the replay model reads the recorded run from the command's --db
+    recorded = cli(
+        "run", "2+2?", "-m", "mock", "-M", script(tmp_path / "s.json", ["It is 4."]),
+        "--db", "other.db", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert recorded.code == 0, recorded.err
+    run_id = recorded.json()["run_id"]
+    r = cli("eval", "one.py", "-m", f"replay/{run_id}", "--db", "other.db", "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    [t] = r.json()["tasks"]
+    assert t["model"] == f"replay/{run_id}" and t["scored"] == 1
+    assert t["metrics"]["match"]["accuracy"] == 1.0
+
+
+HOSTILE_TASK = """
+import loopwright as lw
+
+def reply(messages, tools, config):
+    q = next(m.content for m in messages if m.role == "user")
+    if q.startswith("fail"):
+        raise ValueError("bad input " + q)
+    return "answer " + q
+
+@lw.task
+def hostile() -> lw.Task:
+    return lw.Task(lw.json_dataset("data.jsonl"), name=open("name.txt").read(),
+                   agent=lw.react(submit=False), scorer=lw.match(name="[/]score\x1b[2J"),
+                   model=lw.get_model("mock", outputs=reply))
+"""
+
+
+def test_untrusted_text_is_made_visible(tmp_path: Path) -> None:
+    # escape sequences (conceal, title, clear screen), rich markup, \r and a lone surrogate
+    evil = "\x1b[8m[bold red]x[/bold red][/]\ud800\x1b]0;owned\x07\x1b[2J\r"
+    rows = [
+        {"id": f"s{i}{evil}", "input": ("fail" if i % 2 else "ok") + evil, "target": evil}
+        for i in range(4)
+    ]
+    (tmp_path / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    (tmp_path / "name.txt").write_text("[/bold red]task\x1b[2J", encoding="utf-8")
+    (tmp_path / "hostile.py").write_text(HOSTILE_TASK)
+    r = cli("eval", "hostile.py", cwd=tmp_path)
+    assert r.code == 1, r.err  # two samples failed; the rest ran, and the run is stored
+    for text in (r.out, r.err):
+        assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "2 of 4 samples failed" in r.out
+    shown = "\\x1b[8m[bold red]x[/bold red][/]\\ud800\\x1b]0;owned\\x07\\x1b[2J\\r"
+    # the failed samples' ids and errors, as text (not markup), ids cut short
+    assert f"  s1{shown[:20]}" in r.out and f": ValueError: bad input fail{shown}\n" in r.out
+    assert "[/bold red]task\\x1b[2J" in r.err  # the progress bar's task name
+    assert "[/]score\\x1b[2J 1.000 of 2" in r.err  # its running score
+    assert "[/]score\\x1b[2J │    2/4" in r.out  # the metrics table
+    assert "2 of 4 samples of [/bold red]task\\x1b[2J failed" in r.err
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.status != "running" and run.samples == 4
+    with lw.load_run(run.id, db=tmp_path / "runs.db") as log:
+        assert sorted(s.status for s in log.samples) == ["error", "error", "success", "success"]
+    r = cli("eval", "hostile.py", "--json", cwd=tmp_path)
+    assert r.code == 1 and "\x1b" not in r.out
+    [t] = r.json()["tasks"]
+    assert (t["scored"], t["errors"]) == (2, 2)
+    r = cli("runs", "list", cwd=tmp_path)
+    assert r.code == 0 and "\x1b" not in r.out and "[/bold red]task\\x1b[2J" in r.out

@@ -226,3 +226,58 @@ def test_hostile_text_is_shown_escaped_by_runs(tmp_path: Path) -> None:
     assert show.count(SHOWN.replace("\\ud800", "")) == 2  # the input, the task (the name is cut)
     j = cli("runs", "show", "--json", cwd=tmp_path)
     assert j.json()["run"]["output"] == HOSTILE and "\x1b" not in j.out
+
+
+FAILING = """
+import loopwright as lw
+
+def reply(messages, tools, config):
+    q = next(m.content for m in messages if m.role == "user")
+    if int(q) >= OK:
+        raise lw.ModelAPIError("provider down")
+    return q
+
+OK = 1
+
+@lw.task
+def failing(ok: int = 1) -> lw.Task:
+    global OK
+    OK = ok
+    return lw.Task([{"input": str(i), "target": str(i)} for i in range(5)],
+                   agent=lw.react(submit=False), scorer=lw.match(),
+                   model=lw.get_model("mock", outputs=reply))
+"""
+
+
+def test_list_says_how_many_samples_an_eval_scored_and_failed(tmp_path: Path) -> None:
+    (tmp_path / "failing.py").write_text(FAILING)
+    some = cli("eval", "failing.py", "-q", cwd=tmp_path)  # 4 of 5 fail
+    assert some.code == 1
+    # every sample failed: the eval measured nothing and ends as an error, whatever the
+    # threshold for failed samples
+    none = cli("eval", "failing.py", "-T", "ok=0", "--no-fail-on-error", "--json", cwd=tmp_path)
+    assert none.code == 1
+    [t] = none.json()["tasks"]
+    assert t["status"] == "error" and (t["scored"], t["errors"]) == (0, 5)
+    assert t["error"].startswith("every sample failed (5 of 5); the first, '")
+    assert "ModelAPIError: provider down" in t["error"]
+    r = cli("runs", "list", cwd=tmp_path)
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert "error" in lines[2] and "match accuracy - (0/5 scored, 5 errors)" in lines[2]
+    assert "success" in lines[3] and "match accuracy 1.000 (1/5 scored, 4 errors)" in lines[3]
+    listed = cli("runs", "list", "--status", "error", "--json", cwd=tmp_path).json()
+    assert [run["id"] for run in listed] == [t["run_id"]]
+    # several scorers: the metrics are cut to fit the column, the counts still show
+    (tmp_path / "failing.py").write_text(
+        FAILING.replace(
+            "scorer=lw.match()", "scorer=[lw.match(), lw.includes(), lw.match(name='m2')]"
+        )
+    )
+    assert cli("eval", "failing.py", "-q", cwd=tmp_path).code == 1
+    newest = cli("runs", "list", cwd=tmp_path).out.splitlines()[2]
+    assert newest.endswith("│ match accuracy 1.000, incl… (1/5 scored, 4 errors)")
+    show = cli("runs", "show", t["run_id"], cwd=tmp_path)
+    assert show.code == 0
+    assert "every sample failed (5 of 5)" in show.out
+    assert "match accuracy - (0/5 scored, 5 errors)" in show.out

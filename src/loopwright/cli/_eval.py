@@ -17,6 +17,8 @@ from ._options import (
     EXIT_OK,
     build_model,
     db_option,
+    generate_config,
+    generate_options,
     json_option,
     model_options,
 )
@@ -42,6 +44,7 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.command("eval")
 @click.argument("tasks", nargs=-1, required=True, metavar="FILE.py[@TASK]...")
 @model_options
+@generate_options
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N samples.")
 @click.option(
     "--max-samples",
@@ -79,7 +82,8 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option(
     "--no-fail-on-error",
     is_flag=True,
-    help="Failed samples do not change the exit code (a task that cannot run still does).",
+    help="Failed samples do not change the exit code (a task that cannot run, or whose "
+    "every sample failed, still does).",
 )
 @db_option
 @json_option
@@ -89,6 +93,9 @@ def eval_command(
     model: str | None,
     model_args: tuple[str, ...],
     protocol: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    generate: tuple[str, ...],
     limit: int | None,
     max_samples: int | None,
     epochs: int | None,
@@ -106,10 +113,13 @@ def eval_command(
     run per task). A progress bar shows done/total, errors, the running score, tokens,
     the rate and the time left; a table of metrics follows, saying how many samples
     each scorer scored: a sample that fails (raises) is not scored, and the metrics are
-    over the scored ones only. Ctrl-C stops cleanly and keeps what ran: --resume RUN_ID
-    finishes it later.
+    over the scored ones only. --temperature, --max-tokens and -G apply to every model
+    call of the agent (over the task's model when no --model is given); the replay model
+    (-m replay/RUN_ID) reads its run from --db. Ctrl-C stops cleanly and keeps what
+    ran: --resume RUN_ID finishes it later.
 
-    Exit codes: 0 success; 1 a task could not run, or failed samples reached
+    Exit codes: 0 success; 1 a task could not run or every sample of it failed (its run
+    is recorded with status error: it measured nothing), or failed samples reached
     --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
     a task without samples...); 130 interrupted.
 
@@ -120,12 +130,18 @@ def eval_command(
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
     from ..eval import RichProgress, parse_task_args
+    from ..eval._progress import brief
     from ..eval._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
     threshold: bool | float = False if no_fail_on_error else fail_on_error or True
-    chosen = build_model(model, model_args, protocol) if model or model_args or protocol else None
+    config = generate_config(generate, temperature, max_tokens)
+    chosen = (
+        build_model(model, model_args, protocol, config=config, db=db)
+        if model or model_args or protocol
+        else None
+    )
     try:
         targs = parse_task_args(task_args, as_text=True) or None
     except ConfigurationError as ex:
@@ -141,6 +157,7 @@ def eval_command(
                 _eval(
                     list(tasks),
                     model=chosen,
+                    config=config if chosen is None else None,
                     max_samples=max_samples,
                     epochs=epochs,
                     limit=limit,
@@ -167,19 +184,20 @@ def eval_command(
         return code
     if not quiet:
         _print_tables(results)
-    for r in results:
+    for r in results:  # names, ids and errors are untrusted: made visible, one line each
+        task, run_id = brief(r.task, 60), brief(r.run_id or "", 60)
         if r.status == "error":
-            click.echo(f"error: task {r.task}: {r.error}", err=True)
+            click.echo(f"error: task {task}: {brief(r.error or 'failed', 1000)}", err=True)
         elif r.status == "cancelled":
             click.echo(
-                f"interrupted: {r.completed}/{r.total} samples kept in run {r.run_id}; "
-                f"finish it with --resume {r.run_id}",
+                f"interrupted: {r.completed}/{r.total} samples kept in run {run_id}; "
+                f"finish it with --resume {run_id}",
                 err=True,
             )
         elif r.errors:
             click.echo(
-                f"{r.errors} of {r.total} samples of {r.task} failed and are not scored "
-                f"(metrics over {r.scored} scored); see `loopwright runs show {r.run_id}`",
+                f"{r.errors} of {r.total} samples of {task} failed and are not scored "
+                f"(metrics over {r.scored} scored); see `loopwright runs show {run_id}`",
                 err=True,
             )
     return code
@@ -191,7 +209,7 @@ def _print_tables(results: list[EvalResult]) -> None:
 
     from ..eval._progress import result_view
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False, emoji=False)
     for r in results:
         if r._opened:
             console.print(result_view(r))

@@ -60,7 +60,7 @@ def list_command(
             short(r.status),
             when(r.created),
             str(r.samples) if r.samples else "",
-            short(result(r), 50),
+            short(result(r, 50), 50),
         )
         row[3].stylize({"error": "red", "limit": "yellow", "cancelled": "yellow"}.get(r.status, ""))
         table.add_row(*row)

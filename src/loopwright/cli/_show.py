@@ -13,7 +13,7 @@ import click
 
 from .._terminal import json_text
 from ._options import EXIT_OK, db_option, json_option
-from ._views import cells, console, line, reading, result, short, when
+from ._views import cells, console, line, reading, result, run_error, short, when
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,7 +114,7 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
         ("created", when(info.created)),
         ("finished", when(info.finished)),
         ("input", text(info.input, 200)),
-        ("error", text(result(info), 400) if info.error else ""),
+        ("error", text(run_error(info), 400)),
         ("limit", short(info.limit.get("message")) if info.limit else ""),
     ]
     if isinstance(info.output, dict) and "metrics" in info.output:

@@ -32,6 +32,7 @@ __all__ = [
     "line",
     "reading",
     "result",
+    "run_error",
     "short",
     "when",
 ]
@@ -104,20 +105,52 @@ def cells(*values: str) -> list[Text]:
     return [Text(v) for v in values]
 
 
-def result(info: RunInfo) -> str:
-    """What a listing shows of a run's outcome: its answer, metrics or error."""
-    if info.error:
-        if info.status == "cancelled" and info.error in ("CancelledError", "KeyboardInterrupt"):
-            return ""
-        return info.error
+def result(info: RunInfo, n: int | None = None) -> str:
+    """What a listing shows of a run's outcome: its answer, its error, or an eval's
+    metrics with how many samples they are over and how many failed (``match accuracy
+    1.000 (1/5 scored, 4 errors)``; ``-`` for a metric no sample was scored for). An
+    eval's metrics are cut first to fit ``n`` characters: the counts always show."""
     out: Any = info.output
     if isinstance(out, dict) and isinstance(out.get("metrics"), dict):
-        parts = []
-        for scorer, metrics in out["metrics"].items():
-            for name, value in (metrics or {}).items():
-                if name != "stderr" and isinstance(value, (int, float)):
-                    parts.append(f"{scorer} {name} {value:.3f}")
-        return ", ".join(parts)
+        summary = _eval_summary(out, n)
+        if summary or not info.error:
+            return summary
+    if info.error:
+        return run_error(info)
     if out is None:
         return ""
     return out if isinstance(out, str) else json.dumps(out, default=str)
+
+
+def run_error(info: RunInfo) -> str:
+    """The run's error as shown (``""`` for none, or for a plain interruption)."""
+    if info.status == "cancelled" and info.error in ("CancelledError", "KeyboardInterrupt"):
+        return ""
+    return info.error or ""
+
+
+def _eval_summary(out: dict[str, Any], n: int | None) -> str:
+    """An eval run's stored output (``metrics``, ``scored``, ``total``, ``errors``) in
+    one line of at most ``n`` characters; ``""`` when no sample ran."""
+    parts = []
+    for scorer, metrics in out["metrics"].items():
+        for name, value in (metrics if isinstance(metrics, dict) else {}).items():
+            if name == "stderr":
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            parts.append(f"{scorer} {name} {value:.3f}" if number else f"{scorer} {name} -")
+    text = ", ".join(parts)
+    counts = [out.get(k) for k in ("scored", "total", "errors", "completed")]
+    if not all(isinstance(n, int) for n in counts):  # a store from before the counts
+        return text
+    scored, total, errors, completed = counts
+    if not completed and not text:
+        return ""
+    tally = f"{scored}/{total} scored" if parts else f"{completed}/{total} ran"
+    tally += f", {errors} errors" if errors != 1 else ", 1 error"
+    if not text:
+        return tally
+    room = None if n is None else n - len(tally) - 3
+    if room is not None and len(text) > room:
+        text = short(text, max(room, 1))
+    return f"{text} ({tally})"

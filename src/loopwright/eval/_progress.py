@@ -1,4 +1,10 @@
-"""A rich progress bar for evaluations, and the final table of metrics."""
+"""A rich progress bar for evaluations, and the final table of metrics.
+
+Task and scorer names, run ids, error messages and sample ids may come from a dataset,
+a model or a task file: they are printed through :func:`~loopwright._terminal.visible`
+as ``rich.text.Text`` (or with markup off), so no escape sequence acts on the terminal,
+no ``[bold red]`` is read as markup and a lone surrogate cannot make printing fail.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._terminal import visible
 from ._results import EvalResult, SampleResult
 
 if TYPE_CHECKING:
@@ -18,6 +25,15 @@ if TYPE_CHECKING:
     from ._task import Task
 
 __all__ = ["RichProgress", "metrics_table", "result_view", "summary_line", "summary_rows"]
+
+SHOWN_FAILURES = 3
+"""Failed samples whose error a task's results name (the rest: ``runs show``)."""
+
+
+def brief(text: str, n: int = 200) -> str:
+    """Untrusted ``text`` on one line of at most ``n`` characters, made visible."""
+    text = " ".join(visible(text[: 4 * n + 64]).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _tokens(n: int) -> str:
@@ -95,17 +111,17 @@ class RichProgress:
         for done in result.samples:  # resumed ones
             self._count(done)
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("{task.fields[stats]}", markup=False),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
             console=self.console,
         )
         self._bar = self._progress.add_task(
-            task.name, total=result.total, completed=len(result.samples), stats=""
+            brief(task.name, 60), total=result.total, completed=len(result.samples), stats=""
         )
         self._progress.start()
         self._refresh()
@@ -143,7 +159,7 @@ class RichProgress:
         if done % step and done != r.total and now - self._logged < 30:
             return
         self._logged = now
-        line = f"{r.task}: {done}/{r.total} · {self.stats()}"
+        line = f"{brief(r.task, 60)}: {done}/{r.total} · {self.stats()}"
         elapsed = now - self._t0
         if self._ran and done < r.total and elapsed > 0:
             left = (r.total - done) * elapsed / self._ran
@@ -164,7 +180,9 @@ class RichProgress:
             return ""
         parts = [f"{self._errors} errors" if self._errors != 1 else "1 error"]
         if self._first is not None and self._scored:
-            parts.append(f"{self._first} {self._score_sum / self._scored:.3f} of {self._scored}")
+            parts.append(
+                f"{brief(self._first, 40)} {self._score_sum / self._scored:.3f} of {self._scored}"
+            )
         parts.append(f"{_tokens(self._tokens)} tokens")
         elapsed = time.monotonic() - self._t0
         if self._ran and elapsed > 0:
@@ -190,20 +208,20 @@ def metrics_table(result: EvalResult) -> Table:
     title = f"{result.task} · {result.model or ''}"
     if result.status != "success":
         title += f" · {result.status}"
-    table = Table(title=Text(title), title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(title=Text(brief(title)), title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("scorer", style="bold")
     table.add_column("scored", justify="right")
     names: list[str] = []
     for metrics in result.metrics.values():
         names.extend(n for n in metrics if n not in names)
     for name in names:
-        table.add_column(name, justify="right")
+        table.add_column(Text(brief(name, 40)), justify="right")
     for scorer, metrics in result.metrics.items():
         scored = sum(
             1 for s in result.samples if s.status in ("success", "limit") and scorer in s.scores
         )
         table.add_row(
-            Text(scorer),
+            Text(brief(scorer, 60)),
             f"{scored}/{result.total}",
             *(_fmt(metrics[n]) if n in metrics else "" for n in names),
         )
@@ -212,7 +230,8 @@ def metrics_table(result: EvalResult) -> Table:
 
 def result_view(result: EvalResult) -> RenderableType:
     """What is printed when a task ends: its metrics table, a warning when samples
-    failed (they are not in the metrics), and its summary line."""
+    failed (they are not in the metrics) naming the first few and their errors, and
+    its summary line."""
     from rich.console import Group
     from rich.text import Text
 
@@ -227,7 +246,13 @@ def result_view(result: EvalResult) -> RenderableType:
                 style="bold red",
             )
         )
-    parts.append(Text(summary_line(result), style="dim"))
+        failed = [s for s in result.samples if s.status == "error"]
+        for s in failed[:SHOWN_FAILURES]:
+            epoch = f" (epoch {s.epoch})" if s.epoch > 1 else ""
+            parts.append(Text(f"  {brief(s.id, 60)}{epoch}: {brief(s.error or 'failed')}"))
+        if len(failed) > SHOWN_FAILURES:
+            parts.append(Text(f"  … and {len(failed) - SHOWN_FAILURES} more"))
+    parts.append(Text(brief(summary_line(result), 1000), style="dim"))
     return Group(*parts)
 
 

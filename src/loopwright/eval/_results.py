@@ -21,6 +21,7 @@ __all__ = [
     "SampleStatus",
     "check_fail_on_error",
     "compute_metrics",
+    "mark_all_failed",
 ]
 
 SampleStatus: TypeAlias = Literal["success", "limit", "error", "cancelled"]
@@ -70,9 +71,11 @@ class EvalResult(BaseModel):
             when nothing was stored (``db=False``, or the run could not be opened).
         db: The run store file (``None`` when nothing was stored).
         model: The model evaluated.
-        status: ``success`` (every sample ran, some may have failed), ``cancelled``
-            (stopped early: the samples that ran are kept), ``error`` (the evaluation
-            itself failed).
+        status: ``success`` (every sample ran, some may have failed but not all),
+            ``cancelled`` (stopped early: the samples that ran are kept), ``error``
+            (the evaluation itself failed, or every sample that ran failed: it
+            measured nothing; :attr:`error` says which). The run store records the
+            same status, so ``runs list --status error`` finds both.
         total: Samples x epochs planned.
         samples: The results of the samples that ran, in the order they finished.
         metrics: ``{scorer: {metric: value}}`` over the scored samples, epochs averaged
@@ -178,3 +181,16 @@ def compute_metrics(
 
 def _defined(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+def mark_all_failed(result: EvalResult) -> None:
+    """An evaluation whose samples all failed measured nothing: it ends as ``error``
+    (in the run store too), saying so and quoting the first failure."""
+    if result.status != "success" or not result.errors or result.errors < result.completed:
+        return
+    first = next(s for s in result.samples if s.status == "error")
+    result.status = "error"
+    result.error = (
+        f"every sample failed ({result.errors} of {result.total}); the first, "
+        f"{first.id!r}: {(first.error or 'failed')[:1000]}"
+    )

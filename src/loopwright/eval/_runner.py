@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
@@ -14,10 +13,11 @@ from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
 from ..log import Recording, SampleInfo, load_run, recording
-from ..model import Model, UserMessage, default_model, get_model, model_hook
+from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
 from ._follow import EvalProgress, Quiet, TokenCounter
-from ._results import EvalResult, SampleResult, compute_metrics
+from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
+from ._sandbox import sample_agent
 from ._score import Score
 from ._task import Task, TaskError, load_tasks, on_sys_path
 
@@ -151,6 +151,7 @@ class _TaskRun:
                 finally:
                     result.metrics = compute_metrics(task.scorer, result.samples)
                     result.duration = time.monotonic() - t0
+                    mark_all_failed(result)
                     rec.finish(output=self._summary(), status=result.status, error=result.error)
         except asyncio.CancelledError:
             result.status = "cancelled"
@@ -241,10 +242,15 @@ class _TaskRun:
         ) as srec:
             with model_hook(counter), default_model(self.model):
                 try:
-                    async with _sandbox(task, sample):
-                        state = await run(
-                            task.agent, state, limits=task.fresh_limits(), approval=task.approval
-                        )
+                    # the sandbox starts inside the sample's limits (its wait for a slot
+                    # counts), its cleanup outside them: see sample_agent
+                    state = await run(
+                        sample_agent(task, sample),
+                        state,
+                        limits=task.fresh_limits(),
+                        approval=task.approval,
+                        sandbox=task.sandbox,
+                    )
                     scores = {s.name: await s(state, sample) for s in task.scorer}
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
@@ -264,22 +270,11 @@ class _TaskRun:
         self.progress.sample_finished(out)
 
 
-@contextlib.asynccontextmanager
-async def _sandbox(task: Task, sample: Sample) -> AsyncIterator[None]:
-    if task.sandbox is None:
-        if sample.files:
-            raise TaskError(
-                f"sample {sample.id!r} has files but task {task.name!r} has no sandbox "
-                "to put them in; give the task sandbox='bwrap' (or 'local')"
-            )
-        yield
-        return
-    from ..sandbox import use_sandbox
-
-    async with use_sandbox(task.sandbox) as sb:
-        for path, contents in sample.files.items():
-            await sb.write_file(path, contents)
-        yield
+def _configured(model: str | Model | None, config: GenerateConfig | None) -> Model:
+    """The model, with ``config`` over its own settings."""
+    if config is None or not isinstance(model, Model):
+        return get_model(model, config=config)
+    return Model(model.api, model.config.merge(config), model.tool_protocol)
 
 
 async def _eval(
@@ -294,7 +289,10 @@ async def _eval(
     task_args: Mapping[str, Any] | None,
     progress: EvalProgress | None,
     collect: Callable[[EvalResult], None],
+    config: GenerateConfig | None = None,
 ) -> list[EvalResult]:
+    """:func:`eval_async`; ``config`` (the CLI's generation settings, with no model
+    given) is merged over each task's model's own."""
     if max_samples is not None and max_samples < 1:
         raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
     if epochs is not None and epochs < 1:
@@ -306,7 +304,7 @@ async def _eval(
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
     results: list[EvalResult] = []
     for task in task_list:
-        chosen = get_model(model if model is not None else task.model)
+        chosen = _configured(model if model is not None else task.model, config)
         runner = _TaskRun(
             task,
             model=chosen,
@@ -346,9 +344,10 @@ async def eval_async(
 
     A sample that raises is recorded as ``error`` (with its traceback) and is not
     scored; one ended by a limit is recorded as ``limit`` and scored on what it had.
-    Neither stops the others. Cancelling stops the samples in flight (recorded as
-    ``cancelled``), closes the run, and re-raises; ``resume=`` the run later to finish
-    it.
+    Neither stops the others, but a task whose every sample failed ends as ``error``
+    (it measured nothing; ``result.error`` quotes the first failure). Cancelling stops
+    the samples in flight (recorded as ``cancelled``), closes the run, and re-raises;
+    ``resume=`` the run later to finish it.
 
     Args:
         tasks: A :class:`Task`, ``"FILE.py"``, ``"FILE.py@name"``, a registered task's

@@ -318,9 +318,14 @@ class _FileWriter:
                     continue
                 messages.append((run_id, message.id, sample, seq, message.role, redact_known(text)))
             elif kind == "sql":
-                # (a run's row holds JSON and plain text: both ways)
+                # (a run's row holds JSON and plain text: both ways; a lone surrogate in
+                # plain text, e.g. an error quoting a dataset, is written as \\udXXX)
                 params = tuple(
-                    redact_known(redact_known(p), plain=True) if isinstance(p, str) else p
+                    redact_known(redact_known(p), plain=True)
+                    .encode("utf-8", "backslashreplace")
+                    .decode()
+                    if isinstance(p, str)
+                    else p
                     for p in item[3]
                 )
                 sql.append((item[2], params))
