@@ -8,7 +8,9 @@ import os
 import sqlite3
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -98,10 +100,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug(args)
     last_resort, logging.lastResort = logging.lastResort, _LogLine(debug)
+    show_warning, warnings.showwarning = warnings.showwarning, _warning_line
     try:
         return _main(args, debug)
     finally:
         logging.lastResort = last_resort
+        warnings.showwarning = show_warning
+
+
+def _warning_line(message: Warning | str, *_: Any, **__: Any) -> None:
+    """A Python warning (e.g. the local sandbox's) as one line, without its source."""
+    click.echo(cli_text(f"warning: {message}"), err=True)
 
 
 def _main(args: list[str], debug: bool) -> int:
