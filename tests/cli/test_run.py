@@ -467,3 +467,13 @@ def test_the_unisolated_warning_is_one_line_without_a_source_path(tmp_path: Path
     lines = [line for line in result.err.splitlines() if "WITHOUT isolation" in line]
     assert len(lines) == 1 and lines[0].startswith("warning: local sandbox in "), result.err
     assert ".py:" not in result.err and "self._context" not in result.err, result.err
+
+
+def test_debug_works_after_the_command_too(tmp_path: Path) -> None:
+    # `loopwright run ... --debug` was "No such option '--debug'" (a usage error)
+    r = cli("run", "Hi", "-m", "nosuch/x", "--debug", cwd=tmp_path)
+    assert r.code == 2, r.err
+    assert "Traceback (most recent call last)" in r.err
+    assert r.err.rstrip().splitlines()[-1].startswith("error: unknown model provider 'nosuch'")
+    text = cli("run", "-m", "mock", "-q", "--", "--debug", cwd=tmp_path)  # a task, not a flag
+    assert text.code == 0 and "Traceback" not in text.err, text.err
