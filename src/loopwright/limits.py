@@ -355,7 +355,10 @@ def token_limit(tokens: int) -> Limit:
 
 
 def time_limit(seconds: float) -> Limit:
-    """At most ``seconds`` of wall-clock time; work in flight is cancelled at the limit."""
+    """At most ``seconds`` of wall-clock time; work in flight is cancelled at the limit.
+
+    A sync tool's function cannot be stopped: it keeps running in its worker thread until
+    it returns, and its result is dropped (sandboxed commands are killed)."""
     return _TimeLimit(seconds)
 
 

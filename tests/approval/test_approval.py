@@ -156,6 +156,19 @@ async def test_human_escalates_and_terminates() -> None:
         await run_one(policy, "bash", cmd="ls")
 
 
+async def test_an_answer_stands_when_the_input_closes_at_the_reason() -> None:
+    # `echo t | loopwright run ...`: "t" was answered, the optional reason was not
+    policy, _ = human("t\n")
+    with pytest.raises(lw.ToolTerminated, match="ended the run"):
+        await run_one(policy, "bash", cmd="ls")
+    policy, out = human("n")
+    result, events = await run_one(policy, "bash", cmd="ls")
+    assert ran == [] and result.error is not None
+    assert events[0].decision == "reject"
+    assert events[0].explanation == "rejected by the human reviewer"
+    assert "input closed" not in out.getvalue()
+
+
 async def test_human_input_closed_rejects() -> None:
     policy, out = human("")
     result, events = await run_one(policy, "bash", cmd="ls")

@@ -457,3 +457,23 @@ def test_the_approval_prompt_is_on_stderr_and_shows_what_will_run(tmp_path: Path
     assert r.out == "ok\n"  # the answer alone on stdout: the prompt is not in a pipe
     assert '"cmd": "echo safe\\u001b[8m; rm -rf ~"' in r.err and "\x1b" not in r.err
     assert "  | Listing.\\x1b[8m" in r.err
+
+
+def test_the_unisolated_warning_is_one_line_without_a_source_path(tmp_path: Path) -> None:
+    result = cli(
+        "run", "hi", "-m", "mock", "--tool", "bash", "--sandbox", "local", "-q", cwd=tmp_path
+    )
+    assert result.code == 0, result.err
+    lines = [line for line in result.err.splitlines() if "WITHOUT isolation" in line]
+    assert len(lines) == 1 and lines[0].startswith("warning: local sandbox in "), result.err
+    assert ".py:" not in result.err and "self._context" not in result.err, result.err
+
+
+def test_debug_works_after_the_command_too(tmp_path: Path) -> None:
+    # `loopwright run ... --debug` was "No such option '--debug'" (a usage error)
+    r = cli("run", "Hi", "-m", "nosuch/x", "--debug", cwd=tmp_path)
+    assert r.code == 2, r.err
+    assert "Traceback (most recent call last)" in r.err
+    assert r.err.rstrip().splitlines()[-1].startswith("error: unknown model provider 'nosuch'")
+    text = cli("run", "-m", "mock", "-q", "--", "--debug", cwd=tmp_path)  # a task, not a flag
+    assert text.code == 0 and "Traceback" not in text.err, text.err

@@ -198,3 +198,21 @@ def test_the_tools_do_not_promise_isolation_or_no_network() -> None:
     for t in (bash(), python()):
         text = t.info.description.lower()
         assert "no network" not in text and "sandboxed linux machine" not in text
+
+
+def test_the_unisolated_warning_names_the_users_line_through_run_sync(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # run_sync makes the sandbox inside a task: asyncio's frames are not the user's line
+    import warnings
+
+    from loopwright.sandbox import UnisolatedSandboxWarning, _local
+
+    monkeypatch.setattr(_local, "_warned", False)
+    agent = lw.react(tools=[lw.bash()], submit=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        lw.run_sync(agent, "hi", model="mock", db=False, sandbox="local")  # this line
+    shown = [w for w in caught if issubclass(w.category, UnisolatedSandboxWarning)]
+    assert len(shown) == 1
+    assert shown[0].filename == __file__, shown[0].filename

@@ -209,3 +209,14 @@ async def test_a_renamed_copy_of_a_deferred_tool_keeps_its_info_when_first_calle
     assert (result.error, result.content) == (None, "6")
     assert (copy.info.name, copy.info.description) == ("size", "Size.")
     assert copy.info.parameters["properties"]["width"]["description"] == "W."
+
+
+def test_a_schema_requiring_what_the_function_cannot_take_is_refused_when_made() -> None:
+    # every call would fail: the model sends "c" as required, and is told "c: unexpected"
+    def two(a: int) -> int:
+        return a
+
+    needs_c = {"type": "object", "properties": {"a": {}, "c": {}}, "required": ["a", "c"]}
+    with pytest.raises(ToolDefinitionError, match=r"requires 'c'.*parameters: a"):
+        lw.Tool.from_info(lw.ToolInfo(name="two", parameters=needs_c), two)
+    lw.Tool.from_info(lw.ToolInfo(name="kw", parameters=needs_c), lambda **kw: kw)  # takes any

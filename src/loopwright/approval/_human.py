@@ -93,7 +93,10 @@ def _ask(
                     if modified is not None:
                         return Approval(decision="modify", modified=modified, approver="human")
                 else:
-                    reason = prompt("Reason (shown to the model; optional): ")
+                    try:
+                        reason = prompt("Reason (shown to the model; optional): ")
+                    except _Closed:  # the answer stands: the optional reason is empty
+                        reason = ""
                     default = "rejected by the human reviewer"
                     if decision == "terminate":
                         default = "the human reviewer ended the run"
@@ -133,7 +136,8 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     The person answers approve, reject (with a reason the model is shown), modify
     (new arguments as JSON), escalate (to the next policy) or terminate (the run ends).
     Questions are asked one at a time; the terminal is read in a worker thread, so the
-    event loop keeps running. If the input ends, the call is rejected.
+    event loop keeps running. If the input ends before an answer, the call is rejected
+    (an answer given stands when the input ends at the optional reason).
 
     Args:
         input: Where answers are read (default ``sys.stdin`` at the time of asking).

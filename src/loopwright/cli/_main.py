@@ -8,7 +8,9 @@ import os
 import sqlite3
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -54,8 +56,14 @@ cli.add_command(runs_group)
 cli.add_command(models_command)
 
 
-def _debug(args: Sequence[str]) -> bool:
-    return "--debug" in args or os.environ.get(DEBUG_ENV) == "1"
+def _debug(args: list[str]) -> tuple[list[str], bool]:
+    """``args`` with ``--debug`` moved before the command (it is ``loopwright``'s own
+    option, but users put it after the command too; not after ``--``), and whether it
+    is on."""
+    cut = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:cut]:
+        return args, os.environ.get(DEBUG_ENV) == "1"
+    return ["--debug", *(a for a in args[:cut] if a != "--debug"), *args[cut:]], True
 
 
 def error_line(error: BaseException) -> str:
@@ -96,12 +104,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``--debug``; so are log records nothing else handles.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = _debug(args)
+    args, debug = _debug(args)
     last_resort, logging.lastResort = logging.lastResort, _LogLine(debug)
+    show_warning, warnings.showwarning = warnings.showwarning, _warning_line
     try:
         return _main(args, debug)
     finally:
         logging.lastResort = last_resort
+        warnings.showwarning = show_warning
+
+
+def _warning_line(message: Warning | str, *_: Any, **__: Any) -> None:
+    """A Python warning (e.g. the local sandbox's) as one line, without its source."""
+    click.echo(cli_text(f"warning: {message}"), err=True)
 
 
 def _main(args: list[str], debug: bool) -> int:

@@ -75,12 +75,14 @@ def _kill_tree(pid: int, tag: bytes | None = None) -> None:
 
 
 def _user_stacklevel() -> int:
-    """The ``stacklevel`` of the first caller outside loopwright (and ``contextlib``),
-    so that a warning names the user's line, e.g. their ``use_sandbox("local")``."""
+    """The ``stacklevel`` of the first caller outside loopwright (and ``contextlib`` and
+    ``asyncio``: ``run_sync`` makes the sandbox in a task), so that a warning names the
+    user's line, e.g. their ``use_sandbox("local")`` or ``run_sync(...)``."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    skipped = (package, os.path.dirname(asyncio.__file__) + os.sep)
     frame, level = sys._getframe(1), 1
     while frame is not None and (
-        frame.f_code.co_filename.startswith(package)
+        frame.f_code.co_filename.startswith(skipped)
         or frame.f_code.co_filename == contextlib.__file__
     ):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]

@@ -109,6 +109,15 @@ class SchemaSpec:
         self.parameters = parameters
         self._validator = cls(parameters)
         self._read_signature(fn)
+        required = parameters.get("required")
+        if self._names is not None and isinstance(required, list):
+            cannot = [r for r in required if isinstance(r, str) and r not in self._names]
+            if cannot:  # every call would fail: the model must send what fn refuses
+                raise ToolDefinitionError(
+                    f"The schema of tool {tool_name!r} requires "
+                    f"{', '.join(repr(r) for r in cannot)}, which its function does not "
+                    f"take (its parameters: {', '.join(sorted(self._names)) or 'none'})."
+                )
 
     def _read_signature(self, fn: Callable[..., Any]) -> None:
         self._names: frozenset[str] | None = None  # None: it takes any keyword

@@ -181,8 +181,8 @@ class Tool(Generic[P, R]):
         admit ``None`` means "use the default" (how a strict schema omits it).
 
         Raises:
-            ToolDefinitionError: The name is invalid or the schema is not a valid JSON
-                schema of an object.
+            ToolDefinitionError: The name is invalid, the schema is not a valid JSON
+                schema of an object, or it requires an argument ``fn`` cannot take.
         """
         from ._schema_spec import SchemaSpec
 
