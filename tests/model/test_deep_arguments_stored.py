@@ -126,3 +126,23 @@ async def test_arguments_at_the_bound_run_the_tool_and_are_stored(
     assert isinstance(reply, lw.AssistantMessage)
     assert reply.tool_calls[0].arguments == arguments and event.call.arguments == arguments
     assert event.error is None
+
+
+async def test_the_scripted_model_copies_and_counts_deep_arguments_without_recursion() -> None:
+    from loopwright.model.providers.mock import MockModelAPI
+
+    deep = nested(DEPTH)
+    api = MockModelAPI(outputs=[lw.ModelOutput.for_tool_call("take", {"x": deep})])
+    out = await api.generate([lw.UserMessage(content="go")], [], lw.GenerateConfig())
+    # every level is counted (the estimate was 0: repr gave up with RecursionError)
+    assert out.usage is not None and out.usage.output_tokens > DEPTH
+    # a copy all the way down: a tool changing it cannot change the script
+    copied, original, levels = out.message.tool_calls[0].arguments["x"], deep, 0
+    while isinstance(original, dict | list):
+        assert copied is not original
+        copied, original = copied["a"], original["a"]
+        if isinstance(original, list):
+            assert copied is not original
+            copied, original = copied[0], original[0]
+        levels += 1
+    assert levels == DEPTH and copied == original == 1

@@ -12,7 +12,6 @@ Outputs may be :class:`ModelOutput`\\ s, strings (plain text answers) or excepti
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
@@ -37,48 +36,48 @@ MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
 DEFAULT_TEXT = "Default output from the mock model."
 
 
+def _repr_size(value: Any) -> int:
+    """``len(repr(value))`` for JSON-like data, counted without recursion (scripted
+    arguments may nest deeper than the stack allows)."""
+    size, stack = 0, [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            size += 4 * len(v) or 2  # braces, ": " per item, ", " between items
+            stack += v.keys()
+            stack += v.values()
+        elif isinstance(v, list):
+            size += 2 * len(v) or 2  # brackets, ", " between items
+            stack += v
+        else:
+            size += len(repr(v))
+    return size
+
+
 def _message_tokens(message: ChatMessage) -> int:
     # about four characters a token (so at least one for any text), plus a few per part
     tokens = 4 + (len(message.content) + 3) // 4
     if message.role == "assistant":
         for call in message.tool_calls:
-            # repr is close enough to the JSON for an estimate, and much cheaper
-            try:
-                size = len(repr(call.arguments))
-            except RecursionError:  # nested too deep to show: the binder refuses it
-                size = 0
+            size = _repr_size(call.arguments)  # close enough to the JSON for an estimate
             tokens += 4 + (len(call.function) + 3) // 4 + (size + 3) // 4
     return tokens
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
 def _copy_value(value: Any) -> Any:
-    """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``.
-
-    No recursion: a scripted call may nest its arguments deeper than the stack allows.
-    """
-    if type(value) in _ATOMS:
-        return value
+    """A copy of tool arguments that shares no dict or list with them (JSON's mutable
+    values; anything else is shared), without recursion: scripted arguments may nest
+    deeper than the stack allows. Each dict and list is copied once, in C."""
     if not isinstance(value, dict | list):
-        return copy.deepcopy(value)
-    top: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, top)]
+        return value
+    top = dict(value) if isinstance(value, dict) else list(value)
+    stack = [top]  # copies whose dicts and lists are still the originals
     while stack:
-        src, dst = stack.pop()
-        for k, v in src.items() if isinstance(src, dict) else enumerate(src):
-            if type(v) in _ATOMS:
-                new = v
-            elif isinstance(v, dict | list):
-                new = {} if isinstance(v, dict) else []
-                stack.append((v, new))
-            else:
-                new = copy.deepcopy(v)
-            if isinstance(dst, dict):
-                dst[k] = new
-            else:
-                dst.append(new)
+        node = stack.pop()
+        for k, v in node.items() if isinstance(node, dict) else enumerate(node):
+            if isinstance(v, dict | list):
+                node[k] = new = dict(v) if isinstance(v, dict) else list(v)
+                stack.append(new)
     return top
 
 
@@ -86,8 +85,9 @@ def _copy_output(item: ModelOutput) -> ModelOutput:
     """A copy of ``item`` that shares nothing mutable with it.
 
     The loop and ``Model`` set fields of the output, its message and (on replays) the
-    calls' ids; tools may get the arguments. Every model object and container is copied;
-    strings are shared. (A generic deep copy cost more than the rest of an agent step.)
+    calls' ids; tools may get the arguments. Every model object, dict and list is copied;
+    strings and numbers are shared. (A generic deep copy cost more than the rest of an
+    agent step.)
     """
     message = item.message
     calls = [copy_model(c, arguments=_copy_value(c.arguments)) for c in message.tool_calls]
