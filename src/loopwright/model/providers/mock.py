@@ -5,9 +5,9 @@
         "The answer is 6.",
     ])
 
-Outputs may be :class:`ModelOutput`\\ s, strings (plain text answers) or exceptions
-(raised when reached, to script provider failures). Or pass a callable
-``(messages, tools, config) -> ModelOutput | str`` (sync or async) to compute each reply.
+Outputs may be :class:`ModelOutput`\\ s, reply texts or exceptions, or a callable that
+computes each reply: :class:`MockModelAPI` says how each is used. Its token usage is
+estimated by ``_mock_usage``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
-from .._output import ModelOutput, Usage
+from .._output import ModelOutput
+from ._mock_usage import UsageEstimate
 
 __all__ = ["MockModelAPI", "MockOutputs"]
 
@@ -34,34 +35,6 @@ Responder: TypeAlias = Callable[
 MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
 
 DEFAULT_TEXT = "Default output from the mock model."
-
-
-def _repr_size(value: Any) -> int:
-    """``len(repr(value))`` for JSON-like data, counted without recursion (scripted
-    arguments may nest deeper than the stack allows)."""
-    size, stack = 0, [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            size += 4 * len(v) or 2  # braces, ": " per item, ", " between items
-            stack += v.keys()
-            stack += v.values()
-        elif isinstance(v, list):
-            size += 2 * len(v) or 2  # brackets, ", " between items
-            stack += v
-        else:
-            size += len(repr(v))
-    return size
-
-
-def _message_tokens(message: ChatMessage) -> int:
-    # about four characters a token (so at least one for any text), plus a few per part
-    tokens = 4 + (len(message.content) + 3) // 4
-    if message.role == "assistant":
-        for call in message.tool_calls:
-            size = _repr_size(call.arguments)  # close enough to the JSON for an estimate
-            tokens += 4 + (len(call.function) + 3) // 4 + (size + 3) // 4
-    return tokens
 
 
 def _copy_value(value: Any) -> Any:
@@ -116,7 +89,24 @@ def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> 
 
 
 class MockModelAPI(ModelAPI):
-    """A scripted model. See the module documentation."""
+    """A scripted model: each call answers with the next output of the script.
+
+    ``get_model("mock", outputs=[...])`` makes one. Each item of ``outputs`` is one of:
+
+    - a :class:`ModelOutput`, returned as it is (a fresh copy each time):
+      ``ModelOutput.for_tool_call("multiply", {"a": 2, "b": 3})`` calls a tool,
+      ``ModelOutput.from_text("6")`` answers;
+    - a ``str``: the reply's text. Natively that is a plain answer; with
+      ``tool_protocol="react"`` or ``"json"`` it is parsed like a real model's reply
+      (``'Action: multiply\\nAction Input: {"a": 2, "b": 3}'``);
+    - an exception, raised when reached (to script a provider failure).
+
+    Or ``outputs`` is a callable ``(messages, tools, config) -> ModelOutput | str`` (sync
+    or async) that computes each reply. When the script runs out the next call raises
+    :class:`ScriptExhaustedError`, unless ``repeat=True``. An output without ``usage``
+    gets an estimate (about four characters a token); one with tool calls and
+    ``stop_reason="stop"`` gets ``"tool_calls"``.
+    """
 
     provider = "mock"
     supports_tools = True
@@ -142,11 +132,7 @@ class MockModelAPI(ModelAPI):
         self._repeat = repeat
         self._next = 0
         self._served: set[int] = set()
-        # (first message id, count, id of last counted message, tokens): input tokens are
-        # counted for new messages only, so usage costs O(new) per call, not O(history).
-        self._prefix: tuple[str, int, str, int] | None = None
-        # the last output's message and its tokens: it comes back as the next input
-        self._last_output: tuple[ChatMessage, int] | None = None
+        self._usage = UsageEstimate()  # counts only new messages per call
         if outputs is None:
             self._script, self._repeat = [DEFAULT_TEXT], True
         elif callable(outputs):
@@ -208,24 +194,7 @@ class MockModelAPI(ModelAPI):
         if output.message.tool_calls and output.stop_reason == "stop":
             values["stop_reason"] = "tool_calls"
         if output.usage is None:
-            values["usage"] = self._usage(messages, output)
+            values["usage"] = self._usage.usage(messages, output.message)
         if values:
             set_fields(output, **values)
         return output
-
-    def _usage(self, messages: Sequence[ChatMessage], output: ModelOutput) -> Usage:
-        n = len(messages)
-        start, tokens = 0, 0
-        p = self._prefix
-        if p and n >= p[1] and p[1] and messages[0].id == p[0] and messages[p[1] - 1].id == p[2]:
-            start, tokens = p[1], p[3]
-        last = self._last_output
-        for m in messages[start:]:
-            tokens += last[1] if last is not None and m is last[0] else _message_tokens(m)
-        if n:
-            self._prefix = (messages[0].id, n, messages[n - 1].id, tokens)
-        out_tokens = _message_tokens(output.message)
-        self._last_output = (output.message, out_tokens)
-        return Usage(
-            input_tokens=tokens, output_tokens=out_tokens, total_tokens=tokens + out_tokens
-        )
