@@ -146,3 +146,34 @@ async def test_the_scripted_model_copies_and_counts_deep_arguments_without_recur
             copied, original = copied[0], original[0]
         levels += 1
     assert levels == DEPTH and copied == original == 1
+
+
+async def test_a_deep_call_made_outside_the_model_is_stored_as_a_placeholder(
+    tmp_path: Path,
+) -> None:
+    # Model.generate bounds what a model sends; a call built by an agent's own code (or
+    # changed by an approver) reaches the tools and the store as it is. The store wrote
+    # neither the message nor the tool event ("Maximum serialization depth exceeded")
+    # and stopped the run.
+    deep = {"x": nested(DEPTH)}
+
+    async def agent(state: lw.AgentState) -> lw.AgentState:
+        message = lw.AssistantMessage(tool_calls=[lw.ToolCall(function="take", arguments=deep)])
+        state.messages.append(message)
+        state.messages.extend(await lw.execute_tools(message, [take]))
+        return state
+
+    db = tmp_path / "runs.db"
+    called.clear()
+    state = await lw.run(agent, "go", model="mock", db=db)
+    assert called == [] and state.messages[1].tool_calls[0].arguments["x"] is deep["x"]
+    assert f"more than {MAX_NESTING} levels" in state.messages[2].content
+    with lw.load_run(state.run_id, db=db) as log:
+        assert log.info.status == "success"
+        stored = log.messages()[1]
+        [event] = log.tool_events().values()
+    assert isinstance(stored, lw.AssistantMessage)
+    for call in (stored.tool_calls[0], event.call):
+        assert call.function == "take" and call.arguments == {}
+        assert call.parse_error is not None and f"more than {MAX_NESTING}" in call.parse_error
+    assert event.error is not None and "levels deep" in event.error.message

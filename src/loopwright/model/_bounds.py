@@ -34,6 +34,7 @@ __all__ = [
     "bound_calls",
     "bound_text",
     "cut_text",
+    "flat_call",
 ]
 
 DEFAULT_MAX_OUTPUT_CHARS = 1_000_000
@@ -75,6 +76,20 @@ def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     return copy_model(output, message=copy_model(message, **update), stop_reason="max_tokens")
 
 
+def flat_call(call: ToolCall) -> ToolCall:
+    """``call`` itself, or, when its arguments nest deeper than ``MAX_NESTING`` levels, a
+    copy with no arguments whose ``parse_error`` says why (it is not run; the model is
+    told). The run store writes the same placeholder for such a call that reached it
+    some other way (made by an agent's own code), since it could not read it back."""
+    if not nesting_exceeds(call.arguments):
+        return call
+    error = (
+        f"the arguments nest lists or objects more than {MAX_NESTING} levels deep; write "
+        "them flatter"
+    )
+    return copy_model(call, arguments={}, parse_error=call.parse_error or error)
+
+
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
     model how many were dropped), and calls nested too deeply marked unparseable."""
@@ -86,17 +101,9 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     kept: list[ToolCall] = []
     changed = False
     for call in calls[:cap]:
-        if call.parse_error is None and nesting_exceeds(call.arguments):
-            call = copy_model(
-                call,
-                arguments={},
-                parse_error=(
-                    f"the arguments nest lists or objects more than {MAX_NESTING} levels "
-                    "deep; write them flatter"
-                ),
-            )
-            changed = True
-        kept.append(call)
+        flat = flat_call(call)
+        changed = changed or flat is not call
+        kept.append(flat)
     dropped = len(calls) - len(kept)
     if not changed and not dropped:
         return output
