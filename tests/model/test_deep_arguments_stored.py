@@ -102,7 +102,7 @@ def exactly(depth: int) -> Any:
     return {"x": value}
 
 
-@pytest.mark.parametrize("protocol", ["native", "react"])
+@pytest.mark.parametrize("protocol", ["native", "react", "json"])
 async def test_arguments_at_the_bound_run_the_tool_and_are_stored(
     protocol: str, tmp_path: Path
 ) -> None:
@@ -111,11 +111,12 @@ async def test_arguments_at_the_bound_run_the_tool_and_are_stored(
     # store writes and reads back
     db = tmp_path / "runs.db"
     arguments = exactly(MAX_NESTING)
-    first: lw.ModelOutput | str = (
-        lw.ModelOutput.for_tool_call("take", arguments)
-        if protocol == "native"
-        else f"Action: take\nAction Input: {json.dumps(arguments)}"
-    )
+    first: lw.ModelOutput | str = {
+        "native": lw.ModelOutput.for_tool_call("take", arguments),
+        "react": f"Action: take\nAction Input: {json.dumps(arguments)}",
+        # the action around the arguments does not count against their bound
+        "json": json.dumps({"action": [{"name": "take", "arguments": arguments}]}),
+    }[protocol]
     model = lw.get_model("mock", outputs=[first, last_reply(protocol)], tool_protocol=protocol)
     called.clear()
     state = await lw.run(lw.react(tools=[take]), "go", model=model, db=db)
@@ -177,3 +178,17 @@ async def test_a_deep_call_made_outside_the_model_is_stored_as_a_placeholder(
         assert call.function == "take" and call.arguments == {}
         assert call.parse_error is not None and f"more than {MAX_NESTING}" in call.parse_error
     assert event.error is not None and "levels deep" in event.error.message
+
+
+@pytest.mark.parametrize("protocol", ["react", "json"])
+async def test_arguments_one_level_past_the_bound_are_a_parse_error(protocol: str) -> None:
+    arguments = exactly(MAX_NESTING + 1)
+    reply = {
+        "react": f"Action: take\nAction Input: {json.dumps(arguments)}",
+        "json": json.dumps({"action": {"name": "take", "arguments": arguments}}),
+    }[protocol]
+    model = lw.get_model("mock", outputs=[reply], tool_protocol=protocol)
+    out = await model.generate([lw.UserMessage(content="go")], [take])
+    [call] = out.message.tool_calls
+    assert call.function == "take" and call.arguments == {}
+    assert call.parse_error is not None and f"more than {MAX_NESTING} levels" in call.parse_error
