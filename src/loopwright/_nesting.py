@@ -10,7 +10,9 @@ touches them, by :func:`nesting_exceeds`, which does not recurse:
 - the native providers, as they decode a call's arguments (``parse_error`` is set);
 - the text protocols, as they read an action's JSON (a format error, or ``parse_error``);
 - ``Model.generate``, for every call of every reply (``parse_error`` is set);
-- the tool binder, for calls that reach a tool some other way (an error for the model).
+- the tool binder, for calls that reach a tool some other way (an error for the model);
+- the run store, for such a call that reaches it: it writes the placeholder
+  ``Model.generate`` makes (``model._bounds.flat_call``) when the call cannot be written.
 
 Each place says so in its own words, naming the bound.
 """
