@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 import loopwright as lw
-from loopwright.tool._bind import MAX_ARGUMENT_DEPTH
+from loopwright._nesting import MAX_NESTING as MAX_ARGUMENT_DEPTH
 
 DEPTH = 100_000
 

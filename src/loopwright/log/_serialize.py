@@ -13,7 +13,9 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
+from .._fast import copy_model
 from ..model import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
+from ..model._bounds import flat_call
 from ..transcript import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
@@ -33,6 +35,8 @@ def dump_message(message: ChatMessage) -> str:
     try:
         return message.model_dump_json(exclude_none=True)
     except (ValueError, UnicodeError):  # e.g. a lone surrogate (os.fsdecode of a bad name)
+        if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
+            message = copy_model(message, tool_calls=[flat_call(c) for c in message.tool_calls])
         data = message.model_dump(mode="json", exclude_none=True)
         return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 
@@ -74,7 +78,12 @@ def dump_event(event: Event) -> str:
             return _dump_model_event(event)
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate: the general way
         pass
-    record = event_record(event)
+    try:
+        record = event_record(event)
+    except ValueError:  # a call's arguments nested too deep to write: a placeholder
+        if not isinstance(event, ToolEvent):
+            raise
+        record = event_record(copy_model(event, call=flat_call(event.call)))
     try:  # pydantic's encoder: several times faster than json.dumps
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string

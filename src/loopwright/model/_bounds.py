@@ -1,7 +1,8 @@
 """Bounds on what a model returns: its size, its tool calls, the nesting of arguments.
 
 Model output is untrusted. ``Model.generate`` passes every output (every protocol,
-native included) through :func:`bound_output` before it is parsed, stored or acted on:
+native included) through :func:`bound_text` before a text protocol parses it, and
+through :func:`bound_calls` after, before it is stored or acted on:
 
 - text beyond ``GenerateConfig.max_output_chars`` (default :data:`DEFAULT_MAX_OUTPUT_CHARS`)
   is cut, with a visible marker, before a text protocol parses it; the output's
@@ -10,9 +11,9 @@ native included) through :func:`bound_output` before it is parsed, stored or act
 - tool calls beyond ``GenerateConfig.max_tool_calls`` (default
   :data:`DEFAULT_MAX_TOOL_CALLS`) are dropped, and a note in the message's text tells the
   model how many were dropped and why;
-- a call whose arguments nest deeper than :data:`MAX_NESTING` levels gets ``parse_error``
-  set (it is not run; the model is told), since deeper values fail to serialise or to
-  load back from the run store.
+- a call whose arguments nest deeper than ``MAX_NESTING`` (100) levels gets
+  ``parse_error`` set (it is not run; the model is told), since deeper values fail to
+  serialise or to load back from the run store (see :mod:`loopwright._nesting`).
 
 Each bound costs time linear in the output.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._fast import copy_model
+from .._nesting import MAX_NESTING, nesting_exceeds
 from ._chat import ToolCall
 from ._config import GenerateConfig
 from ._output import ModelOutput
@@ -29,39 +31,16 @@ from ._output import ModelOutput
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "DEFAULT_MAX_TOOL_CALLS",
-    "MAX_NESTING",
     "bound_calls",
     "bound_text",
     "cut_text",
-    "nesting_exceeds",
+    "flat_call",
 ]
 
 DEFAULT_MAX_OUTPUT_CHARS = 1_000_000
 """Model output text longer than this many characters is cut (about 1 MB)."""
 DEFAULT_MAX_TOOL_CALLS = 64
 """At most this many tool calls of one reply are run; the rest are dropped."""
-MAX_NESTING = 100
-"""The deepest nesting of lists and objects accepted in tool-call arguments."""
-
-
-def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
-    """Whether ``value`` nests lists/dicts (tuples) more than ``limit`` levels deep.
-
-    Iterative (no recursion), linear in the size of ``value``.
-    """
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list, tuple)))
-    return False
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -97,6 +76,20 @@ def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     return copy_model(output, message=copy_model(message, **update), stop_reason="max_tokens")
 
 
+def flat_call(call: ToolCall) -> ToolCall:
+    """``call`` itself, or, when its arguments nest deeper than ``MAX_NESTING`` levels, a
+    copy with no arguments whose ``parse_error`` says why (it is not run; the model is
+    told). The run store writes the same placeholder for such a call that reached it
+    some other way (made by an agent's own code), since it could not read it back."""
+    if not nesting_exceeds(call.arguments):
+        return call
+    error = (
+        f"the arguments nest lists or objects more than {MAX_NESTING} levels deep; write "
+        "them flatter"
+    )
+    return copy_model(call, arguments={}, parse_error=call.parse_error or error)
+
+
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
     model how many were dropped), and calls nested too deeply marked unparseable."""
@@ -108,17 +101,9 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     kept: list[ToolCall] = []
     changed = False
     for call in calls[:cap]:
-        if call.parse_error is None and nesting_exceeds(call.arguments, MAX_NESTING):
-            call = copy_model(
-                call,
-                arguments={},
-                parse_error=(
-                    f"the arguments nest lists or objects more than {MAX_NESTING} levels "
-                    "deep; write them flatter"
-                ),
-            )
-            changed = True
-        kept.append(call)
+        flat = flat_call(call)
+        changed = changed or flat is not call
+        kept.append(flat)
     dropped = len(calls) - len(kept)
     if not changed and not dropped:
         return output

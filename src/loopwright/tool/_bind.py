@@ -5,9 +5,11 @@ pydantic model, see ``_schema``) or from a JSON schema (the ``jsonschema`` libra
 see ``_schema_spec``):
 
 1. the arguments must be a JSON object;
-2. they may nest at most :data:`MAX_ARGUMENT_DEPTH` objects and arrays deep. This is
-   checked first, without recursion: deeper data would exhaust the stack of the
-   validators (and of whatever stores or shows the call later), ending the run;
+2. they may nest at most ``MAX_NESTING`` (100) objects and arrays deep, the bound that
+   ``Model.generate`` applies to every call (see :mod:`loopwright._nesting`). This is
+   checked first, without recursion, for calls that reach a tool some other way: deeper
+   data would exhaust the stack of the validators (and of whatever stores or shows the
+   call later), ending the run;
 3. a ``null`` for an optional property whose schema does not accept ``null`` is dropped
    (how a strict-mode model omits an argument; the function's default then applies);
 4. the validator checks them and converts them to what the callable takes;
@@ -24,13 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from .._nesting import MAX_NESTING, nesting_exceeds
 from ._errors import ToolArgumentsError
 from ._jsonschema import decode_json_strings, drop_nulls, has_null
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "Validator", "bind_arguments", "too_deep"]
-
-MAX_ARGUMENT_DEPTH = 64
-"""How many objects and arrays a tool's arguments may nest (the arguments object is 1)."""
+__all__ = ["Validator", "bind_arguments"]
 
 
 class Validator(Protocol):
@@ -51,31 +51,10 @@ class Validator(Protocol):
         ...
 
 
-def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
-    """Whether JSON-like ``value`` nests more than ``limit`` dicts and lists (no recursion).
-
-    Walks level by level and stops at the first level past the limit, so it costs at
-    most the size of the part of ``value`` it visits.
-    """
-    level = [value] if isinstance(value, dict | list | tuple) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        below = []
-        for node in level:
-            for v in node.values() if isinstance(node, dict) else node:
-                if isinstance(v, dict | list | tuple):
-                    below.append(v)
-        level = below
-    return False
-
-
 def _depth_error(tool_name: str, where: str) -> ToolArgumentsError:
     return ToolArgumentsError(
         f"Invalid arguments for tool {tool_name!r}: {where} nest objects and arrays more "
-        f"than {MAX_ARGUMENT_DEPTH} levels deep. Send flatter arguments matching the "
+        f"than {MAX_NESTING} levels deep. Send flatter arguments matching the "
         "tool's parameters."
     )
 
@@ -97,7 +76,7 @@ def bind_arguments(
             f"{type(arguments).__name__}. Expected: {signature_hint(tool_name, params)}"
         )
     args = dict(arguments)
-    if too_deep(args):
+    if nesting_exceeds(args):
         raise _depth_error(tool_name, "the arguments")
     if has_null(args):  # the usual call has none: skip walking the schema
         args = drop_nulls(args, params)
@@ -108,7 +87,7 @@ def bind_arguments(
         decoded = decode_json_strings(args, params)
         if decoded is None:
             raise
-        if too_deep(decoded):
+        if nesting_exceeds(decoded):
             raise _depth_error(tool_name, "the objects or arrays sent as JSON text") from None
         try:
             return validator.bind(tool_name, drop_nulls(decoded, params))

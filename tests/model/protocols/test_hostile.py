@@ -296,7 +296,7 @@ async def test_a_run_under_a_time_limit_is_not_stalled_by_hostile_replies(protoc
 
 
 def test_the_nesting_bound_is_exact() -> None:
-    from loopwright.model._bounds import MAX_NESTING, nesting_exceeds
+    from loopwright._nesting import MAX_NESTING, nesting_exceeds
 
     value: Any = 1
     for _ in range(MAX_NESTING):

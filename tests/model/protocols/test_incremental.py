@@ -95,13 +95,13 @@ def test_a_pruned_conversation_is_rendered_afresh() -> None:
 
 def counting(protocol: ReActProtocol) -> list[int]:
     walked: list[int] = []
-    original = protocol._render_range
+    original = protocol._history._render_range
 
     def spy(messages: Any, begin: int, end: int, toolset: Any) -> list[lw.ChatMessage]:
         walked.append(end - begin)
         return original(messages, begin, end, toolset)
 
-    protocol._render_range = spy  # type: ignore[method-assign]
+    protocol._history._render_range = spy  # type: ignore[method-assign]
     return walked
 
 

@@ -32,9 +32,11 @@ Parsing policy:
   sends it back as ``{"error": ...}``). Unusable arguments of a named action are a call
   with ``parse_error`` set. A truncated object that ended for another reason (the model
   forgot a closing brace) is repaired.
-- Parsing is linear in the reply's length: JSON nested more than 100 levels deep is a
-  format error, at most 16 ``{`` positions are tried, and near-JSON is repaired only up
-  to 32,000 characters per reply (strict JSON of any size is read).
+- Parsing is linear in the reply's length: arguments nested more than 100 levels deep
+  are unusable (a call with ``parse_error``) and a reply deeper than that plus the 3
+  levels of an action around its arguments is a format error; at most 16 ``{``
+  positions are tried, and near-JSON is repaired only up to 32,000 characters per reply
+  (strict JSON of any size is read).
 """
 
 from __future__ import annotations
@@ -43,12 +45,13 @@ import json
 from typing import Any, ClassVar
 
 from ..._errors import ConfigurationError
+from ..._nesting import MAX_NESTING, nesting_exceeds
 from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
 from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
-from ._parsing import find_json, load_json, required_params, single_string_param
+from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
 from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint, unparsed_reply
 
@@ -60,6 +63,9 @@ _NAME_KEYS = ("name", "tool", "function", "tool_name")
 _ARG_KEYS = ("arguments", "args", "input", "parameters", "action_input")
 _SKIP = frozenset({"enum", "const", "default", "examples"})
 _FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
+_ENVELOPE = 3
+"""The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
+the reply may nest that much deeper than arguments may."""
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -260,7 +266,7 @@ class JsonProtocol(TextProtocol):
 
     def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
         problems: list[str] = []
-        found = find_json(text, _is_action, problems)
+        found = find_json(text, _is_action, problems, MAX_NESTING + _ENVELOPE)
         cut_off = (
             "Your reply was cut off by the output token limit before its JSON was "
             "complete. Keep the thought short."
@@ -302,6 +308,8 @@ class JsonProtocol(TextProtocol):
             return self._finish(args, toolset, thought, kept, text)
         function = tool.name if tool is not None else name.strip("`'\"*[]() \t")
         arguments = self._arguments(tool, function, args)
+        if not isinstance(arguments, str) and nesting_exceeds(arguments):
+            arguments = f"The arguments of {function} are not usable: {TOO_DEEP}."
         if isinstance(arguments, str):
             return self.format_error(arguments, toolset, text[:kept], function)
         call = ToolCall(function=function, arguments=arguments)

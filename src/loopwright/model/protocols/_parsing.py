@@ -2,7 +2,8 @@
 
 Model text is never evaluated: JSON is read with :func:`json.loads` and, when that fails,
 with ``json_repair`` (single quotes, trailing commas, Python ``True``/``None``, missing
-closing brackets...).
+closing brackets...). Values nested deeper than the bound on tool-call arguments
+(:data:`loopwright._nesting.MAX_NESTING`) are refused, without recursion.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._bounds import MAX_NESTING, nesting_exceeds
+from ..._nesting import MAX_NESTING, nesting_exceeds
 from .._chat import ToolInfo
 
 __all__ = [
-    "MAX_DEPTH",
     "MAX_REPAIR",
     "MAX_SCAN_STEPS",
     "NAME_JUNK",
@@ -52,8 +52,6 @@ MAX_REPAIR = 32_000
 faster than linearly on some inputs, and all parsing runs on the event loop."""
 MAX_SCAN_STEPS = 2 * MAX_REPAIR
 """The most brackets a scan of near-JSON steps over (one step of Python each)."""
-MAX_DEPTH = MAX_NESTING
-"""The deepest nesting of ``{`` / ``[`` accepted in a reply's JSON."""
 
 # What a scan skips at C speed: text without brackets or quotes, whole quoted strings
 # (with backslash escapes), and bracketed groups up to a few levels deep (any closing
@@ -80,7 +78,7 @@ class Span:
     """Where a JSON value starts and ends in a text.
 
     ``closed`` is False when the text ends before the value does (truncated output), or
-    when the value nests deeper than :data:`MAX_DEPTH` (``deep``) or has too many brackets
+    when the value nests deeper than ``MAX_NESTING`` levels (``deep``) or has too many brackets
     to be worth reading (``long``): the scan stops there.
     """
 
@@ -93,7 +91,7 @@ class Span:
 
 
 def scan(
-    text: str, start: int, max_depth: int = MAX_DEPTH, max_steps: int = MAX_SCAN_STEPS
+    text: str, start: int, max_depth: int = MAX_NESTING, max_steps: int = MAX_SCAN_STEPS
 ) -> Span:
     """Find the end of the JSON object or array starting at ``text[start]``.
 
@@ -151,16 +149,16 @@ class RepairBudget:
     left: int = MAX_REPAIR
 
 
-TOO_DEEP = f"it nests objects or lists more than {MAX_DEPTH} levels deep"
+TOO_DEEP = f"it nests objects or lists more than {MAX_NESTING} levels deep"
 
 
-def load_json(text: str, budget: RepairBudget | None = None) -> Any:
+def load_json(text: str, budget: RepairBudget | None = None, depth: int = MAX_NESTING) -> Any:
     """Parse JSON, repairing near-JSON (``json_repair``) when strict parsing fails.
 
     Control characters inside strings (raw newlines) are accepted. Repair is tried only
     within ``budget`` (default: :data:`MAX_REPAIR` characters), and values nested deeper
-    than :data:`MAX_DEPTH` are refused, so the time is bounded and the value can be
-    stored.
+    than ``depth`` levels (default ``MAX_NESTING``, 100) are refused, so the time is
+    bounded and the value can be stored.
 
     Raises:
         ValueError: The text is not JSON and could not be repaired into any; the message
@@ -173,7 +171,7 @@ def load_json(text: str, budget: RepairBudget | None = None) -> Any:
     except ValueError:
         pass
     else:
-        if nesting_exceeds(value, MAX_DEPTH):
+        if nesting_exceeds(value, depth):
             raise ValueError(TOO_DEEP)
         return value
     budget = budget if budget is not None else RepairBudget()
@@ -181,7 +179,7 @@ def load_json(text: str, budget: RepairBudget | None = None) -> Any:
         raise ValueError(
             f"it is not valid JSON, and at {len(text):,} characters too long to be repaired"
         )
-    if _deeper_than(text, MAX_DEPTH):
+    if _deeper_than(text, depth):
         raise ValueError(TOO_DEEP)
     budget.left -= len(text)
     import json_repair
@@ -192,7 +190,7 @@ def load_json(text: str, budget: RepairBudget | None = None) -> Any:
         raise ValueError("it is not valid JSON") from None
     if value == "" and text.strip() not in ('""', "''"):
         raise ValueError("it is not valid JSON")
-    if nesting_exceeds(value, MAX_DEPTH):
+    if nesting_exceeds(value, depth):
         raise ValueError(TOO_DEEP)
     return value
 
@@ -226,11 +224,14 @@ class JsonRead:
     error: str | None = None
 
 
-def read_json(text: str, start: int, budget: RepairBudget | None = None) -> JsonRead:
+def read_json(
+    text: str, start: int, budget: RepairBudget | None = None, depth: int = MAX_NESTING
+) -> JsonRead:
     """The JSON value starting at ``text[start]`` (``{`` or ``[``) and where it ends.
 
     Strict JSON is read in C, whatever its size; otherwise the value is found with
-    :func:`scan` and near-JSON repaired by :func:`load_json` (within ``budget``).
+    :func:`scan` and near-JSON repaired by :func:`load_json` (within ``budget``). Values
+    nested deeper than ``depth`` levels are refused.
     """
     try:
         value, end = _DECODER.raw_decode(text, start)
@@ -239,14 +240,14 @@ def read_json(text: str, start: int, budget: RepairBudget | None = None) -> Json
     except ValueError:
         pass
     else:
-        if nesting_exceeds(value, MAX_DEPTH):
+        if nesting_exceeds(value, depth):
             return JsonRead(Span(start, end, True, deep=True), error=TOO_DEEP)
         return JsonRead(Span(start, end, True), value)
-    span = scan(text, start)
+    span = scan(text, start, depth)
     if span.deep or span.long:
         return JsonRead(span, error=TOO_DEEP if span.deep else _TOO_LONG)
     try:
-        return JsonRead(span, load_json(text[span.start : span.end], budget))
+        return JsonRead(span, load_json(text[span.start : span.end], budget, depth))
     except ValueError as ex:
         return JsonRead(span, error=str(ex))
 
@@ -278,13 +279,17 @@ def _starts(text: str, skip_to: list[int]) -> Iterator[tuple[str, int, int]]:
 
 
 def find_json(
-    text: str, accept: Callable[[Any], bool], problems: list[str] | None = None
+    text: str,
+    accept: Callable[[Any], bool],
+    problems: list[str] | None = None,
+    depth: int = MAX_NESTING,
 ) -> JsonFound | None:
     """The first JSON object in ``text`` that ``accept`` takes, fences first, then bare.
 
     Prose around the object is ignored. When no candidate is accepted, the first one
     that parsed to an object is returned (the caller then says what it lacks). Why
-    candidates could not be read (too deep, too long to repair) is added to ``problems``.
+    candidates could not be read (nested deeper than ``depth``, too long to repair) is
+    added to ``problems``.
     At most :data:`_MAX_CANDIDATES` are tried, sharing one repair budget: linear time.
     """
     fallback: JsonFound | None = None
@@ -295,7 +300,7 @@ def find_json(
         tried += 1
         if tried > _MAX_CANDIDATES:
             break
-        read = read_json(source, start, budget)
+        read = read_json(source, start, budget, depth)
         span = read.span
         if source is text:
             # objects nested in this one are not candidates of their own (nor, when it

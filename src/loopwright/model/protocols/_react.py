@@ -35,8 +35,9 @@ Parsing policy:
   model as an ``Observation: Error: ...``) and counts it. An action of a named tool
   whose input cannot be used is a call of that tool with ``parse_error`` set.
 - Parsing is linear in the reply's length (hostile replies of megabytes included):
-  Action Input nested more than 100 levels deep is a format error, and near-JSON is
-  repaired only up to 32,000 characters (strict JSON of any size is read).
+  Action Input nested more than 100 levels deep cannot be used (a call with
+  ``parse_error``), and near-JSON is repaired only up to 32,000 characters (strict JSON
+  of any size is read).
 """
 
 from __future__ import annotations

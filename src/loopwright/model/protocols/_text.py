@@ -1,14 +1,15 @@
-"""What the text protocols (``react``, ``json``) share: cached, prefix-stable rendering.
+"""What the text protocols (``react``, ``json``) share: :class:`TextProtocol`.
 
 A text protocol sends no native tools. It renders the tool descriptions and its format
 instructions into the system prompt (from a replaceable Jinja2 template), prior tool
 calls as its own text, and tool results as user turns; then it parses the reply text
 back into tool calls.
 
-Per call, only messages not seen before are rendered: renderings are cached by message
-id (and checked to come from the very same message object), so earlier messages render
-to the very same objects, byte for byte, call after call. A local llama.cpp provider
-then reuses its KV cache for the whole stable prefix.
+This module holds the system prompt, the tool list as the protocol shows it
+(:class:`ToolSet`, with the answer tool found), the request's settings and the steps of
+parsing every protocol shares. The history is rendered by :class:`~._history.History`:
+per call only messages not seen before, to the very same objects as before, so a local
+llama.cpp provider reuses its KV cache for the whole stable prefix.
 """
 
 from __future__ import annotations
@@ -27,17 +28,16 @@ from .._chat import (
     ChatMessage,
     SystemMessage,
     ToolCall,
-    ToolCallError,
     ToolInfo,
     ToolMessage,
-    UserMessage,
 )
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
 from ._base import ProtocolRequest, ToolProtocol
-from ._cache import CURSORS_PER_START, LRU, Cursor, extends
+from ._cache import LRU
 from ._describe import arguments_hint
 from ._example import ActionExample
+from ._history import History
 from ._parsing import (
     answer_param,
     is_string_schema,
@@ -50,7 +50,6 @@ from ._toolset import (
     Reply,
     ToolSet,
     answer_text,
-    is_feedback,
     unparsed_reply,
 )
 
@@ -121,21 +120,11 @@ class TextProtocol(ToolProtocol):
                 ) from None
         if cache_size < 1:
             raise ConfigurationError(f"cache_size must be >= 1, got {cache_size}")
-        self._messages: LRU[str, tuple[ChatMessage, ChatMessage]] = LRU(cache_size)
+        self._history = History(self, cache_size)
         self._systems: LRU[tuple[str, str, str], tuple[SystemMessage | None, SystemMessage]]
         self._systems = LRU(64)
-        self._merged: LRU[tuple[str, ...], UserMessage] = LRU(1024)
         self._toolsets: LRU[str, ToolSet] = LRU(64)
         self._last_tools: tuple[tuple[ToolInfo, ...], str, ToolSet] | None = None
-        # call id -> parse_error of the format errors this protocol produced: their
-        # results are shown to the model with our own wording of what was wrong
-        self._format_errors: LRU[str, str] = LRU(1024)
-        # first message id -> where that conversation's last request stood
-        # (bounded by the messages the checkpoints hold, not only by conversations: each
-        # holds its conversation's message lists, which would otherwise be garbage)
-        self._cursors: LRU[str, list[Cursor]] = LRU(
-            1024, weigh=lambda cursors: sum(c.n for c in cursors), max_weight=cache_size
-        )
         # (config, toolset, request config) of the last request: the same agent asks with
         # the same config and tools call after call
         self._last_config: tuple[GenerateConfig, ToolSet | None, GenerateConfig] | None = None
@@ -191,33 +180,7 @@ class TextProtocol(ToolProtocol):
         config: GenerateConfig,
     ) -> ProtocolRequest:
         toolset = self._toolset(tools, config.tool_choice)
-        n = len(messages)
-        today = self._today().isoformat()
-        tkey = toolset.key if toolset is not None else None
-        # A checkpoint is kept for "all but the last message": a conversation that grew
-        # resumes from it, and so does one whose last message is replaced each request
-        # (iterative()'s ephemeral nudge). Only the messages after it are rendered.
-        stop = n - 1 if n > 1 else n
-        cur = self._resume(messages, stop, tkey, today)
-        if cur is not None:
-            unmerged = cur.unmerged + self._render_range(messages, cur.n, stop, toolset)
-            kept, tail = cur.out[:-1], cur.tail
-        else:
-            unmerged = []
-            begin = 0
-            if toolset is not None:
-                first = messages[0] if n else None
-                system = first if isinstance(first, SystemMessage) else None
-                unmerged.append(self._system(system, toolset, today))
-                begin = 1 if system is not None else 0
-            unmerged += self._render_range(messages, begin, stop, toolset)
-            kept, tail = [], 0
-        out, tail = self._merged_tail(unmerged, kept, tail)
-        if stop > 0 and (stop < n or cur is None):
-            self._checkpoint(messages, stop, tkey, today, unmerged, out, tail, cur)
-        if stop < n:  # the last message, after the checkpoint
-            unmerged = unmerged + self._render_range(messages, stop, n, toolset)
-            out, _ = self._merged_tail(unmerged, out[:-1], tail)
+        out = self._history.render(messages, toolset, self._today().isoformat())
         last = self._last_config
         if last is not None and last[0] is config and last[1] is toolset:
             request_config = last[2]
@@ -226,124 +189,11 @@ class TextProtocol(ToolProtocol):
             self._last_config = (config, toolset, request_config)
         return ProtocolRequest(out, [], request_config, toolset)
 
-    def _merged_tail(
-        self, unmerged: list[ChatMessage], kept: list[ChatMessage], tail: int
-    ) -> tuple[list[ChatMessage], int]:
-        """``kept`` plus ``unmerged[tail:]`` with adjacent user turns joined, and the new
-        tail (where the source of the result's last item starts in ``unmerged``)."""
-        if not self.merge_user_turns:
-            return unmerged, max(len(unmerged) - 1, 0)
-        merged, last_start = self._merge(unmerged, tail)
-        return kept + merged, tail + last_start
-
-    def _resume(
-        self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
-    ) -> Cursor | None:
-        """The longest checkpoint of this conversation that ``messages[:stop]`` extends:
-        the same message objects in the same places (one C-level pointer compare)."""
-        if not messages:
-            return None
-        best: Cursor | None = None
-        for cur in self._cursors.get(messages[0].id) or ():
-            if (
-                cur.toolset_key == tkey
-                and cur.today == today
-                and 0 < cur.n <= stop
-                and (best is None or cur.n > best.n)
-                and messages[cur.n - 1] is cur.src[-1]
-                and (messages[: cur.n] if isinstance(messages, list) else list(messages[: cur.n]))
-                == cur.src
-            ):
-                best = cur
-        return best
-
-    def _checkpoint(
-        self,
-        messages: Sequence[ChatMessage],
-        n: int,
-        tkey: object,
-        today: str,
-        unmerged: list[ChatMessage],
-        out: list[ChatMessage],
-        tail: int,
-        resumed: Cursor | None,
-    ) -> None:
-        key = messages[0].id
-        cursor = Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
-        # (the checkpoint resumed from is extended: known without comparing again)
-        kept = [
-            c for c in self._cursors.get(key) or () if c is not resumed and not extends(cursor, c)
-        ]
-        # a few conversations may share a first message (a module-level system prompt)
-        self._cursors.put(key, [cursor, *kept][:CURSORS_PER_START])
-
-    def _render_range(
-        self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
-    ) -> list[ChatMessage]:
-        cached = self._messages.get
-        out: list[ChatMessage] = []
-        for i in range(begin, end):
-            message = messages[i]
-            role = message.role
-            if role == "system" or (role == "user" and not is_feedback(messages, i)):
-                out.append(message)
-                continue
-            hit = cached(message.id)
-            if hit is not None and hit[0] is message:
-                out.append(hit[1])
-            else:
-                out.append(self._render_new(message, toolset))
-        return out
-
-    def _render_new(self, message: ChatMessage, toolset: ToolSet | None) -> ChatMessage:
-        rendered: ChatMessage
-        if isinstance(message, AssistantMessage):
-            rendered = AssistantMessage(
-                content=self.render_assistant(message, toolset), model=message.model
-            )
-        elif isinstance(message, ToolMessage):
-            result = message
-            explained = self._format_errors.get(message.tool_call_id)
-            if explained is not None and message.error is not None:
-                error = message.error.model_copy(update={"message": explained})
-                result = message.model_copy(update={"content": explained, "error": error})
-            rendered = UserMessage(content=self.render_observation(result))
-        elif isinstance(message, UserMessage):  # what was wrong with the reply before it
-            error = ToolCallError(type="parsing", message=message.content)
-            result = ToolMessage(content=message.content, tool_call_id="", function="", error=error)
-            rendered = UserMessage(content=self.render_observation(result))
-        else:
-            return message
-        self._messages.put(message.id, (message, rendered))
-        return rendered
-
-    def _merge(self, messages: list[ChatMessage], begin: int = 0) -> tuple[list[ChatMessage], int]:
-        """Join adjacent user turns of ``messages[begin:]`` (tool results become user
-        turns). Returns the joined list and the offset (from ``begin``) where the source
-        of its last item starts: a later request re-merges from there."""
-        out: list[ChatMessage] = []
-        i, n = begin, len(messages)
-        last_start = 0
-        while i < n:
-            j = i + 1
-            if isinstance(messages[i], UserMessage):
-                while j < n and isinstance(messages[j], UserMessage):
-                    j += 1
-            last_start = i - begin
-            if j - i == 1:
-                out.append(messages[i])
-            else:
-                run = messages[i:j]
-                key = tuple(m.id for m in run)
-                merged = self._merged.get(key)
-                if merged is None:
-                    merged = UserMessage(content="\n\n".join(m.content for m in run))
-                    self._merged.put(key, merged)
-                out.append(merged)
-            i = j
-        return out, last_start
-
-    def _system(self, first: SystemMessage | None, toolset: ToolSet, today: str) -> SystemMessage:
+    def system_message(
+        self, first: SystemMessage | None, toolset: ToolSet, today: str
+    ) -> SystemMessage:
+        """The system prompt for ``toolset``, the agent's own (``first``) included: the
+        very same message object while they and the date stay the same."""
         key = (first.id if first is not None else "", toolset.key, today)
         hit = self._systems.get(key)
         if hit is not None and hit[0] is first:
@@ -464,11 +314,8 @@ class TextProtocol(ToolProtocol):
             model=message.model,
             format_error=reply.error,
         )
-        for call in reply.calls:
-            if call.parse_error is not None:
-                self._format_errors.put(call.id, call.parse_error)
         kept = raw if reply.kept is None else raw[: offset + reply.kept]
-        self._messages.put(parsed.id, (parsed, AssistantMessage(content=kept, model=message.model)))
+        self._history.remember(parsed, AssistantMessage(content=kept, model=message.model))
         if reply.calls and stop in ("stop", "unknown"):
             stop = "tool_calls"
         return copy_model(output, message=parsed, stop_reason=stop)

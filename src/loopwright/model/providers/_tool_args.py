@@ -6,33 +6,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..._nesting import MAX_NESTING, nesting_exceeds
 from .._chat import ToolCall, ToolInfo, ToolMessage
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "make_tool_call", "tool_result_text"]
+__all__ = ["make_tool_call", "tool_result_text"]
 
 _SHOW = 200  # characters of a bad argument string quoted back to the model
-
-MAX_ARGUMENT_DEPTH = 100
-"""Tool-call arguments nested deeper than this (objects and arrays) are a parse error:
-no tool takes such arguments, and deeper data would exhaust the interpreter's recursion
-limit wherever it is walked (sent back, validated, stored)."""
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
 
 
 def _shown(value: Any) -> str:
@@ -65,8 +44,8 @@ def make_tool_call(
     that is not a JSON object becomes ``parse_error`` (the call is then not executed and
     the model is told what was wrong). An empty string counts as ``{}`` for a tool with
     no required parameters (some servers send that for argument-less calls), and as an
-    error otherwise. Arguments nested more than :data:`MAX_ARGUMENT_DEPTH` levels are an
-    error too (never a ``RecursionError``).
+    error otherwise. Arguments nested more than ``MAX_NESTING`` (100) levels are an error
+    too, never a ``RecursionError`` (see :mod:`loopwright._nesting`).
     """
     kwargs: dict[str, Any] = {"function": name}
     if call_id:
@@ -96,9 +75,9 @@ def make_tool_call(
             value = {}
         except RecursionError:
             too_deep = True
-    if error is None and (too_deep or _depth_over(value, MAX_ARGUMENT_DEPTH)):
+    if error is None and (too_deep or nesting_exceeds(value)):
         error = (
-            f"the arguments of {name} are nested more than {MAX_ARGUMENT_DEPTH} levels "
+            f"the arguments of {name} are nested more than {MAX_NESTING} levels "
             "deep; send a flat JSON object"
         )
         value = {}

@@ -5,9 +5,9 @@
         "The answer is 6.",
     ])
 
-Outputs may be :class:`ModelOutput`\\ s, strings (plain text answers) or exceptions
-(raised when reached, to script provider failures). Or pass a callable
-``(messages, tools, config) -> ModelOutput | str`` (sync or async) to compute each reply.
+Outputs may be :class:`ModelOutput`\\ s, reply texts or exceptions, or a callable that
+computes each reply: :class:`MockModelAPI` says how each is used. Its token usage is
+estimated by ``_mock_usage``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
-from .._output import ModelOutput, Usage
+from .._output import ModelOutput
+from ._mock_usage import UsageEstimate
 
 __all__ = ["MockModelAPI", "MockOutputs"]
 
@@ -37,48 +38,27 @@ MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
 DEFAULT_TEXT = "Default output from the mock model."
 
 
-def _message_tokens(message: ChatMessage) -> int:
-    # about four characters a token (so at least one for any text), plus a few per part
-    tokens = 4 + (len(message.content) + 3) // 4
-    if message.role == "assistant":
-        for call in message.tool_calls:
-            # repr is close enough to the JSON for an estimate, and much cheaper
-            try:
-                size = len(repr(call.arguments))
-            except RecursionError:  # nested too deep to show: the binder refuses it
-                size = 0
-            tokens += 4 + (len(call.function) + 3) // 4 + (size + 3) // 4
-    return tokens
-
-
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 def _copy_value(value: Any) -> Any:
-    """A deep copy of JSON-like data (tool arguments), much cheaper than ``deepcopy``.
-
-    No recursion: a scripted call may nest its arguments deeper than the stack allows.
-    """
-    if type(value) in _ATOMS:
-        return value
+    """A deep copy of tool arguments, much cheaper than ``deepcopy``: each dict and list
+    is copied once, in C, without recursion (scripted arguments may nest deeper than the
+    stack allows); strings and numbers are shared; other values are deep-copied."""
     if not isinstance(value, dict | list):
-        return copy.deepcopy(value)
-    top: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, top)]
+        return value if type(value) in _ATOMS else copy.deepcopy(value)
+    top = dict(value) if isinstance(value, dict) else list(value)
+    stack = [top]  # copies whose values are still the originals
     while stack:
-        src, dst = stack.pop()
-        for k, v in src.items() if isinstance(src, dict) else enumerate(src):
+        node = stack.pop()
+        for k, v in node.items() if isinstance(node, dict) else enumerate(node):
             if type(v) in _ATOMS:
-                new = v
-            elif isinstance(v, dict | list):
-                new = {} if isinstance(v, dict) else []
-                stack.append((v, new))
+                continue
+            if isinstance(v, dict | list):
+                node[k] = new = dict(v) if isinstance(v, dict) else list(v)
+                stack.append(new)
             else:
-                new = copy.deepcopy(v)
-            if isinstance(dst, dict):
-                dst[k] = new
-            else:
-                dst.append(new)
+                node[k] = copy.deepcopy(v)
     return top
 
 
@@ -87,7 +67,8 @@ def _copy_output(item: ModelOutput) -> ModelOutput:
 
     The loop and ``Model`` set fields of the output, its message and (on replays) the
     calls' ids; tools may get the arguments. Every model object and container is copied;
-    strings are shared. (A generic deep copy cost more than the rest of an agent step.)
+    strings and numbers are shared. (A generic deep copy cost more than the rest of an
+    agent step.)
     """
     message = item.message
     calls = [copy_model(c, arguments=_copy_value(c.arguments)) for c in message.tool_calls]
@@ -116,7 +97,24 @@ def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> 
 
 
 class MockModelAPI(ModelAPI):
-    """A scripted model. See the module documentation."""
+    """A scripted model: each call answers with the next output of the script.
+
+    ``get_model("mock", outputs=[...])`` makes one. Each item of ``outputs`` is one of:
+
+    - a :class:`ModelOutput`, returned as it is (a fresh copy each time):
+      ``ModelOutput.for_tool_call("multiply", {"a": 2, "b": 3})`` calls a tool,
+      ``ModelOutput.from_text("6")`` answers;
+    - a ``str``: the reply's text. Natively that is a plain answer; with
+      ``tool_protocol="react"`` or ``"json"`` it is parsed like a real model's reply
+      (``'Action: multiply\\nAction Input: {"a": 2, "b": 3}'``);
+    - an exception, raised when reached (to script a provider failure).
+
+    Or ``outputs`` is a callable ``(messages, tools, config) -> ModelOutput | str`` (sync
+    or async) that computes each reply. When the script runs out the next call raises
+    :class:`ScriptExhaustedError`, unless ``repeat=True``. An output without ``usage``
+    gets an estimate (about four characters a token); one with tool calls and
+    ``stop_reason="stop"`` gets ``"tool_calls"``.
+    """
 
     provider = "mock"
     supports_tools = True
@@ -142,11 +140,7 @@ class MockModelAPI(ModelAPI):
         self._repeat = repeat
         self._next = 0
         self._served: set[int] = set()
-        # (first message id, count, id of last counted message, tokens): input tokens are
-        # counted for new messages only, so usage costs O(new) per call, not O(history).
-        self._prefix: tuple[str, int, str, int] | None = None
-        # the last output's message and its tokens: it comes back as the next input
-        self._last_output: tuple[ChatMessage, int] | None = None
+        self._usage = UsageEstimate()  # counts only new messages per call
         if outputs is None:
             self._script, self._repeat = [DEFAULT_TEXT], True
         elif callable(outputs):
@@ -208,24 +202,7 @@ class MockModelAPI(ModelAPI):
         if output.message.tool_calls and output.stop_reason == "stop":
             values["stop_reason"] = "tool_calls"
         if output.usage is None:
-            values["usage"] = self._usage(messages, output)
+            values["usage"] = self._usage.usage(messages, output.message)
         if values:
             set_fields(output, **values)
         return output
-
-    def _usage(self, messages: Sequence[ChatMessage], output: ModelOutput) -> Usage:
-        n = len(messages)
-        start, tokens = 0, 0
-        p = self._prefix
-        if p and n >= p[1] and p[1] and messages[0].id == p[0] and messages[p[1] - 1].id == p[2]:
-            start, tokens = p[1], p[3]
-        last = self._last_output
-        for m in messages[start:]:
-            tokens += last[1] if last is not None and m is last[0] else _message_tokens(m)
-        if n:
-            self._prefix = (messages[0].id, n, messages[n - 1].id, tokens)
-        out_tokens = _message_tokens(output.message)
-        self._last_output = (output.message, out_tokens)
-        return Usage(
-            input_tokens=tokens, output_tokens=out_tokens, total_tokens=tokens + out_tokens
-        )
