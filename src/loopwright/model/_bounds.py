@@ -13,7 +13,10 @@ through :func:`bound_calls` after, before it is stored or acted on:
   model how many were dropped and why;
 - a call whose arguments nest deeper than ``MAX_NESTING`` (100) levels gets
   ``parse_error`` set (it is not run; the model is told), since deeper values fail to
-  serialise or to load back from the run store (see :mod:`loopwright._nesting`).
+  serialise or to load back from the run store (see :mod:`loopwright._nesting`);
+- the arguments of a reply's calls share one budget of ``max_output_chars`` characters
+  (their strings, keys and scalars, about their JSON size): a call past it is not run
+  either (empty arguments and ``parse_error``), so a native reply is bounded like text.
 
 Each bound costs time linear in the output.
 """
@@ -31,6 +34,7 @@ from ._output import ModelOutput
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "DEFAULT_MAX_TOOL_CALLS",
+    "argument_chars",
     "bound_calls",
     "bound_text",
     "cut_text",
@@ -90,18 +94,52 @@ def flat_call(call: ToolCall) -> ToolCall:
     return copy_model(call, arguments={}, parse_error=call.parse_error or error)
 
 
+def argument_chars(value: Any, stop: int) -> int:
+    """About the JSON size of ``value`` in characters (string lengths, keys, one per
+    scalar or container), counted without recursion; the count stops past ``stop``."""
+    total, stack = 0, [value]
+    while stack and total <= stop:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + sum(len(str(k)) + 3 for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 1
+    return total
+
+
+def _too_large(call: ToolCall, size: int, limit: int) -> ToolCall:
+    error = (
+        f"the arguments of this reply's calls are more than {limit:,} characters "
+        f"(GenerateConfig.max_output_chars; this call's are {size:,}+); send less"
+    )
+    return copy_model(call, arguments={}, parse_error=call.parse_error or error)
+
+
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
-    model how many were dropped), and calls nested too deeply marked unparseable."""
-    _, cap = _limits(config)
+    model how many were dropped), and calls nested too deeply or past the reply's size
+    budget marked unparseable."""
+    limit, cap = _limits(config)
     message = output.message
     calls = message.tool_calls
     if not calls:
         return output
     kept: list[ToolCall] = []
     changed = False
+    budget = limit
     for call in calls[:cap]:
         flat = flat_call(call)
+        size = argument_chars(flat.arguments, budget)
+        if size > budget:
+            flat = _too_large(flat, size, limit)
+        else:
+            budget -= size
         changed = changed or flat is not call
         kept.append(flat)
     dropped = len(calls) - len(kept)

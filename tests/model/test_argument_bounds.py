@@ -1,0 +1,67 @@
+"""A reply's tool-call arguments share the output size bound, in every protocol."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import loopwright as lw
+from loopwright.model._bounds import argument_chars
+
+
+@lw.tool
+def echo(text: str) -> str:
+    """Echo.
+
+    Args:
+        text: Anything.
+    """
+    return f"{len(text)} characters"
+
+
+def _reply(*sizes: int) -> lw.ModelOutput:
+    calls = [
+        lw.ToolCall(id=f"c{i}", function="echo", arguments={"text": "x" * n})
+        for i, n in enumerate(sizes)
+    ]
+    return lw.ModelOutput(
+        message=lw.AssistantMessage(content="", tool_calls=calls), stop_reason="tool_calls"
+    )
+
+
+async def test_calls_past_the_reply_budget_are_not_run_and_the_model_is_told() -> None:
+    model = lw.get_model("mock", outputs=[_reply(400, 400, 400, 50)])
+    out = await model.generate(
+        [lw.UserMessage(content="go")], [echo], config=lw.GenerateConfig(max_output_chars=1000)
+    )
+    calls = out.message.tool_calls
+    assert [c.parse_error is None for c in calls] == [True, True, False, True]
+    assert calls[2].arguments == {}
+    assert "max_output_chars" in (calls[2].parse_error or "")
+    results = await lw.execute_tools(out.message, [echo])
+    assert [r.error is None for r in results] == [True, True, False, True]
+    assert "max_output_chars" in results[2].text
+
+
+async def test_native_megabyte_arguments_are_bounded_by_default(tmp_path: Path) -> None:
+    mb = 1_000_000
+    model = lw.get_model("mock", outputs=[_reply(3 * mb, 3 * mb, 3 * mb), "done"])
+    began = time.perf_counter()
+    state = await lw.run(
+        lw.react(tools=[echo], submit=False), "go", model=model, db=tmp_path / "runs.db"
+    )
+    assert time.perf_counter() - began < 30
+    first = state.messages[1]
+    assert isinstance(first, lw.AssistantMessage)
+    assert all(c.parse_error and c.arguments == {} for c in first.tool_calls)
+    assert (tmp_path / "runs.db").stat().st_size < 2 * mb
+
+
+def test_argument_chars_is_flat_and_stops_early() -> None:
+    deep: object = "x"
+    for _ in range(100_000):
+        deep = [deep]
+    assert argument_chars(deep, 10**9) > 100_000
+    assert argument_chars({"a": "y" * 10_000_000}, 100) > 100
+    small = argument_chars({"a": 1, "b": [True, None]}, 1000)
+    assert 10 <= small <= len('{"a": 1, "b": [true, null]}')  # about its JSON size
