@@ -13,7 +13,9 @@ loopwright runs as root, bubblewrap itself is started as an unprivileged host us
 (``nobody`` by default), so the sandboxed code is never host root under any mapping.
 
 Every command is a separate bubblewrap run: files in ``/workspace`` persist between
-commands, processes and ``/tmp`` do not.
+commands, processes and ``/tmp`` do not. Every command starts in the sandbox's memory
+cgroup (``memory_total_bytes``, see ``_cgroup``), so its processes in all its commands
+share one memory cap.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .._errors import ConfigurationError
+from ._cgroup import MemoryGroup, memory_group
 from ._environment import READ_CHECKS, SandboxEnvironment, file_error
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
-from ._quota import mount_quota, note_memory
+from ._quota import mount_quota
 from ._seccomp import program_fd, seccomp_program
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
@@ -143,7 +146,13 @@ class BwrapSandbox(SandboxEnvironment):
     python = "/usr/bin/python3"
 
     def __init__(
-        self, root: str, limits: SandboxLimits, host_uid: int, host_gid: int, probe: _Probe
+        self,
+        root: str,
+        limits: SandboxLimits,
+        host_uid: int,
+        host_gid: int,
+        probe: _Probe,
+        memory: MemoryGroup | None = None,
     ) -> None:
         self.root = root
         """The host folder behind the sandbox (``workspace/`` is its ``/workspace``)."""
@@ -151,6 +160,8 @@ class BwrapSandbox(SandboxEnvironment):
         self.host_uid = host_uid
         self.host_gid = host_gid
         self._probe = probe
+        self.memory = memory
+        """The sandbox's memory cgroup (``SandboxLimits.memory_total_bytes``), if any."""
         self._running: set[int] = set()
         self._etc = self._etc_binds()
 
@@ -184,13 +195,17 @@ class BwrapSandbox(SandboxEnvironment):
             raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
         probe = await _probe(uid, gid)
         limits = limits or SandboxLimits()
-        note_memory(limits.memory_bytes, limits.max_processes)
         root = await asyncio.to_thread(_make_sandbox_root, uid, gid, limits.disk_bytes)
-        return cls(root, limits, uid, gid, probe)
+        memory = None
+        if limits.memory_total_bytes is not None:
+            memory = await asyncio.to_thread(memory_group, limits.memory_total_bytes, uid, gid)
+        return cls(root, limits, uid, gid, probe, memory)
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):
             kill_group(pid)
+        if self.memory is not None:
+            await asyncio.to_thread(self.memory.remove)
         await asyncio.to_thread(remove_root, self.root)
 
     def _etc_binds(self) -> list[str]:
@@ -238,6 +253,8 @@ class BwrapSandbox(SandboxEnvironment):
             a += ["--setenv", key, value]
         prefix = prlimit_prefix(self.limits)
         assert prefix is not None  # checked by the probe
+        if self.memory is not None:  # join the sandbox's memory cgroup, then run bwrap
+            a = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.memory.procs, *a]
         return [*a, *prefix, *cmd]
 
     async def _run(

@@ -11,9 +11,7 @@ Without root (or where mounting fails) there is no total quota: a note is logged
 (INFO), and only ``max_file_bytes`` per file and the timeout bound what a command
 writes.
 
-There is no total memory cap per sandbox either (that needs a delegated cgroup, which
-this module does not set up): memory is limited per process (``memory_bytes``) and so
-at most ``memory_bytes * max_processes`` per command; :func:`note_memory` says so once.
+The total memory cap is a memory cgroup (``_cgroup``).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ import logging
 import os
 import subprocess
 
-__all__ = ["mount_quota", "note_memory", "unmount_inside"]
+__all__ = ["mount_quota", "unmount_inside"]
 
 logger = logging.getLogger("loopwright.sandbox")
 
@@ -38,27 +36,6 @@ def _note(reason: str) -> None:
             "host's disk, each at most SandboxLimits.max_file_bytes",
             reason,
         )
-
-
-_memory_noted = False
-
-
-def note_memory(memory_bytes: int | None, max_processes: int | None) -> None:
-    """Log once (INFO) that memory is capped per process only, and what that allows."""
-    global _memory_noted
-    if _memory_noted:
-        return
-    _memory_noted = True
-    bound = (
-        f"up to {memory_bytes * max_processes} bytes per command"
-        if memory_bytes and max_processes
-        else "no bound"
-    )
-    logger.info(
-        "sandbox memory is limited per process (SandboxLimits.memory_bytes), not per "
-        "sandbox: %s (lower max_processes to tighten it)",
-        bound,
-    )
 
 
 def mount_quota(path: str, size: int, uid: int, gid: int) -> bool:

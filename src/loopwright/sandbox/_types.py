@@ -53,10 +53,12 @@ class SandboxLimits(BaseModel):
             is killed and :class:`ExecTimeoutError` is raised.
         cpu_seconds: CPU seconds per process (``RLIMIT_CPU``).
         memory_bytes: Address space per process (``RLIMIT_AS``); an allocation past it
-            fails inside the sandbox (``MemoryError`` in Python). It is a limit per
-            process, not per sandbox: there is no total memory cap, so a command may use
-            up to ``memory_bytes`` times ``max_processes`` (lower ``max_processes`` to
-            bound it).
+            fails inside the sandbox (``MemoryError`` in Python).
+        memory_total_bytes: Memory of all the sandbox's processes together, in every
+            command (``bwrap`` only: a memory cgroup of its own, where loopwright may make
+            one; past it the kernel ends a process of the sandbox). As root it counts the
+            files in ``/workspace`` too (a tmpfs). Where no cgroup can be made a note is
+            logged and only ``memory_bytes`` per process applies.
         max_processes: Processes the command may have at once (``RLIMIT_NPROC``; under
             ``bwrap`` counted per command, under ``local`` on top of what the host user
             already runs).
@@ -74,6 +76,7 @@ class SandboxLimits(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     cpu_seconds: int | None = Field(default=120, gt=0)
     memory_bytes: int | None = Field(default=1 * GiB, gt=0)
+    memory_total_bytes: int | None = Field(default=2 * GiB, gt=0)
     max_processes: int | None = Field(default=256, gt=0)
     max_file_bytes: int | None = Field(default=256 * MiB, gt=0)
     max_output_bytes: int = Field(default=1 * MiB, gt=0)
