@@ -101,3 +101,21 @@ def test_groups_of_a_process_that_is_gone_are_swept() -> None:
     finally:
         if os.path.exists(dead):
             os.rmdir(dead)
+
+
+async def test_the_local_backend_has_the_same_cap() -> None:
+    import warnings
+
+    from loopwright.sandbox._local import LocalSandbox
+
+    _cgroup_or_skip()
+    limits = SandboxLimits(memory_total_bytes=250 * MiB, memory_bytes=1024 * MiB, timeout=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb = await LocalSandbox.create(limits=limits)
+    try:
+        assert sb.memory is not None
+        hog = await sb.exec(["python3", "-c", HOG])
+        assert hog.stdout.strip() == "killed" or not hog.success, hog
+    finally:
+        await sb.cleanup()

@@ -254,7 +254,7 @@ class BwrapSandbox(SandboxEnvironment):
         prefix = prlimit_prefix(self.limits)
         assert prefix is not None  # checked by the probe
         if self.memory is not None:  # join the sandbox's memory cgroup, then run bwrap
-            a = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.memory.procs, *a]
+            a = [*self.memory.join_prefix(), *a]
         return [*a, *prefix, *cmd]
 
     async def _run(

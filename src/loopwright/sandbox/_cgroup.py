@@ -1,8 +1,9 @@
 """A sandbox's total memory cap: a memory cgroup of its own, below loopwright's.
 
-Every command of a ``bwrap`` sandbox starts inside the sandbox's cgroup (a shell writes
-its own pid to the cgroup's ``cgroup.procs`` and then runs bubblewrap), so all of its
-processes, in every command, share one limit: ``SandboxLimits.memory_total_bytes``.
+Every command of a sandbox (``bwrap`` or ``local``) starts inside the sandbox's cgroup
+(a shell writes its own pid to the cgroup's ``cgroup.procs`` and then runs the command),
+so all of its processes, in every command, share one limit:
+``SandboxLimits.memory_total_bytes``.
 Past it the kernel's OOM killer ends a process of that sandbox, never one of the host.
 As root, the files in the sandbox's ``/workspace`` (a tmpfs) count too.
 
@@ -114,6 +115,11 @@ class MemoryGroup:
     def __init__(self, path: str) -> None:
         self.path = path
         self.procs = os.path.join(path, "cgroup.procs")
+
+    def join_prefix(self) -> list[str]:
+        """A command line prefix that moves the command into this group, then runs it
+        (a shell writes its own pid to ``cgroup.procs``; what it starts stays inside)."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self.procs]
 
     def peak_bytes(self) -> int | None:
         """The most memory the group has used (v1 ``max_usage_in_bytes``, v2 ``peak``)."""

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 from .._errors import ConfigurationError
+from ._cgroup import MemoryGroup, memory_group
 from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process, tagged
@@ -119,12 +120,14 @@ class LocalSandbox(SandboxEnvironment):
     name = "local"
     isolated = False
 
-    def __init__(self, root: str, limits: SandboxLimits) -> None:
+    def __init__(self, root: str, limits: SandboxLimits, memory: MemoryGroup | None = None) -> None:
         self.root = root
         """The host folder behind the sandbox (``workspace/`` is the working folder)."""
         self.workdir = os.path.join(root, "workspace")
         self.python = sys.executable
         self.limits = limits
+        self.memory = memory
+        """The sandbox's memory cgroup (``SandboxLimits.memory_total_bytes``), if any."""
         self._running: set[int] = set()
         self._id = secrets.token_hex(8)
         self._tag = f"{TAG}={self._id}".encode()
@@ -145,12 +148,19 @@ class LocalSandbox(SandboxEnvironment):
         if not _warned:
             _warned = True
             warnings.warn(message, UnisolatedSandboxWarning, stacklevel=_user_stacklevel())
-        return cls(root, limits or SandboxLimits())
+        limits = limits or SandboxLimits()
+        memory = None
+        if limits.memory_total_bytes is not None:
+            total = limits.memory_total_bytes
+            memory = await asyncio.to_thread(memory_group, total, os.getuid(), os.getgid())
+        return cls(root, limits, memory)
 
     async def _cleanup(self) -> None:
         for pid in list(self._running):
             _kill_tree(pid)
         await asyncio.to_thread(self._kill_tagged)
+        if self.memory is not None:
+            await asyncio.to_thread(self.memory.remove)
         await asyncio.to_thread(remove_root, self.root)
 
     def _kill_tree(self, pid: int) -> None:
@@ -187,6 +197,8 @@ class LocalSandbox(SandboxEnvironment):
             "TERM": "dumb",
             TAG: self._id,
         }
+        if self.memory is not None:
+            prefix = [*self.memory.join_prefix(), *prefix]
         raw = await run_process(
             [*prefix, *cmd],
             input=input,

@@ -55,8 +55,8 @@ class SandboxLimits(BaseModel):
         memory_bytes: Address space per process (``RLIMIT_AS``); an allocation past it
             fails inside the sandbox (``MemoryError`` in Python).
         memory_total_bytes: Memory of all the sandbox's processes together, in every
-            command (``bwrap`` only: a memory cgroup of its own, where loopwright may make
-            one; past it the kernel ends a process of the sandbox). As root it counts the
+            command (a memory cgroup of its own, where loopwright may make one; past it
+            the kernel ends a process of the sandbox). As root it counts the
             files in ``/workspace`` too (a tmpfs). Where no cgroup can be made a note is
             logged and only ``memory_bytes`` per process applies.
         max_processes: Processes the command may have at once (``RLIMIT_NPROC``; under
