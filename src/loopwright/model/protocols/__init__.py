@@ -7,8 +7,11 @@
   allows (:class:`JsonProtocol`).
 
 Choose one with ``get_model(..., tool_protocol="react")``; the agent loop never knows
-which one is in use. Submodules are imported lazily (Jinja2 and ``json_repair`` only
-when a text protocol first needs them).
+which one is in use. Protocols are found by name like providers: the built-ins above,
+:func:`register_protocol`, and the ``loopwright.protocols`` entry point group.
+Submodules are imported lazily (Jinja2 and ``json_repair`` only when a text protocol
+first needs them). A new text protocol is one small :class:`TextProtocol` subclass: see
+its documentation for the contract.
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ from ._base import (
     ProtocolRequest,
     ToolProtocol,
     is_format_error,
-    resolve_tool_protocol,
 )
 from ._example import ActionExample
+from ._registry import (
+    PROTOCOL_ENTRY_POINT_GROUP,
+    protocol_names,
+    register_protocol,
+    resolve_tool_protocol,
+)
 
 if TYPE_CHECKING:
     from ._json import JsonProtocol
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_ERROR_FUNCTION",
+    "PROTOCOL_ENTRY_POINT_GROUP",
     "ActionExample",
     "JsonProtocol",
     "NativeProtocol",
@@ -42,6 +51,8 @@ __all__ = [
     "TextProtocol",
     "ToolProtocol",
     "is_format_error",
+    "protocol_names",
+    "register_protocol",
     "resolve_tool_protocol",
 ]
 
