@@ -33,6 +33,7 @@ from .._chat import (
 )
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
+from ._actions import MAX_NAME, SHOW, action_arguments, answer_input, shown
 from ._base import ProtocolRequest, ToolProtocol
 from ._cache import LRU
 from ._describe import arguments_hint
@@ -91,6 +92,10 @@ class TextProtocol(ToolProtocol):
 
     DEFAULT_TEMPLATE: ClassVar[str] = ""
     stop_seqs: ClassVar[tuple[str, ...]] = ()
+    action_label: ClassVar[str] = "action"
+    """What a reply's naming of a tool is called in error messages."""
+    input_label: ClassVar[str] = "input"
+    """What an action's input is called in error messages (``Your input for add...``)."""
 
     def __init__(
         self,
@@ -336,6 +341,38 @@ class TextProtocol(ToolProtocol):
             return Reply(content=text, kept=len(text), error=error)
         call = ToolCall(id=new_id(), function=function, parse_error=error)
         return Reply(calls=[call], content=text, kept=len(text))
+
+    def action(
+        self,
+        name: str,
+        raw_input: str | None,
+        toolset: ToolSet,
+        thought: str | None,
+        text: str,
+        stop_reason: StopReason,
+    ) -> Reply:
+        """A reply that names the tool ``name`` with the input text ``raw_input`` (a JSON
+        object, near-JSON, or plain text for a tool taking one string; ``None`` when
+        there is none); ``text`` is the part of the reply that was acted on.
+
+        The answer tool's aliases (``finish``, ``Final Answer``...) give a final answer;
+        an unknown name is passed on (the tool layer reports it, listing the valid
+        names); an input that cannot be used is a call with ``parse_error`` saying why,
+        in this protocol's words (:attr:`action_label`, :attr:`input_label`)."""
+        kept = len(text)
+        tool = toolset.find(name)
+        if tool is None and toolset.is_answer_alias(name):
+            return self.final_answer(answer_input(raw_input), toolset, thought, kept)
+        function = tool.name if tool is not None else name.strip("`'\"*[]() \t")
+        if len(function) > MAX_NAME:
+            what = f"Your {self.action_label} is not a tool name: {shown(function[:SHOW])}"
+            return self.format_error(what, toolset, text)
+        args = action_arguments(tool, function, raw_input, stop_reason, self.input_label)
+        if isinstance(args, str):
+            return self.format_error(args, toolset, text, function)
+        return Reply(
+            thought=thought, calls=[ToolCall(function=function, arguments=args)], kept=kept
+        )
 
     def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:
         """A final answer: a call of the answer tool, or plain text when none is offered."""
