@@ -51,11 +51,10 @@ from typing import ClassVar
 
 from .._chat import AssistantMessage, ToolMessage
 from .._output import StopReason
-from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
 from ._parsing import NAME_JUNK
 from ._templates import REACT_TEMPLATE
-from ._text import Reply, TextProtocol, ToolSet, answer_text, unparsed_reply
+from ._text import Reply, TextProtocol, ToolSet, answer_text
 
 __all__ = ["ReActProtocol"]
 
@@ -128,9 +127,6 @@ class ReActProtocol(TextProtocol):
 
     def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
         calls = message.tool_calls
-        unparsed = unparsed_reply(message)
-        if unparsed is not None:
-            return unparsed  # a reply we could not parse: show it as it was
         lines: list[str] = []
         thought = message.reasoning or (message.content if calls else None)
         if thought:
@@ -138,8 +134,6 @@ class ReActProtocol(TextProtocol):
         answer = toolset.answer if toolset is not None else None
         param = toolset.answer_param if toolset is not None else "answer"
         for call in calls:
-            if call.function == FORMAT_ERROR_FUNCTION:
-                continue
             if (
                 answer is not None
                 and call.function == answer.name
@@ -154,7 +148,7 @@ class ReActProtocol(TextProtocol):
         return "\n".join(lines)
 
     def render_observation(self, message: ToolMessage) -> str:
-        text = message.content or (message.error.message if message.error else "")
+        text = self.observation_text(message)
         if message.error is not None and not text.lower().startswith("error"):
             text = f"Error: {text}"
         return f"{OBSERVATION} {text if text.strip() else '(no output)'}"

@@ -34,7 +34,7 @@ from .._chat import (
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
 from ._actions import MAX_NAME, SHOW, action_arguments, answer_input, shown
-from ._base import ProtocolRequest, ToolProtocol
+from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
 from ._cache import LRU
 from ._describe import arguments_hint
 from ._example import ActionExample
@@ -45,7 +45,7 @@ from ._parsing import (
     single_string_param,
     strip_think,
 )
-from ._templates import compile_template
+from ._templates import TEXT_TEMPLATE, compile_template
 from ._toolset import (
     ANSWER_TOOL_NAMES,
     Reply,
@@ -90,7 +90,7 @@ class TextProtocol(ToolProtocol):
             whose checkpoint was dropped is rendered from its start again).
     """
 
-    DEFAULT_TEMPLATE: ClassVar[str] = ""
+    DEFAULT_TEMPLATE: ClassVar[str] = TEXT_TEMPLATE
     stop_seqs: ClassVar[tuple[str, ...]] = ()
     action_label: ClassVar[str] = "action"
     """What a reply's naming of a tool is called in error messages."""
@@ -145,16 +145,31 @@ class TextProtocol(ToolProtocol):
         """A tool result as the text of a user turn."""
 
     @abc.abstractmethod
-    def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
-        """An example reply in this protocol's format."""
-
-    @abc.abstractmethod
     def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
         """Parse reply text; never raises for bad text (it becomes a format error)."""
 
     @abc.abstractmethod
     def format_reminder(self, toolset: ToolSet) -> str:
         """A short statement of the expected format, appended to format errors."""
+
+    # --- what a protocol may override -----------------------------------------------
+
+    def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
+        """An example reply in this protocol's format (default: the example as an
+        assistant turn, through :meth:`render_assistant`)."""
+        thought = example.thought or None
+        tool = toolset.find(example.tool)
+        if toolset.is_answer_alias(example.tool) and tool in (None, toolset.answer):
+            args = example.arguments
+            value = args.get(toolset.answer_param, args.get("answer", ""))
+            if toolset.answer is None:
+                message = AssistantMessage(content=answer_text(value), reasoning=thought)
+                return self.render_assistant(message, toolset)
+            call = ToolCall(function=toolset.answer.name, arguments={toolset.answer_param: value})
+        else:
+            call = ToolCall(function=example.tool, arguments=example.arguments)
+        message = AssistantMessage(reasoning=thought, tool_calls=[call])
+        return self.render_assistant(message, toolset)
 
     def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
         """Extra variables for this protocol's template."""
@@ -177,6 +192,24 @@ class TextProtocol(ToolProtocol):
         return config.model_copy(update=update) if update else config
 
     # --- rendering -----------------------------------------------------------------
+
+    def assistant_text(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
+        """An assistant message of the history as the model wrote it: a reply that could
+        not be parsed as it was, any other through :meth:`render_assistant` (without
+        the never-executed ``format_error`` calls of runs recorded by older versions)."""
+        unparsed = unparsed_reply(message)
+        if unparsed is not None:
+            return unparsed
+        calls = message.tool_calls
+        if any(c.function == FORMAT_ERROR_FUNCTION for c in calls):
+            kept = [c for c in calls if c.function != FORMAT_ERROR_FUNCTION]
+            message = message.model_copy(update={"tool_calls": kept})
+        return self.render_assistant(message, toolset)
+
+    @staticmethod
+    def observation_text(message: ToolMessage) -> str:
+        """A tool result's text: its content, else its error's message."""
+        return message.content or (message.error.message if message.error else "")
 
     def render(
         self,
@@ -230,6 +263,7 @@ class TextProtocol(ToolProtocol):
             "answer": toolset.answer.name if toolset.answer is not None else None,
             "forced": toolset.forced,
             "examples": [self.render_example(e, toolset) for e in self.examples],
+            "format": self.format_reminder(toolset),
         }
         variables.update(self.template_vars(toolset))
         text: str = self._compiled.render(**variables)
