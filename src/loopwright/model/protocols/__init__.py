@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ._json import JsonProtocol
     from ._react import ReActProtocol
     from ._text import TextProtocol
+    from ._toolset import Reply, ToolSet
 
 __all__ = [
     "FORMAT_ERROR_FUNCTION",
@@ -48,8 +49,10 @@ __all__ = [
     "ProtocolName",
     "ProtocolRequest",
     "ReActProtocol",
+    "Reply",
     "TextProtocol",
     "ToolProtocol",
+    "ToolSet",
     "is_format_error",
     "protocol_names",
     "register_protocol",
@@ -60,6 +63,8 @@ _LAZY = {
     "JsonProtocol": "._json",
     "ReActProtocol": "._react",
     "TextProtocol": "._text",
+    "Reply": "._toolset",
+    "ToolSet": "._toolset",
 }
 
 
