@@ -5,11 +5,15 @@ instructions into the system prompt (from a replaceable Jinja2 template), prior 
 calls as its own text, and tool results as user turns; then it parses the reply text
 back into tool calls.
 
-This module holds the system prompt, the tool list as the protocol shows it
-(:class:`ToolSet`, with the answer tool found), the request's settings and the steps of
-parsing every protocol shares. The history is rendered by :class:`~._history.History`:
-per call only messages not seen before, to the very same objects as before, so a local
-llama.cpp provider reuses its KV cache for the whole stable prefix.
+Two separate pieces: the format contract (how one turn is written and one reply is
+read, see :class:`TextProtocol`), which each protocol implements, and the rendering of
+the history, :class:`~._history.History`, which only the base class uses: per call only
+messages not seen before, to the very same objects as before, so a local llama.cpp
+provider reuses its KV cache for the whole stable prefix. A protocol never sees the
+cache. This module holds the rest they share: the system prompt, the tool list as the
+protocol shows it (:class:`ToolSet`, with the answer tool found), the request's
+settings and the steps of parsing every protocol shares (reading an action's input:
+:meth:`TextProtocol.action`, in :mod:`._actions`).
 """
 
 from __future__ import annotations
@@ -69,6 +73,29 @@ _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts
 
 class TextProtocol(ToolProtocol):
     """Base of the text protocols; see the module documentation.
+
+    A new protocol is one small subclass (register it with
+    :func:`~loopwright.register_protocol`). It must implement the format contract:
+
+    - :meth:`render_assistant`: an assistant turn of the history (its calls, its
+      thought) as the model would have written it;
+    - :meth:`render_observation`: a tool result as the text of a user turn
+      (:meth:`observation_text` gives the result or its error);
+    - :meth:`parse_reply`: reply text to a :class:`Reply`, never raising; use
+      :meth:`action` for "this tool, with this input text" (JSON, near-JSON or plain
+      text; answer aliases; bad input reported to the model), :meth:`final_answer` and
+      :meth:`format_error`;
+    - :meth:`format_reminder`: a short statement of the expected format, sent with
+      every format error and shown in the default system prompt.
+
+    It may set ``name``, ``stop_seqs`` (e.g. where an invented tool result would
+    start), ``DEFAULT_TEMPLATE`` (default: the tools, then the format reminder),
+    ``action_label`` / ``input_label`` (its words in error messages), and override
+    :meth:`render_example` (default: the example through :meth:`render_assistant`),
+    :meth:`template_vars`, :meth:`prepare_toolset`, :meth:`request_config` and
+    :meth:`answer_replaces_tool`. Unparsed replies are shown again as written, before
+    :meth:`render_assistant` is asked; the history's caching and incremental
+    rendering are the base class's and need nothing from the protocol.
 
     Args:
         template: A Jinja2 template for the system prompt, replacing the default. It
