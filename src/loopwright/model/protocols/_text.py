@@ -27,14 +27,7 @@ from typing import Any, ClassVar
 from ..._errors import ConfigurationError
 from ..._fast import copy_model
 from ..._ids import new_id
-from .._chat import (
-    AssistantMessage,
-    ChatMessage,
-    SystemMessage,
-    ToolCall,
-    ToolInfo,
-    ToolMessage,
-)
+from .._chat import AssistantMessage, ChatMessage, SystemMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
 from ._actions import MAX_NAME, SHOW, action_arguments, answer_input, shown
@@ -43,20 +36,9 @@ from ._cache import LRU
 from ._describe import arguments_hint
 from ._example import ActionExample
 from ._history import History
-from ._parsing import (
-    answer_param,
-    is_string_schema,
-    single_string_param,
-    strip_think,
-)
+from ._parsing import answer_param, is_string_schema, single_string_param, strip_think
 from ._templates import TEXT_TEMPLATE, compile_template
-from ._toolset import (
-    ANSWER_TOOL_NAMES,
-    Reply,
-    ToolSet,
-    answer_text,
-    unparsed_reply,
-)
+from ._toolset import ANSWER_TOOL_NAMES, Reply, ToolSet, answer_text, unparsed_reply
 
 __all__ = [
     "ANSWER_TOOL_NAMES",
