@@ -86,3 +86,13 @@ async def test_a_small_protocol_runs_an_agent_with_incremental_rendering(
     assert len(seen) == steps + 1 and max(walked[-10:]) <= 3
     before, after = seen[-2], seen[-1]
     assert all(a is b for a, b in zip(before[:-1], after[: len(before) - 1], strict=True))
+
+
+def test_examples_and_the_prompt_come_from_the_contract() -> None:
+    examples = [lw.ActionExample.of(multiply, {"a": 1, "b": 2}, thought="First."),
+                lw.ActionExample("finish", {"answer": "2"})]  # fmt: skip
+    tools = [multiply.info, lw.submit().info]
+    system = XmlProtocol(examples=examples).render([], tools, lw.GenerateConfig()).messages[0]
+    assert 'First.\n<action name="multiply">{"a": 1, "b": 2}</action>' in system.content
+    assert '<action name="submit">{"answer": "2"}</action>' in system.content
+    assert "Reply: <thought>" in system.content and "multiply: Multiply two" in system.content
