@@ -82,6 +82,7 @@ from .model.protocols import (
     ReActProtocol,
     ToolProtocol,
     is_format_error,
+    register_protocol,
 )
 
 # --- limits, history, agent (issue 4) ------------------------------------------------
@@ -515,6 +516,7 @@ __all__ = [
     "python",
     "react",
     "recording",
+    "register_protocol",
     "register_provider",
     "register_sandbox",
     "registered_agents",

@@ -119,7 +119,8 @@ def get_model(
         config: Settings for every call of this model.
         tool_protocol: How tools reach the model: ``"native"`` (the provider's tool
             calling), ``"react"`` (Thought/Action/Observation text), ``"json"`` (one
-            JSON action per turn, grammar-constrained where the backend allows), or a
+            JSON action per turn, grammar-constrained where the backend allows), a name
+            given to :func:`~loopwright.register_protocol`, or a
             :class:`~loopwright.model.protocols.ToolProtocol`. Default: ``native`` where
             the provider supports tool calling, else ``json``.
         **kwargs: Passed to the provider (e.g. ``outputs=`` for ``mock``,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
-from loopwright.model.protocols import JsonProtocol, ReActProtocol
+from loopwright.model.protocols import JsonProtocol, ReActProtocol, TextProtocol
 
 TOOLS = [
     lw.ToolInfo(
@@ -93,7 +93,7 @@ def test_a_pruned_conversation_is_rendered_afresh() -> None:
     assert shape(got) == shape(ReActProtocol().render(pruned, TOOLS, CONFIG).messages)
 
 
-def counting(protocol: ReActProtocol) -> list[int]:
+def counting(protocol: TextProtocol) -> list[int]:
     walked: list[int] = []
     original = protocol._history._render_range
 

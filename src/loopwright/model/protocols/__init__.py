@@ -7,8 +7,11 @@
   allows (:class:`JsonProtocol`).
 
 Choose one with ``get_model(..., tool_protocol="react")``; the agent loop never knows
-which one is in use. Submodules are imported lazily (Jinja2 and ``json_repair`` only
-when a text protocol first needs them).
+which one is in use. Protocols are found by name like providers: the built-ins above,
+:func:`register_protocol`, and the ``loopwright.protocols`` entry point group.
+Submodules are imported lazily (Jinja2 and ``json_repair`` only when a text protocol
+first needs them). A new text protocol is one small :class:`TextProtocol` subclass: see
+its documentation for the contract.
 """
 
 from __future__ import annotations
@@ -22,26 +25,37 @@ from ._base import (
     ProtocolRequest,
     ToolProtocol,
     is_format_error,
-    resolve_tool_protocol,
 )
 from ._example import ActionExample
+from ._registry import (
+    PROTOCOL_ENTRY_POINT_GROUP,
+    protocol_names,
+    register_protocol,
+    resolve_tool_protocol,
+)
 
 if TYPE_CHECKING:
     from ._json import JsonProtocol
     from ._react import ReActProtocol
     from ._text import TextProtocol
+    from ._toolset import Reply, ToolSet
 
 __all__ = [
     "FORMAT_ERROR_FUNCTION",
+    "PROTOCOL_ENTRY_POINT_GROUP",
     "ActionExample",
     "JsonProtocol",
     "NativeProtocol",
     "ProtocolName",
     "ProtocolRequest",
     "ReActProtocol",
+    "Reply",
     "TextProtocol",
     "ToolProtocol",
+    "ToolSet",
     "is_format_error",
+    "protocol_names",
+    "register_protocol",
     "resolve_tool_protocol",
 ]
 
@@ -49,6 +63,8 @@ _LAZY = {
     "JsonProtocol": "._json",
     "ReActProtocol": "._react",
     "TextProtocol": "._text",
+    "Reply": "._toolset",
+    "ToolSet": "._toolset",
 }
 
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from ..._errors import ConfigurationError
 from .._chat import AssistantMessage, ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
@@ -19,7 +18,6 @@ __all__ = [
     "ProtocolRequest",
     "ToolProtocol",
     "is_format_error",
-    "resolve_tool_protocol",
 ]
 
 ProtocolName: TypeAlias = Literal["native", "react", "json"]
@@ -112,49 +110,3 @@ def is_format_error(output: ModelOutput | AssistantMessage) -> bool:
         return True
     calls = message.tool_calls
     return bool(calls) and all(c.parse_error is not None for c in calls)
-
-
-def resolve_tool_protocol(
-    spec: ToolProtocol | str | None,
-    *,
-    supports_tools: bool = True,
-    provider: str = "",
-    options: dict[str, dict[str, Any]] | None = None,
-) -> ToolProtocol:
-    """The protocol for ``spec``: a :class:`ToolProtocol`, a name, or ``None``.
-
-    ``None`` means ``native`` where the provider has native tool calling, else ``json``.
-    ``options`` maps a protocol name to the keyword arguments its class is built with
-    (a provider's defaults, from ``ModelAPI.protocol_options``).
-
-    Raises:
-        ConfigurationError: An unknown name, or ``native`` for a provider without tool
-            calling.
-    """
-    if isinstance(spec, ToolProtocol):
-        return spec
-    if spec is None:
-        spec = "native" if supports_tools else "json"
-    if not isinstance(spec, str):
-        raise ConfigurationError(
-            f"tool_protocol must be 'native', 'react', 'json' or a ToolProtocol, got {spec!r}"
-        )
-    name = spec.strip().lower()
-    if name == "native":
-        if not supports_tools:
-            raise ConfigurationError(
-                f"provider {provider or '?'!r} has no native tool calling; use "
-                "tool_protocol='json' or 'react'"
-            )
-        return NativeProtocol()
-    if name == "react":
-        from ._react import ReActProtocol
-
-        return ReActProtocol(**(options or {}).get("react", {}))
-    if name == "json":
-        from ._json import JsonProtocol
-
-        return JsonProtocol(**(options or {}).get("json", {}))
-    raise ConfigurationError(
-        f"unknown tool_protocol {spec!r}; use 'native', 'react', 'json' or a ToolProtocol"
-    )

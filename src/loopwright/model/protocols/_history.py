@@ -178,7 +178,7 @@ class History:
         rendered: ChatMessage
         if isinstance(message, AssistantMessage):
             rendered = AssistantMessage(
-                content=protocol.render_assistant(message, toolset), model=message.model
+                content=protocol.assistant_text(message, toolset), model=message.model
             )
         elif isinstance(message, ToolMessage):
             result = message

@@ -49,11 +49,10 @@ from ..._nesting import MAX_NESTING, nesting_exceeds
 from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
-from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
 from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
-from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint, unparsed_reply
+from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint
 
 __all__ = ["JsonProtocol"]
 
@@ -224,23 +223,19 @@ class JsonProtocol(TextProtocol):
 
     def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
         calls = message.tool_calls
-        unparsed = unparsed_reply(message)
-        if unparsed is not None:
-            return unparsed  # a reply we could not parse: show it as it was
         thought = message.reasoning or (message.content if calls else "") or ""
         finish = toolset.extra["finish"] if toolset is not None else "finish"
         answer = toolset.answer.name if toolset is not None and toolset.answer else None
         actions = [
             {"name": finish if c.function == answer else c.function, "arguments": c.arguments}
             for c in calls
-            if c.function != FORMAT_ERROR_FUNCTION
         ] or [{"name": finish, "arguments": {"answer": message.content}}]
         return "\n".join(
             json.dumps({"thought": thought, "action": a}, ensure_ascii=False) for a in actions
         )
 
     def render_observation(self, message: ToolMessage) -> str:
-        text = message.content or (message.error.message if message.error else "")
+        text = self.observation_text(message)
         key = "error" if message.error is not None else "observation"
         return json.dumps({key: text}, ensure_ascii=False)
 

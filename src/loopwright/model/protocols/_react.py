@@ -47,24 +47,14 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
+from .._chat import AssistantMessage, ToolMessage
 from .._output import StopReason
-from ._base import FORMAT_ERROR_FUNCTION
 from ._example import ActionExample
-from ._parsing import (
-    NAME_JUNK,
-    TOO_DEEP,
-    is_string_schema,
-    load_json,
-    read_json,
-    required_params,
-    single_string_param,
-    strip_fences,
-)
+from ._parsing import NAME_JUNK
 from ._templates import REACT_TEMPLATE
-from ._text import Reply, TextProtocol, ToolSet, answer_text, unparsed_reply
+from ._text import Reply, TextProtocol, ToolSet, answer_text
 
 __all__ = ["ReActProtocol"]
 
@@ -80,9 +70,6 @@ _MARKER = re.compile(
 _OBSERVATION_LINE = re.compile(
     rf"^[ \t]*+{_EMPH}[ \t]*+observation[ \t]*+{_EMPH}[ \t]*+:", re.I | re.M
 )
-_SHOW = 300
-_MAX_NAME = 200
-"""An Action longer than this is not a tool name (it is not passed on as one)."""
 
 
 def _inline_input(name: str) -> tuple[str, str] | None:
@@ -122,11 +109,6 @@ def _sections(text: str) -> tuple[str, list[_Section]]:
     return lead, sections
 
 
-def _shown(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _SHOW else text[:_SHOW] + "..."
-
-
 class ReActProtocol(TextProtocol):
     """Tools through ``Thought / Action / Action Input / Observation / Final Answer`` text.
 
@@ -138,14 +120,13 @@ class ReActProtocol(TextProtocol):
     name = "react"
     DEFAULT_TEMPLATE: ClassVar[str] = REACT_TEMPLATE
     stop_seqs: ClassVar[tuple[str, ...]] = (OBSERVATION,)
+    action_label: ClassVar[str] = "Action"
+    input_label: ClassVar[str] = "Action Input"
 
     # --- rendering -------------------------------------------------------------------
 
     def render_assistant(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
         calls = message.tool_calls
-        unparsed = unparsed_reply(message)
-        if unparsed is not None:
-            return unparsed  # a reply we could not parse: show it as it was
         lines: list[str] = []
         thought = message.reasoning or (message.content if calls else None)
         if thought:
@@ -153,8 +134,6 @@ class ReActProtocol(TextProtocol):
         answer = toolset.answer if toolset is not None else None
         param = toolset.answer_param if toolset is not None else "answer"
         for call in calls:
-            if call.function == FORMAT_ERROR_FUNCTION:
-                continue
             if (
                 answer is not None
                 and call.function == answer.name
@@ -169,7 +148,7 @@ class ReActProtocol(TextProtocol):
         return "\n".join(lines)
 
     def render_observation(self, message: ToolMessage) -> str:
-        text = message.content or (message.error.message if message.error else "")
+        text = self.observation_text(message)
         if message.error is not None and not text.lower().startswith("error"):
             text = f"Error: {text}"
         return f"{OBSERVATION} {text if text.strip() else '(no output)'}"
@@ -260,95 +239,4 @@ class ReActProtocol(TextProtocol):
             inline = _inline_input(name)  # search[Paris], search("Paris")
             if inline is not None and toolset.find(inline[0]) is not None:
                 name, raw_input = inline
-                tool = toolset.find(name)
-        if tool is None and toolset.is_answer_alias(name):
-            value = strip_fences(raw_input or "")
-            if value.startswith("{"):
-                try:
-                    obj = load_json(value)
-                except ValueError:
-                    obj = None
-                if isinstance(obj, dict) and len(obj) == 1:
-                    return self.final_answer(next(iter(obj.values())), toolset, thought, kept)
-            return self.final_answer(value, toolset, thought, kept)
-        function = tool.name if tool is not None else name.strip("`'\"*[]() \t")
-        if len(function) > _MAX_NAME:
-            return self.format_error(
-                f"Your Action is not a tool name: {_shown(function[:_SHOW])}",
-                toolset,
-                body[:kept],
-            )
-        args = self._arguments(tool, function, raw_input, stop_reason)
-        if isinstance(args, str):
-            return self.format_error(args, toolset, body[:kept], function)
-        return Reply(
-            thought=thought, calls=[ToolCall(function=function, arguments=args)], kept=kept
-        )
-
-    def _arguments(
-        self, tool: ToolInfo | None, function: str, raw: str | None, stop_reason: StopReason
-    ) -> dict[str, Any] | str:
-        """The call's arguments, or what was wrong with the Action Input."""
-        text = strip_fences(raw) if raw is not None else ""
-        if not text:
-            required = required_params(tool) if tool is not None else []
-            if required:
-                return (
-                    f"Your Action Input for {function} is missing; it needs "
-                    f"{', '.join(repr(r) for r in required)}."
-                )
-            return {}
-        single = single_string_param(tool) if tool is not None else None
-        props = set((tool.parameters.get("properties") or {}) if tool is not None else ())
-        if text[0] in "{[":
-            read = read_json(text, 0)
-            if read.span.deep:
-                return f"Your Action Input for {function} is not usable: {TOO_DEEP}."
-            if not read.span.closed and stop_reason == "max_tokens":
-                return (
-                    f"Your Action Input for {function} was cut off by the output token "
-                    "limit before it was complete. Write a shorter input."
-                )
-            value, why = read.value, read.error
-            if isinstance(value, dict) and (single is None or set(value) <= props):
-                return value
-            if single is not None:
-                return {single: text}
-            if value is None:
-                return (
-                    f"Your Action Input for {function} is not usable ({why}): "
-                    f"{_shown(text)}. Write it as a JSON object."
-                )
-            return self._coerce(tool, function, value)
-        if text[0] in "\"'":
-            try:
-                value = load_json(text)
-            except ValueError:
-                value = None
-            if isinstance(value, str):
-                text = value
-        if single is not None:
-            return {single: text}
-        if tool is not None and len(props) == 1:
-            try:
-                return self._coerce(tool, function, load_json(text))
-            except ValueError:
-                pass
-        example = {p: "..." for p in (required_params(tool) if tool is not None else [])}
-        return (
-            f"Your Action Input for {function} must be a JSON object like "
-            f"{json.dumps(example) if example else '{...}'}, got: {_shown(text)}"
-        )
-
-    @staticmethod
-    def _coerce(tool: ToolInfo | None, function: str, value: Any) -> dict[str, Any] | str:
-        props = (tool.parameters.get("properties") or {}) if tool is not None else {}
-        if len(props) == 1:
-            name, schema = next(iter(props.items()))
-            if not isinstance(value, str) and is_string_schema(schema):
-                value = answer_text(value)
-            return {name: value}
-        return (
-            f"Your Action Input for {function} must be a JSON object with its arguments, "
-            f"got: {_shown(json.dumps(value, ensure_ascii=False))}"
-        )
+        return self.action(name, raw_input, toolset, thought, body[:kept], stop_reason)

@@ -11,7 +11,35 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["JSON_TEMPLATE", "REACT_TEMPLATE", "compile_template"]
+__all__ = ["JSON_TEMPLATE", "REACT_TEMPLATE", "TEXT_TEMPLATE", "compile_template"]
+
+TEXT_TEMPLATE = """\
+{% if system %}
+{{ system }}
+
+{% endif %}
+Today is {{ today }}. Work on the task step by step with these tools:
+
+{% for tool in tools %}
+{{ tool.name }}: {{ tool.description }}
+  Arguments: {{ tool.arguments }}
+
+{% endfor %}
+{{ format }}
+{% if forced %}
+In this reply, the tool must be {{ forced }}.
+{% endif %}
+{% if examples %}
+
+Examples:
+{% for example in examples %}
+
+{{ example }}
+{% endfor %}
+{% endif %}
+"""
+"""Any text protocol's default: the tools, then the protocol's format reminder
+(``format``), so a new protocol needs no template of its own."""
 
 REACT_TEMPLATE = """\
 {% if system %}

@@ -5,11 +5,15 @@ instructions into the system prompt (from a replaceable Jinja2 template), prior 
 calls as its own text, and tool results as user turns; then it parses the reply text
 back into tool calls.
 
-This module holds the system prompt, the tool list as the protocol shows it
-(:class:`ToolSet`, with the answer tool found), the request's settings and the steps of
-parsing every protocol shares. The history is rendered by :class:`~._history.History`:
-per call only messages not seen before, to the very same objects as before, so a local
-llama.cpp provider reuses its KV cache for the whole stable prefix.
+Two separate pieces: the format contract (how one turn is written and one reply is
+read, see :class:`TextProtocol`), which each protocol implements, and the rendering of
+the history, :class:`~._history.History`, which only the base class uses: per call only
+messages not seen before, to the very same objects as before, so a local llama.cpp
+provider reuses its KV cache for the whole stable prefix. A protocol never sees the
+cache. This module holds the rest they share: the system prompt, the tool list as the
+protocol shows it (:class:`ToolSet`, with the answer tool found), the request's
+settings and the steps of parsing every protocol shares (reading an action's input:
+:meth:`TextProtocol.action`, in :mod:`._actions`).
 """
 
 from __future__ import annotations
@@ -23,35 +27,18 @@ from typing import Any, ClassVar
 from ..._errors import ConfigurationError
 from ..._fast import copy_model
 from ..._ids import new_id
-from .._chat import (
-    AssistantMessage,
-    ChatMessage,
-    SystemMessage,
-    ToolCall,
-    ToolInfo,
-    ToolMessage,
-)
+from .._chat import AssistantMessage, ChatMessage, SystemMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig, ToolFunction
 from .._output import ModelOutput, StopReason
-from ._base import ProtocolRequest, ToolProtocol
+from ._actions import MAX_NAME, SHOW, action_arguments, answer_input, shown
+from ._base import FORMAT_ERROR_FUNCTION, ProtocolRequest, ToolProtocol
 from ._cache import LRU
 from ._describe import arguments_hint
 from ._example import ActionExample
 from ._history import History
-from ._parsing import (
-    answer_param,
-    is_string_schema,
-    single_string_param,
-    strip_think,
-)
-from ._templates import compile_template
-from ._toolset import (
-    ANSWER_TOOL_NAMES,
-    Reply,
-    ToolSet,
-    answer_text,
-    unparsed_reply,
-)
+from ._parsing import answer_param, is_string_schema, single_string_param, strip_think
+from ._templates import TEXT_TEMPLATE, compile_template
+from ._toolset import ANSWER_TOOL_NAMES, Reply, ToolSet, answer_text, unparsed_reply
 
 __all__ = [
     "ANSWER_TOOL_NAMES",
@@ -68,6 +55,29 @@ _CUT_OFF = "Your reply was cut off by the output token limit; keep your thoughts
 
 class TextProtocol(ToolProtocol):
     """Base of the text protocols; see the module documentation.
+
+    A new protocol is one small subclass (register it with
+    :func:`~loopwright.register_protocol`). It must implement the format contract:
+
+    - :meth:`render_assistant`: an assistant turn of the history (its calls, its
+      thought) as the model would have written it;
+    - :meth:`render_observation`: a tool result as the text of a user turn
+      (:meth:`observation_text` gives the result or its error);
+    - :meth:`parse_reply`: reply text to a :class:`Reply`, never raising; use
+      :meth:`action` for "this tool, with this input text" (JSON, near-JSON or plain
+      text; answer aliases; bad input reported to the model), :meth:`final_answer` and
+      :meth:`format_error`;
+    - :meth:`format_reminder`: a short statement of the expected format, sent with
+      every format error and shown in the default system prompt.
+
+    It may set ``name``, ``stop_seqs`` (e.g. where an invented tool result would
+    start), ``DEFAULT_TEMPLATE`` (default: the tools, then the format reminder),
+    ``action_label`` / ``input_label`` (its words in error messages), and override
+    :meth:`render_example` (default: the example through :meth:`render_assistant`),
+    :meth:`template_vars`, :meth:`prepare_toolset`, :meth:`request_config` and
+    :meth:`answer_replaces_tool`. Unparsed replies are shown again as written, before
+    :meth:`render_assistant` is asked; the history's caching and incremental
+    rendering are the base class's and need nothing from the protocol.
 
     Args:
         template: A Jinja2 template for the system prompt, replacing the default. It
@@ -89,8 +99,12 @@ class TextProtocol(ToolProtocol):
             whose checkpoint was dropped is rendered from its start again).
     """
 
-    DEFAULT_TEMPLATE: ClassVar[str] = ""
+    DEFAULT_TEMPLATE: ClassVar[str] = TEXT_TEMPLATE
     stop_seqs: ClassVar[tuple[str, ...]] = ()
+    action_label: ClassVar[str] = "action"
+    """What a reply's naming of a tool is called in error messages."""
+    input_label: ClassVar[str] = "input"
+    """What an action's input is called in error messages (``Your input for add...``)."""
 
     def __init__(
         self,
@@ -140,16 +154,31 @@ class TextProtocol(ToolProtocol):
         """A tool result as the text of a user turn."""
 
     @abc.abstractmethod
-    def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
-        """An example reply in this protocol's format."""
-
-    @abc.abstractmethod
     def parse_reply(self, text: str, toolset: ToolSet, stop_reason: StopReason) -> Reply:
         """Parse reply text; never raises for bad text (it becomes a format error)."""
 
     @abc.abstractmethod
     def format_reminder(self, toolset: ToolSet) -> str:
         """A short statement of the expected format, appended to format errors."""
+
+    # --- what a protocol may override -----------------------------------------------
+
+    def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
+        """An example reply in this protocol's format (default: the example as an
+        assistant turn, through :meth:`render_assistant`)."""
+        thought = example.thought or None
+        tool = toolset.find(example.tool)
+        if toolset.is_answer_alias(example.tool) and tool in (None, toolset.answer):
+            args = example.arguments
+            value = args.get(toolset.answer_param, args.get("answer", ""))
+            if toolset.answer is None:
+                message = AssistantMessage(content=answer_text(value), reasoning=thought)
+                return self.render_assistant(message, toolset)
+            call = ToolCall(function=toolset.answer.name, arguments={toolset.answer_param: value})
+        else:
+            call = ToolCall(function=example.tool, arguments=example.arguments)
+        message = AssistantMessage(reasoning=thought, tool_calls=[call])
+        return self.render_assistant(message, toolset)
 
     def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
         """Extra variables for this protocol's template."""
@@ -172,6 +201,24 @@ class TextProtocol(ToolProtocol):
         return config.model_copy(update=update) if update else config
 
     # --- rendering -----------------------------------------------------------------
+
+    def assistant_text(self, message: AssistantMessage, toolset: ToolSet | None) -> str:
+        """An assistant message of the history as the model wrote it: a reply that could
+        not be parsed as it was, any other through :meth:`render_assistant` (without
+        the never-executed ``format_error`` calls of runs recorded by older versions)."""
+        unparsed = unparsed_reply(message)
+        if unparsed is not None:
+            return unparsed
+        calls = message.tool_calls
+        if any(c.function == FORMAT_ERROR_FUNCTION for c in calls):
+            kept = [c for c in calls if c.function != FORMAT_ERROR_FUNCTION]
+            message = message.model_copy(update={"tool_calls": kept})
+        return self.render_assistant(message, toolset)
+
+    @staticmethod
+    def observation_text(message: ToolMessage) -> str:
+        """A tool result's text: its content, else its error's message."""
+        return message.content or (message.error.message if message.error else "")
 
     def render(
         self,
@@ -225,6 +272,7 @@ class TextProtocol(ToolProtocol):
             "answer": toolset.answer.name if toolset.answer is not None else None,
             "forced": toolset.forced,
             "examples": [self.render_example(e, toolset) for e in self.examples],
+            "format": self.format_reminder(toolset),
         }
         variables.update(self.template_vars(toolset))
         text: str = self._compiled.render(**variables)
@@ -336,6 +384,38 @@ class TextProtocol(ToolProtocol):
             return Reply(content=text, kept=len(text), error=error)
         call = ToolCall(id=new_id(), function=function, parse_error=error)
         return Reply(calls=[call], content=text, kept=len(text))
+
+    def action(
+        self,
+        name: str,
+        raw_input: str | None,
+        toolset: ToolSet,
+        thought: str | None,
+        text: str,
+        stop_reason: StopReason,
+    ) -> Reply:
+        """A reply that names the tool ``name`` with the input text ``raw_input`` (a JSON
+        object, near-JSON, or plain text for a tool taking one string; ``None`` when
+        there is none); ``text`` is the part of the reply that was acted on.
+
+        The answer tool's aliases (``finish``, ``Final Answer``...) give a final answer;
+        an unknown name is passed on (the tool layer reports it, listing the valid
+        names); an input that cannot be used is a call with ``parse_error`` saying why,
+        in this protocol's words (:attr:`action_label`, :attr:`input_label`)."""
+        kept = len(text)
+        tool = toolset.find(name)
+        if tool is None and toolset.is_answer_alias(name):
+            return self.final_answer(answer_input(raw_input), toolset, thought, kept)
+        function = tool.name if tool is not None else name.strip("`'\"*[]() \t")
+        if len(function) > MAX_NAME:
+            what = f"Your {self.action_label} is not a tool name: {shown(function[:SHOW])}"
+            return self.format_error(what, toolset, text)
+        args = action_arguments(tool, function, raw_input, stop_reason, self.input_label)
+        if isinstance(args, str):
+            return self.format_error(args, toolset, text, function)
+        return Reply(
+            thought=thought, calls=[ToolCall(function=function, arguments=args)], kept=kept
+        )
 
     def final_answer(self, value: Any, toolset: ToolSet, thought: str | None, kept: int) -> Reply:
         """A final answer: a call of the answer tool, or plain text when none is offered."""
