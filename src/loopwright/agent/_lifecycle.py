@@ -112,7 +112,8 @@ class Hooks:
 
     async def after_model(self, output: ModelOutput) -> None:
         """After a model call returned ``output`` (``output.usage`` counts its tokens),
-        before the agent acts on it."""
+        before the agent acts on it: a :class:`StopRun` raised here ends the run before
+        the reply joins the conversation (the transcript has recorded it)."""
 
     async def before_tool(self, call: ToolCall) -> str | None:
         """Before a tool call runs (before its arguments are checked and before the
