@@ -1,6 +1,7 @@
 """Public lifecycle hooks (``lw.Hooks``): order, veto, edits, redaction, limit, error, stop."""
 
 import dataclasses
+import importlib.util
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 import loopwright as lw
 
 call = lw.ModelOutput.for_tool_call
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hooks.py"
 
 
 @lw.tool
@@ -320,3 +323,23 @@ async def test_a_hook_returning_the_wrong_kind_is_a_bug_that_names_it() -> None:
     model = lw.get_model("mock", outputs=[call("echo", {"text": "x"})])
     with pytest.raises(TypeError, match=r"Bad\.before_tool"):
         await lw.run(lw.react(tools=[echo], hooks=[Bad()]), "go", model=model, db=False)
+
+
+async def test_the_hooks_example_caps_spend_and_redacts_secrets(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("example_hooks", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    db = tmp_path / "runs.db"
+    state = await example.main(max_usd=0.03, db=db)
+    assert state.completed == "stopped"
+    assert state.error == "spent $0.0360, over the cap of $0.0300"
+    results = [m.content for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert len(results) == 2
+    assert all("OPENAI_API_KEY=[REDACTED]" in r and "sk-demo" not in r for r in results)
+    assert not files_holding(tmp_path, "sk-demo-9f8e7d6c5b4a3f2e1d0c")
+    redact = example.RedactSecrets(["hunter2-password"], patterns=[])
+    assert redact.redact("pw=hunter2-password, AKIAABCDEFGHIJKLMNOP") == (
+        "pw=[REDACTED], AKIAABCDEFGHIJKLMNOP"
+    )
+    assert example.RedactSecrets([], patterns=[]).redact("sk-abc") == "sk-abc"
