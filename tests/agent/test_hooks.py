@@ -286,6 +286,8 @@ async def test_a_hook_that_caps_spend_stops_the_run_cleanly(tmp_path: Path) -> N
     assert [m.role for m in state.messages] == ["user", *["assistant", "tool"] * 2]
     with lw.load_run(state.run_id, db=db) as log:
         assert log.info.status != "error"
+        infos = [e.data for e in log.events() if isinstance(e, lw.InfoEvent)]
+    assert infos[-1] == f"The run was stopped by a hook: {state.error}"
 
 
 async def test_a_stop_run_from_an_agent_used_as_a_tool_ends_the_whole_run() -> None:
@@ -343,3 +345,33 @@ async def test_the_hooks_example_caps_spend_and_redacts_secrets(tmp_path: Path) 
         "pw=[REDACTED], AKIAABCDEFGHIJKLMNOP"
     )
     assert example.RedactSecrets([], patterns=[]).redact("sk-abc") == "sk-abc"
+
+
+class Sync(lw.Hooks):
+    def before_tool(self, call: lw.ToolCall) -> None:  # type: ignore[override]
+        return None
+
+
+class Misspelt(lw.Hooks):
+    async def on_tool_start(self, call: lw.ToolCall) -> None:
+        pass
+
+
+class Inherited(Misspelt):
+    async def after_tool(self, call: lw.ToolCall, result: lw.ToolMessage) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("hook", "message"),
+    [
+        (Sync(), r"Sync\.before_tool must be a coroutine: async def before_tool"),
+        (Misspelt(), r"Misspelt\.on_tool_start is not a hook method"),
+        (Inherited(), r"Inherited\.on_tool_start is not a hook method"),
+    ],
+)
+def test_a_hook_whose_methods_would_fail_mid_run_is_refused(hook: lw.Hooks, message: str) -> None:
+    with pytest.raises(lw.ConfigurationError, match=message):
+        lw.react(hooks=[hook])
+    with pytest.raises(lw.ConfigurationError, match=message):
+        lw.run_sync(lw.react(), "go", model="mock", db=False, hooks=[hook])

@@ -30,6 +30,7 @@ the only one the run store sees.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -56,7 +57,9 @@ class StopRun(Exception):
     ``state.completed == "stopped"`` and ``str(reason)`` in ``state.error``.
 
     Raised from a tool hook, it ends the run like a tool's error would (the other calls
-    of the same reply are cancelled) but is not recorded as an error of the run.
+    of the same reply are cancelled; the call's event records it as its failure), but
+    the run is not recorded as failed. The transcript records the reason as an info
+    event (source ``"hooks"``).
     """
 
     def __init__(self, reason: str = "stopped by a hook") -> None:
@@ -136,8 +139,17 @@ class Hooks:
         """An error ends the run or the agent; it propagates after the hooks heard it."""
 
 
+HOOK_METHODS = frozenset(
+    name for name in vars(Hooks) if name.startswith(("on_", "before_", "after_"))
+)
+"""The names of the hook methods."""
+
+
 def check_hooks(hooks: object, who: str) -> tuple[Hooks, ...]:
-    """A list of :class:`Hooks` instances, as a tuple; anything else is refused."""
+    """A list of :class:`Hooks` instances, as a tuple; anything else is refused, and so
+    is a hook whose methods would fail in the middle of a run: one that is not ``async
+    def``, or a method named like a hook (``on_...``, ``before_...``, ``after_...``)
+    that is not one (a misspelt hook would never be called)."""
     if isinstance(hooks, Hooks | type):
         raise ConfigurationError(f"{who}: hooks must be a list: hooks=[{_show(hooks)}]")
     if isinstance(hooks, str | bytes) or not isinstance(hooks, Sequence):
@@ -151,7 +163,26 @@ def check_hooks(hooks: object, who: str) -> tuple[Hooks, ...]:
                 f"{who}: every hook must be an instance of a subclass of lw.Hooks "
                 f"(class MyHooks(lw.Hooks): ...; hooks=[MyHooks()]); {_show(hook)} is {what}"
             )
+        _check_methods(type(hook), who)
     return tuple(hooks)
+
+
+def _check_methods(cls: type[Hooks], who: str) -> None:
+    for klass in cls.__mro__:
+        if klass is Hooks or klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if not name.startswith(("on_", "before_", "after_")):
+                continue
+            where = f"{who}: {cls.__name__}.{name}"
+            if name not in HOOK_METHODS:
+                raise ConfigurationError(
+                    f"{where} is not a hook method, so it would never be called; the hook "
+                    f"methods are {', '.join(sorted(HOOK_METHODS))} (name a helper "
+                    "otherwise, e.g. with a leading _)"
+                )
+            if not inspect.iscoroutinefunction(value):
+                raise ConfigurationError(f"{where} must be a coroutine: async def {name}(...)")
 
 
 def _show(value: object) -> str:
@@ -172,9 +203,16 @@ def run_hooks(hooks: tuple[Hooks, ...]) -> Iterator[None]:
         _in_force.reset(token)
 
 
-def stop_run(state: AgentState, stop: StopRun) -> None:
-    """Record on ``state`` that a hook stopped the run."""
+def stop_run(state: AgentState, stop: StopRun, *, record: bool = False) -> None:
+    """Record on ``state`` that a hook stopped the run (and, with ``record``, in the
+    current transcript)."""
     state.completed, state.error = "stopped", stop.reason
+    if record:
+        from ..transcript import current_transcript
+
+        transcript = current_transcript()
+        if transcript is not None:
+            transcript.info(f"The run was stopped by a hook: {stop.reason}", source="hooks")
 
 
 class HookRun:

@@ -189,7 +189,7 @@ async def run(
                 state.limit, state.completed = ex.info, "limit"
                 limit_error: LimitExceededError | None = ex
             except StopRun as ex:
-                stop_run(state, ex)
+                stop_run(state, ex, record=True)
                 limit_error = None
             except Exception as ex:
                 if own_hooks:
