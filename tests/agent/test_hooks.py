@@ -232,6 +232,29 @@ async def test_a_run_limit_is_heard_once_by_the_run_and_the_agent() -> None:
     assert run_hook.calls.count("limit:step") == agent_hook.calls.count("limit:step") == 1
 
 
+async def test_the_iterative_agents_own_step_bound_is_heard_once() -> None:
+    hook = Recorder()
+    model = lw.get_model("mock", outputs=[call("echo", {"text": "x"})], repeat=True)
+    agent = lw.iterative(tools=[echo], max_steps=2, progress_every=None, hooks=[hook])
+    state = await lw.run(agent, "go", model=model, db=False)
+    assert state.completed == "limit"
+    assert hook.calls[-2:] == ["limit:step", "run_end:limit"]
+    assert hook.calls.count("limit:step") == 1
+    assert hook.calls.count("step_start") == hook.calls.count("step_end") == 2
+
+
+async def test_with_raise_on_limit_the_run_hooks_hear_the_limit_before_it_is_raised() -> None:
+    hook = Recorder()
+    model = lw.get_model("mock", outputs=[call("echo", {"text": "x"})], repeat=True)
+    agent = lw.react(tools=[echo], max_steps=None)
+    with pytest.raises(lw.LimitExceededError):
+        await lw.run(
+            agent, "go", model=model, db=False, hooks=[hook], limits=[lw.step_limit(2)],
+            raise_on_limit=True,
+        )  # fmt: skip
+    assert hook.calls[-2:] == ["limit:step", "run_end:limit"]
+
+
 class Boom(Exception):
     pass
 

@@ -96,9 +96,10 @@ class Hooks:
         """The run (a run hook) or the agent (an agent's hook) starts with ``state``."""
 
     async def on_run_end(self, state: AgentState) -> None:
-        """The run or the agent returns ``state``: completed, at a limit (after
-        ``on_limit``) or stopped (:class:`StopRun`). Not called when it ends with an
-        error (``on_error`` is) or is cancelled."""
+        """The run or the agent ended with ``state``: completed, at a limit (after
+        ``on_limit``, also when the limit is then raised: ``raise_on_limit``, or a limit
+        of an outer run ending an agent) or stopped (:class:`StopRun`). Not called when
+        it ends with an error (``on_error`` is) or is cancelled."""
 
     async def on_step_start(self, state: AgentState) -> None:
         """A step (one model call and the tool calls it asks for) starts; the limits

@@ -182,11 +182,13 @@ async def run(
                     state = await agent(state)
             except LimitExceededError as ex:
                 owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
-                if raise_on_limit and owned and own_hooks:
-                    await finish(own_hooks, state, ex.info)
-                if raise_on_limit or not owned:
+                if not owned:
                     raise
                 state.limit, state.completed = ex.info, "limit"
+                if raise_on_limit:
+                    if own_hooks:
+                        await finish(own_hooks, state, ex.info)
+                    raise
                 limit_error: LimitExceededError | None = ex
             except StopRun as ex:
                 stop_run(state, ex, record=True)
