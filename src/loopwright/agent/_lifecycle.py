@@ -80,7 +80,9 @@ class ModelRequest:
     messages: list[ChatMessage]
     """What the model is sent (an ``iterative`` agent's ephemeral nudge included)."""
     tools: list[Any]
-    """The tools offered (:class:`~loopwright.Tool` s, a handoff's tool included)."""
+    """The tools offered (:class:`~loopwright.Tool` s, a handoff's tool included): the
+    agent's own list, which it offers at every call; return a request with a new list to
+    change it for one call."""
     config: GenerateConfig | None
     """The agent's generation settings for the call (``None``: the model's)."""
 
@@ -235,8 +237,7 @@ class HookRun:
         return cls(own, runs + own)
 
     async def begin_step(self, state: AgentState) -> None:
-        """End the step before (if one is open) and start the next."""
-        await self.end_step(state)
+        """Start a step (the loop ends the one before with ``end_step`` first)."""
         self.step_open = True
         for hook in self.all:
             await hook.on_step_start(state)
