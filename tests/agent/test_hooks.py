@@ -398,3 +398,61 @@ def test_a_hook_whose_methods_would_fail_mid_run_is_refused(hook: lw.Hooks, mess
         lw.react(hooks=[hook])
     with pytest.raises(lw.ConfigurationError, match=message):
         lw.run_sync(lw.react(), "go", model="mock", db=False, hooks=[hook])
+
+
+async def test_in_a_parallel_batch_each_call_is_gated_and_results_keep_their_order(
+    tmp_path: Path,
+) -> None:
+    ran: list[str] = []
+
+    @lw.tool(parallel=True)
+    async def fetch(url: str) -> str:
+        """Fetch a page.
+
+        Args:
+            url: The page.
+        """
+        ran.append(url)
+        return f"page {url} token={SECRET}"
+
+    class NoAdmin(lw.Hooks):
+        async def before_tool(self, call: lw.ToolCall) -> str | None:
+            return "not the admin page" if "admin" in call.arguments.get("url", "") else None
+
+    calls = [
+        lw.ToolCall(id=f"c{i}", function="fetch", arguments={"url": url})
+        for i, url in enumerate(["a", "admin", "b"])
+    ]
+    reply = lw.ModelOutput(message=lw.AssistantMessage(tool_calls=calls), stop_reason="tool_calls")
+    model = lw.get_model("mock", outputs=[reply, call("submit", {"answer": "ok"})])
+    db = tmp_path / "runs.db"
+    agent = lw.react(tools=[fetch], hooks=[Redact()])
+    state = await lw.run(agent, "go", model=model, db=db, hooks=[NoAdmin()])
+    assert sorted(ran) == ["a", "b"]
+    results = [m for m in state.messages if isinstance(m, lw.ToolMessage)][:3]
+    assert [r.tool_call_id for r in results] == ["c0", "c1", "c2"]
+    assert [r.content for r in results] == [
+        "page a token=[REDACTED]",
+        "not the admin page",
+        "page b token=[REDACTED]",
+    ]
+    assert not files_holding(tmp_path, SECRET)
+
+
+async def test_the_iterative_agent_sends_the_edited_request() -> None:
+    class Shout(lw.Hooks):
+        async def before_model(self, request: lw.ModelRequest) -> lw.ModelRequest:
+            shout = lw.UserMessage(content="LOUDER")
+            return dataclasses.replace(request, messages=[*request.messages, shout])
+
+    seen: list[list[str]] = []
+
+    def responder(messages: Sequence[lw.ChatMessage], tools: Any, config: Any) -> Any:
+        seen.append([m.text for m in messages])
+        return call("submit", {"answer": "ok"})
+
+    agent = lw.iterative(tools=[lw.submit()], nudge="next", hooks=[Shout()])
+    model = lw.get_model("mock", outputs=responder)
+    state = await lw.run(agent, "go", model=model, db=False)
+    assert seen == [["go", "next", "LOUDER"]]
+    assert state.completed == "submit" and "LOUDER" not in [m.text for m in state.messages]
