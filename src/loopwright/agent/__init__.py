@@ -2,6 +2,7 @@
 
 from ._handoff import Handoff, as_tool, handoff
 from ._iterative import IterativeAgent, iterative
+from ._lifecycle import Hooks, ModelRequest, StopRun
 from ._react import ContinueHandler, ReactAgent, react
 from ._run import run, run_sync
 from ._state import Agent, AgentState, Completion, agent, get_agent, registered_agents
@@ -12,8 +13,11 @@ __all__ = [
     "Completion",
     "ContinueHandler",
     "Handoff",
+    "Hooks",
     "IterativeAgent",
+    "ModelRequest",
     "ReactAgent",
+    "StopRun",
     "agent",
     "as_tool",
     "get_agent",

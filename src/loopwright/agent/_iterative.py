@@ -41,6 +41,7 @@ from ._checks import (
     check_text,
     check_tool_list,
 )
+from ._lifecycle import HookRun, Hooks, check_hooks
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
@@ -82,10 +83,11 @@ agent gives up with ``completed == "model_length"``."""
 class _Run:
     """What one run of the agent keeps from step to step."""
 
-    __slots__ = ("by_name", "max_output", "overflows", "tools")
+    __slots__ = ("by_name", "hooks", "max_output", "overflows", "tools")
 
-    def __init__(self, tools: list[AnyTool], max_output: int | None) -> None:
+    def __init__(self, tools: list[AnyTool], max_output: int | None, hooks: HookRun | None) -> None:
         self.tools = tools
+        self.hooks = hooks
         self.by_name = {t.name: t for t in tools}
         self.max_output = max_output
         self.overflows = 0
@@ -189,8 +191,10 @@ class IterativeAgent:
         config: GenerateConfig | None,
         clock: Callable[[], float],
         timeout_factory: TimeoutFactory,
+        hooks: Sequence[Hooks] = (),
     ) -> None:
         who = "iterative"
+        self.hooks = check_hooks(hooks, who)
         check_text(name, "name", who)
         check_text(description, "description", who)
         check_text(prompt, "prompt", who, optional=True)
@@ -221,10 +225,18 @@ class IterativeAgent:
             ) from None
 
     async def __call__(self, state: AgentState) -> AgentState:
+        hooks = HookRun.start(self.hooks)
+        if hooks is None:
+            return await self._run(state, None)
+        async with hooks.agent_scope(state):
+            await self._run(state, hooks)
+        return state
+
+    async def _run(self, state: AgentState, hooks: HookRun | None) -> AgentState:
         model = get_model(self.model)
         tools = offered_tools(self.tools, state)
         install_prompt(state.messages, self.prompt)
-        run = _Run(tools, max_tool_output(model, self.config))
+        run = _Run(tools, max_tool_output(model, self.config), hooks)
         meter = _WaitMeter(hold_timeouts=self.productive_time)
         max_steps, note = self._step_bound()
         start = self.clock()
@@ -243,6 +255,8 @@ class IterativeAgent:
                 step = 0
                 while True:
                     step += 1
+                    if hooks is not None:
+                        await hooks.end_step(state)
                     used = elapsed()
                     if self.time_limit is not None and used >= self.time_limit:
                         kind: LimitType = "working" if self.productive_time else "time"
@@ -267,6 +281,8 @@ class IterativeAgent:
                     if self.progress_every and step % self.progress_every == 0:
                         _report_progress(step, used, state)
                     check_limits()
+                    if hooks is not None:
+                        await hooks.begin_step(state)
                     if await self._step(state, model, run, remaining, timeout):
                         return state
         finally:
@@ -311,7 +327,12 @@ class IterativeAgent:
         messages.append(nudge)  # ephemeral: sent with this request, never kept
         try:
             async with timeout(budget):
-                output = await model.generate(messages, run.tools, self.config)
+                if run.hooks is None:
+                    output = await model.generate(messages, run.tools, self.config)
+                else:
+                    request = await run.hooks.request(messages, run.tools, self.config)
+                    output = await model.generate(request.messages, request.tools, request.config)
+                    await run.hooks.after_model(output)
         except TimeoutError:
             return False
         finally:
@@ -336,7 +357,13 @@ class IterativeAgent:
             try:
                 async with timeout(remaining()):
                     if await run_tool_calls(
-                        state, output, output.message, run.tools, run.by_name, run.max_output
+                        state,
+                        output,
+                        output.message,
+                        run.tools,
+                        run.by_name,
+                        run.max_output,
+                        run.hooks,
                     ):
                         return True
             except TimeoutError:
@@ -367,6 +394,7 @@ def iterative(
     config: GenerateConfig | None = None,
     clock: Callable[[], float] = time.monotonic,
     timeout_factory: TimeoutFactory = asyncio.timeout,
+    hooks: Sequence[Hooks] = (),
 ) -> IterativeAgent:
     """An agent for long open-ended work: small steps within a real-time budget.
 
@@ -393,6 +421,8 @@ def iterative(
         clock: Seconds, monotonic (inject a fake clock in tests).
         timeout_factory: ``factory(seconds | None)`` -> async context manager that
             raises ``TimeoutError`` after that long (default ``asyncio.timeout``).
+        hooks: :class:`~loopwright.Hooks` of this agent (see ``react``); a step is one
+            model call (its nudge included) and the tool calls it asks for.
     """
     return IterativeAgent(
         name=name,
@@ -410,4 +440,5 @@ def iterative(
         config=config,
         clock=clock,
         timeout_factory=timeout_factory,
+        hooks=hooks,
     )

@@ -29,6 +29,7 @@ from ._checks import (
     check_tool_list,
 )
 from ._handoff import Handoff, run_handoff
+from ._lifecycle import HookRun, Hooks, check_hooks
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
@@ -99,8 +100,10 @@ class ReactAgent:
         max_content_filter: int,
         max_tokens_continues: int,
         max_overflow_recoveries: int,
+        hooks: Sequence[Hooks] = (),
     ) -> None:
         who = "react"
+        self.hooks = check_hooks(hooks, who)
         check_text(name, "name", who)
         check_text(description, "description", who)
         check_text(prompt, "prompt", who, optional=True)
@@ -151,13 +154,29 @@ class ReactAgent:
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)
+        hooks = HookRun.start(self.hooks)
+        if hooks is None:
+            return await self._run(state, model, tools, offered, max_output, None)
+        async with hooks.agent_scope(state):
+            await self._run(state, model, tools, offered, max_output, hooks)
+        return state
+
+    async def _run(
+        self,
+        state: AgentState,
+        model: Model,
+        tools: list[AnyTool],
+        offered: list[Any],
+        max_output: int | None,
+        hooks: HookRun | None,
+    ) -> AgentState:
         limit = own_step_limit(self.max_steps)
         try:
             if limit is not None:
                 with limit:
-                    await self._loop(state, model, tools, offered, max_output)
+                    await self._loop(state, model, tools, offered, max_output, hooks)
             else:
-                await self._loop(state, model, tools, offered, max_output)
+                await self._loop(state, model, tools, offered, max_output, hooks)
         except LimitExceededError as ex:
             if limit is None or ex.limit is not limit:
                 raise
@@ -175,15 +194,25 @@ class ReactAgent:
         tools: list[AnyTool],
         offered: list[Any],
         max_output: int | None,
+        hooks: HookRun | None,
     ) -> None:
         format_errors = content_filtered = continues = overflows = 0
         by_name = {t.name: t for t in tools}
         while True:
+            if hooks is not None:
+                await hooks.end_step(state)
             check_limits()
+            if hooks is not None:
+                await hooks.begin_step(state)
             if self.history is not None:
                 usage = state.output.usage if state.output is not None else None
                 state.messages = await self.history.apply(state.messages, usage)
-            output = await model.generate(state.messages, offered, self.config)
+            if hooks is None:
+                output = await model.generate(state.messages, offered, self.config)
+            else:
+                request = await hooks.request(state.messages, offered, self.config)
+                output = await model.generate(request.messages, request.tools, request.config)
+                await hooks.after_model(output)
 
             if output.stop_reason == "model_length" and not output.tool_calls:
                 overflows += 1
@@ -211,7 +240,9 @@ class ReactAgent:
             stop = has_stop_keyword(self.stop_keywords, message.content)
             calls = message.tool_calls
             if calls or message.format_error is not None:
-                if calls and await self._run_tools(state, output, tools, by_name, max_output):
+                if calls and await self._run_tools(
+                    state, output, tools, by_name, max_output, hooks
+                ):
                     return
                 if message.format_error is not None:  # a reply a text protocol could not read
                     state.messages.append(UserMessage(content=message.format_error))
@@ -256,6 +287,7 @@ class ReactAgent:
         tools: list[AnyTool],
         by_name: dict[str, AnyTool],
         max_output: int | None,
+        hooks: HookRun | None,
     ) -> bool:
         """Run the output's tool calls (and a handoff); True when the agent is done."""
         message = output.message
@@ -266,7 +298,7 @@ class ReactAgent:
         if handoff_calls:
             others = [c for c in message.tool_calls if c.function not in self.handoffs]
             message = message.model_copy(update={"tool_calls": others})
-        if await run_tool_calls(state, output, message, tools, by_name, max_output):
+        if await run_tool_calls(state, output, message, tools, by_name, max_output, hooks):
             return True
         if handoff_calls:
             first, *extra = handoff_calls
@@ -316,6 +348,7 @@ def react(
     max_content_filter: int = 2,
     max_tokens_continues: int = 3,
     max_overflow_recoveries: int = 3,
+    hooks: Sequence[Hooks] = (),
 ) -> ReactAgent:
     """The standard agent: generate, run the tool calls with ``execute_tools``, repeat.
 
@@ -356,6 +389,9 @@ def react(
         max_content_filter: Consecutive content-filtered replies before giving up.
         max_tokens_continues: How many times a reply cut by ``max_tokens`` is continued.
         max_overflow_recoveries: Consecutive context overflows recovered before giving up.
+        hooks: :class:`~loopwright.Hooks` of this agent: they hear each run of it (its
+            start, end, limit, error) and its steps, model calls and tool calls, after
+            the run's hooks (``run(..., hooks=)``).
     """
     return ReactAgent(
         name=name,
@@ -373,4 +409,5 @@ def react(
         max_content_filter=max_content_filter,
         max_tokens_continues=max_tokens_continues,
         max_overflow_recoveries=max_overflow_recoveries,
+        hooks=hooks,
     )

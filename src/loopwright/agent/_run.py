@@ -21,6 +21,7 @@ from ._checks import (
     check_text,
     check_tool_list,
 )
+from ._lifecycle import Hooks, StopRun, check_hooks, finish, run_hooks, stop_run, tell_error
 from ._state import Agent, AgentState
 from ._steps import check_tools
 
@@ -58,6 +59,7 @@ async def run(
     approval: str | Approver | Sequence[Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     transcript: bool = True,
+    hooks: Sequence[Hooks] = (),
 ) -> AgentState:
     """Run ``agent`` on ``input`` and return its final state.
 
@@ -99,6 +101,12 @@ async def run(
             (``bench/``). Needs ``db=False``; a console display then shows nothing, and
             the working time of what is recorded counts model calls' waits as work. A run
             inside another run records as the outer run does.
+        hooks: :class:`~loopwright.Hooks` of the run: they hear its start, end, limit
+            and error once, and the steps, model calls and tool calls of every agent in
+            it (agents used as tools included), before the agents' own hooks; a run
+            inside another run adds its hooks after the outer run's. A hook that raises
+            :class:`~loopwright.StopRun` ends the run: the state so far comes back with
+            ``state.completed == "stopped"`` and the reason in ``state.error``.
     """
     from ..log import RunStoreError, recording
     from ..tool import approver
@@ -116,6 +124,7 @@ async def run(
     check_approver(approval)
     check_flag(raise_on_limit, "raise_on_limit", "run")
     check_flag(transcript, "transcript", "run")
+    own_hooks = check_hooks(hooks, "run")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ConfigurationError(f"run: metadata must be a dict or None, got {metadata!r}")
     state = _initial_state(input)
@@ -158,6 +167,8 @@ async def run(
             state.run_id = rec.run_id
             if policy is not None:
                 stack.enter_context(approver(policy))
+            if own_hooks:
+                stack.enter_context(run_hooks(own_hooks))
             try:
                 # limits exit inside the try: a time limit turns its cancellation into
                 # LimitExceededError on exit
@@ -166,15 +177,31 @@ async def run(
                         limit_stack.enter_context(limit)
                     if sandbox is not None:
                         await _start_sandbox(stack, sandbox)
+                    for hook in own_hooks:
+                        await hook.on_run_start(state)
                     state = await agent(state)
             except LimitExceededError as ex:
                 owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
-                if raise_on_limit or not owned:
+                if not owned:
                     raise
                 state.limit, state.completed = ex.info, "limit"
+                if raise_on_limit:
+                    if own_hooks:
+                        await finish(own_hooks, state, ex.info)
+                    raise
                 limit_error: LimitExceededError | None = ex
+            except StopRun as ex:
+                stop_run(state, ex, record=True)
+                limit_error = None
+            except Exception as ex:
+                if own_hooks:
+                    await tell_error(own_hooks, ex)
+                raise
             else:
                 limit_error = None
+            if own_hooks:
+                ended = state.limit if state.completed == "limit" else None
+                await finish(own_hooks, state, ended)
             state.run_id = rec.run_id  # (an agent may return another state than it got)
             rec.finish(
                 output=state.output.text if state.output is not None else None,

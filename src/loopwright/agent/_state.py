@@ -37,6 +37,7 @@ Completion: TypeAlias = Literal[
     "max_tokens",
     "model_length",
     "handoff",
+    "stopped",
 ]
 """Why an agent stopped:
 
@@ -50,7 +51,8 @@ Completion: TypeAlias = Literal[
 - ``terminated``: an approval policy terminated the run;
 - ``max_tokens``: it ran out of output tokens and continuing was not asked for;
 - ``model_length``: the context overflowed and could not be recovered;
-- ``handoff``: it handed the conversation to another agent, which finished.
+- ``handoff``: it handed the conversation to another agent, which finished;
+- ``stopped``: a hook raised :class:`~loopwright.StopRun` (``state.error`` says why).
 """
 
 
@@ -79,7 +81,8 @@ class AgentState(BaseModel):
     error: str | None = None
     """Why the run could not be completed, when the state comes with an error rather than
     a normal return: set by ``run()`` on the state it attaches to a
-    :class:`~loopwright.RunStoreError` (the run store failed). An agent that raises
+    :class:`~loopwright.RunStoreError` (the run store failed), or the reason a hook
+    stopped the run (:class:`~loopwright.StopRun`). An agent that raises
     propagates its error; the run store records it."""
     run_id: str | None = None
     """The id of the run that made this state: ``lw.load_run(state.run_id, db=...)``

@@ -19,6 +19,7 @@ from ..model import (
     UserMessage,
 )
 from ..tool import Tool, ToolTerminated, execute_tools
+from ..tool._execute import ToolGate
 from ..tool._tool import not_a_tool
 from ._state import AgentState, AnyTool, close_open_calls
 
@@ -154,12 +155,14 @@ async def run_tool_calls(
     tools: list[AnyTool],
     by_name: dict[str, AnyTool],
     max_output: int | None,
+    gate: ToolGate | None = None,
 ) -> bool:
     """Run ``message``'s tool calls and add their results; True when the agent is done (a
-    terminal tool such as ``submit`` answered, or an approval policy ended the run)."""
+    terminal tool such as ``submit`` answered, or an approval policy ended the run).
+    ``gate``: the lifecycle hooks in force (``HookRun``), if any."""
     try:
         results = await execute_tools(
-            message, tools, max_output=max_output, messages=state.messages
+            message, tools, max_output=max_output, messages=state.messages, gate=gate
         )
     except ToolTerminated as ex:
         state.messages.extend(ex.messages)

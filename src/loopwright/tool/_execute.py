@@ -7,7 +7,7 @@ import contextvars
 import os
 import time
 from collections.abc import Coroutine, Generator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .._errors import ConfigurationError
 from ..model import (
@@ -27,7 +27,19 @@ from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
 from ._tool import Tool, not_a_tool
 
-__all__ = ["DEFAULT_MAX_PARALLEL", "execute_tools"]
+__all__ = ["DEFAULT_MAX_PARALLEL", "ToolGate", "execute_tools"]
+
+
+class ToolGate(Protocol):
+    """What the agent's lifecycle hooks (``lw.Hooks``) do to each call, in the call's
+    context: ``before`` may deny it (the message becomes its ``approval`` error, and it
+    does not run); ``after`` may replace its result, before the tool hooks (the
+    transcript) see it."""
+
+    async def before(self, call: ToolCall) -> str | None: ...
+
+    async def after(self, call: ToolCall, result: ToolMessage) -> ToolMessage: ...
+
 
 DEFAULT_MAX_PARALLEL = 8
 """How many parallel tool calls run at once, by default."""
@@ -36,7 +48,7 @@ DEFAULT_MAX_PARALLEL = 8
 class _Run:
     """What every call of one ``execute_tools`` shares."""
 
-    __slots__ = ("max_output", "max_parallel", "messages", "slots", "tools")
+    __slots__ = ("gate", "max_output", "max_parallel", "messages", "slots", "tools")
 
     def __init__(
         self,
@@ -44,7 +56,9 @@ class _Run:
         max_output: int,
         messages: Sequence[ChatMessage],
         max_parallel: int,
+        gate: ToolGate | None = None,
     ) -> None:
+        self.gate = gate
         self.tools = tools
         self.max_output = max_output
         self.messages = messages
@@ -59,6 +73,7 @@ async def execute_tools(
     max_output: int | None = None,
     max_parallel: int = DEFAULT_MAX_PARALLEL,
     messages: Sequence[ChatMessage] = (),
+    gate: ToolGate | None = None,
 ) -> list[ToolMessage]:
     """Run the tool calls of ``message`` and return their results, in the calls' order.
 
@@ -88,6 +103,7 @@ async def execute_tools(
             for no limit).
         max_parallel: The most parallel calls running at once.
         messages: The conversation so far, shown to the approval policy.
+        gate: The agent's lifecycle hooks for each call (see :class:`ToolGate`).
 
     Raises:
         ToolTerminated: An approval policy ended the run.
@@ -112,7 +128,7 @@ async def execute_tools(
         raise ConfigurationError(f"max_output must be >= 0 (0: no limit), got {max_output}.")
     if max_parallel < 1:
         raise ConfigurationError(f"max_parallel must be >= 1, got {max_parallel}.")
-    run = _Run(by_name, max_output, messages, max_parallel)
+    run = _Run(by_name, max_output, messages, max_parallel, gate)
     results: list[ToolMessage] = []
     for batch in _batches(calls, by_name):
         try:
@@ -247,7 +263,14 @@ async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
         for hook in hooks:
             hook.before_tool(ex)
             entered += 1
-        ex.message = await _produce(ex, run)
+        if run.gate is None:
+            ex.message = await _produce(ex, run)
+        else:
+            denial = await run.gate.before(call)
+            if denial is not None:
+                ex.message = _error(ex, "approval", denial, run)
+            else:
+                ex.message = await run.gate.after(call, await _produce(ex, run))
         return ex.message
     except BaseException as err:
         ex.error = err
