@@ -1,5 +1,6 @@
 """Agents: the state they work on, the standard loops, running them, composing them."""
 
+from ._fork import fork
 from ._handoff import Handoff, as_tool, handoff
 from ._iterative import IterativeAgent, iterative
 from ._react import ContinueHandler, ReactAgent, react
@@ -16,6 +17,7 @@ __all__ = [
     "ReactAgent",
     "agent",
     "as_tool",
+    "fork",
     "get_agent",
     "handoff",
     "iterative",
