@@ -412,9 +412,10 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
     Model and tool calls made in the context are recorded into the current transcript
     (unless it was made with ``record_calls=False``), and Python log records are captured.
     """
-    from ._hooks import install_hooks, install_log_handler
+    from ._hooks import install_hooks, install_log_handler, install_sandbox_recorder
 
     install_log_handler()
+    install_sandbox_recorder()
     with contextlib.ExitStack() as stack:
         if not _hooked.get() and t._root.record_calls:
             install_hooks(stack)
