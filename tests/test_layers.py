@@ -12,6 +12,7 @@ which is how a lower part finds a plug-in that lives above it.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import loopwright
@@ -157,3 +158,19 @@ def test_the_walk_sees_lazy_and_type_checking_imports() -> None:
         "loopwright.log",
         "loopwright.cli",
     ]
+
+
+def test_the_documented_table_lists_the_parts_in_this_order() -> None:
+    """``docs/architecture.md``'s parts table is the readable copy of ``LAYERS``."""
+    doc = Path(__file__).parents[1] / "docs" / "architecture.md"
+    section = doc.read_text(encoding="utf-8").split("## The parts", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)`", section, re.MULTILINE)
+    parts = []
+    for cell in rows:
+        name = cell.removesuffix("/").removesuffix(".py")
+        if "/" in name:
+            continue  # model/protocols/, model/providers/: inside model
+        part = "_*" if name.startswith("_") and name != "__init__" else name
+        if part not in parts:
+            parts.append(part)
+    assert tuple(parts) == LAYERS
