@@ -358,6 +358,9 @@ def transcript() -> Transcript:
     """
     scope = _scope.get()
     if scope is None:
+        from ._hooks import install_sandbox_recorder
+
+        install_sandbox_recorder()
         t = Transcript()
         _scope.set(_Scope(t, t.events, t.span_id))
         return t
