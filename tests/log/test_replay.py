@@ -86,3 +86,21 @@ async def test_replay_reproduces_a_react_run(tmp_path: Path) -> None:
     with lw.load_run(None, db) as log:
         assert log.info.status == "success"
         assert shape(log.messages()) == shape(first.messages)
+
+
+async def test_the_provider_replays_outputs_it_is_given(tmp_path: Path) -> None:
+    """model/ replays what it is given; reading the run store is log/'s (the registry's
+    ``replay`` factory lives there, so model/ never imports log/)."""
+    from loopwright.log._replay import recorded_outputs
+    from loopwright.model.providers.replay import ReplayModelAPI
+
+    db = tmp_path / "runs.db"
+    async with lw.recording(db=db) as rec:
+        original, _ = await hand_loop(lw.get_model("mock", outputs=script(3)))
+        rec.finish(messages=original)
+    outputs = recorded_outputs(rec.run_id, db)
+    assert [o.message.text for o in outputs] == ["step 0", "step 1", "done after 3 steps"]
+    given = lw.Model(ReplayModelAPI("given", outputs))
+    replayed, _ = await hand_loop(given)
+    assert shape(replayed) == shape(original)
+    assert isinstance(lw.get_model("replay", run=rec.run_id, db=db).api, ReplayModelAPI)

@@ -1,5 +1,6 @@
 """Agents: the state they work on, the standard loops, running them, composing them."""
 
+from ._fork import fork
 from ._handoff import Handoff, as_tool, handoff
 from ._iterative import IterativeAgent, iterative
 from ._lifecycle import Hooks, ModelRequest, StopRun
@@ -20,6 +21,7 @@ __all__ = [
     "StopRun",
     "agent",
     "as_tool",
+    "fork",
     "get_agent",
     "handoff",
     "iterative",

@@ -34,7 +34,7 @@ ProviderFactory: TypeAlias = Callable[..., ModelAPI]
 # Built-in providers, as import paths so that no provider SDK is imported until used.
 _BUILTIN: dict[str, str] = {
     "mock": "loopwright.model.providers.mock:MockModelAPI",
-    "replay": "loopwright.model.providers.replay:ReplayModelAPI",
+    "replay": "loopwright.log._replay:replay_model",  # reads the run store (log/)
     "local": "loopwright.model.providers.local:LocalModelAPI",
     "openai": "loopwright.model.providers.openai:OpenAIAPI",
     "anthropic": "loopwright.model.providers.anthropic:AnthropicAPI",

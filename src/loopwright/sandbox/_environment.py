@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, Self, overload
 
 from .._errors import ConfigurationError
+from ._record import report
 from ._types import ExecResult, ExecTimeoutError, SandboxError, SandboxLimits
 
 __all__ = [
@@ -321,42 +322,17 @@ class SandboxEnvironment(ABC):
         output: bytes | None = None,
         note: str | None = None,
     ) -> None:
-        """Record the operation in the current transcript (if there is one)."""
-        from ..transcript import SandboxEvent, current_transcript
-
-        t = current_transcript()
-        if t is None:
-            return
-        text = None
-        if result is not None:
-            text = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else "")
-            if result.truncated:
-                text += "\n[output truncated]"
-            if note:
-                text += f"\n[{note}]"
-        elif output is not None:
-            text = output.decode("utf-8", errors="replace")
-        t.record(
-            SandboxEvent(
-                action=action,
-                cmd=cmd,
-                file=file,
-                input=_abbreviate(input.decode("utf-8", errors="replace")) if input else None,
-                result=result.returncode if result is not None else None,
-                output=_abbreviate(text) if text is not None else None,
-                duration=time.monotonic() - started,
-            )
+        """Report the operation to the run's record (see ``_record.py``)."""
+        report(
+            action,
+            started,
+            cmd=cmd,
+            file=file,
+            input=input,
+            result=result,
+            output=output,
+            note=note,
         )
-
-
-_EVENT_TEXT = 2000
-
-
-def _abbreviate(text: str) -> str:
-    if len(text) <= _EVENT_TEXT:
-        return text
-    half = _EVENT_TEXT // 2
-    return f"{text[:half]}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{text[-half:]}"
 
 
 def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) -> Exception:

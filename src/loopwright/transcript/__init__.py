@@ -23,7 +23,7 @@ from ._events import (
     event_adapter,
 )
 from ._span import span
-from ._subtask import fork, run_subtask, subtask
+from ._subtask import run_subtask, subtask
 from ._transcript import (
     EventSubscriber,
     MessageSubscriber,
@@ -56,7 +56,6 @@ __all__ = [
     "checkpoint_store",
     "current_transcript",
     "event_adapter",
-    "fork",
     "observe_transcripts",
     "run_subtask",
     "span",

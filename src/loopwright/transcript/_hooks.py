@@ -13,13 +13,14 @@ from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..store import _current as _current_store
-from ._events import LoggerEvent, ModelEvent, ToolEvent
+from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
 from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
 if TYPE_CHECKING:
+    from ..sandbox._record import SandboxOperation
     from ..tool import ToolExecution
 
-__all__ = ["install_hooks", "install_log_handler"]
+__all__ = ["install_hooks", "install_log_handler", "install_sandbox_recorder"]
 
 _EVENT = "loopwright.transcript.event"
 _TRANSCRIPT = "loopwright.transcript"
@@ -205,6 +206,38 @@ def install_hooks(stack: contextlib.ExitStack) -> None:
 
     stack.enter_context(model_hook(_MODEL_HOOK))
     stack.enter_context(tool_hook(_TOOL_HOOK))
+
+
+def _record_sandbox(op: SandboxOperation) -> None:
+    """A sandbox operation, as a ``SandboxEvent`` of the current transcript (if any)."""
+    scope = _scope.get()
+    if scope is None:
+        return
+    scope.transcript.record(
+        SandboxEvent(
+            action=op.action,
+            cmd=op.cmd,
+            file=op.file,
+            input=op.input_text(),
+            result=op.result.returncode if op.result is not None else None,
+            output=op.output_text(),
+            duration=op.duration,
+        )
+    )
+
+
+_sandbox_recorder_set = False
+
+
+def install_sandbox_recorder() -> None:
+    """Record sandbox operations in the current transcript (once per process)."""
+    global _sandbox_recorder_set
+    if _sandbox_recorder_set:
+        return
+    from ..sandbox._record import set_sandbox_recorder
+
+    set_sandbox_recorder(_record_sandbox)
+    _sandbox_recorder_set = True
 
 
 # --- logging -----------------------------------------------------------------------------

@@ -1,26 +1,24 @@
-"""``@subtask`` and ``fork()``: isolated units of work, recorded in the parent transcript."""
+"""``@subtask``: isolated units of work, recorded in the parent transcript.
+
+``fork()`` (agents on copies of a state, each a subtask) is in ``agent/_fork.py``.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 from pydantic import JsonValue
 
 from .._errors import error_text
-from ..store import Store, current_store, store_context
+from ..store import Store, store_context
 from ._events import SubtaskEvent
 from ._transcript import Transcript, checkpoint_store, current_transcript, transcript_context
 
-if TYPE_CHECKING:
-    from ..agent import Agent, AgentState
-
-__all__ = ["fork", "run_subtask", "subtask"]
+__all__ = ["run_subtask", "subtask"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -134,64 +132,3 @@ def subtask(fn: Callable[P, Awaitable[R]] | None = None, /, *, name: str | None 
         return run
 
     return wrap(fn) if fn is not None else wrap
-
-
-def _agent_name(agent: Any, index: int) -> str:
-    for attr in ("name", "__name__"):
-        value = getattr(agent, attr, None)
-        if isinstance(value, str) and value and value != "<lambda>":
-            return value
-    return f"fork-{index}"
-
-
-def _copy_state(state: AgentState) -> AgentState:
-    """A deep copy of ``state``, except its tools (shared: tools hold live resources)."""
-    shared = ("tools", "extra_tools")
-    return state.model_copy(
-        update={
-            name: copy.deepcopy(getattr(state, name))
-            for name in type(state).model_fields
-            if name not in shared
-        }
-        | {name: list(getattr(state, name)) for name in shared}
-    )
-
-
-def _summary(state: AgentState) -> JsonValue:
-    return {
-        "messages": len(state.messages),
-        "completed": state.completed,
-        "output": state.output.text if state.output is not None else None,
-    }
-
-
-@overload
-async def fork(state: AgentState, agents: Agent) -> AgentState: ...
-@overload
-async def fork(state: AgentState, agents: Sequence[Agent]) -> list[AgentState]: ...
-async def fork(state: AgentState, agents: Agent | Sequence[Agent]) -> AgentState | list[AgentState]:
-    """Run each agent on its own deep copy of ``state``, in parallel, each as a subtask
-    (with a copy of the current store), and return their final states in the agents'
-    order. ``state`` itself is not changed. Use it to explore several trajectories and
-    pick the best.
-
-    Given a single agent (not a list), returns its state alone.
-    """
-    single = not isinstance(agents, Sequence)
-    group: list[Agent] = [agents] if single else list(agents)  # type: ignore[arg-type,list-item]
-    parent_store = current_store()
-
-    async def branch(index: int, agent: Agent) -> AgentState:
-        branch_store = Store(parent_store.to_dict()) if parent_store is not None else Store()
-        return await run_subtask(
-            agent,
-            (_copy_state(state),),
-            name=_agent_name(agent, index),
-            type="fork",
-            store=branch_store,
-            input={"branch": index, "messages": len(state.messages)},
-            result=_summary,
-        )
-
-    states = await asyncio.gather(*(branch(i, a) for i, a in enumerate(group)))
-    return states[0] if single else list(states)

@@ -358,6 +358,9 @@ def transcript() -> Transcript:
     """
     scope = _scope.get()
     if scope is None:
+        from ._hooks import install_sandbox_recorder
+
+        install_sandbox_recorder()
         t = Transcript()
         _scope.set(_Scope(t, t.events, t.span_id))
         return t
@@ -412,9 +415,10 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
     Model and tool calls made in the context are recorded into the current transcript
     (unless it was made with ``record_calls=False``), and Python log records are captured.
     """
-    from ._hooks import install_hooks, install_log_handler
+    from ._hooks import install_hooks, install_log_handler, install_sandbox_recorder
 
     install_log_handler()
+    install_sandbox_recorder()
     with contextlib.ExitStack() as stack:
         if not _hooked.get() and t._root.record_calls:
             install_hooks(stack)

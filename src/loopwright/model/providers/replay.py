@@ -4,6 +4,12 @@
     model = get_model("replay", run="run.json")                  # from an export
     model = get_model("replay/c0be5d6b2031", db="runs.db")       # the id as model name
 
+:class:`ReplayModelAPI` replays outputs it is given (or a function that loads them, called
+once, in a worker thread, on the first call). Reading a run's recorded outputs is the run
+store's business: the ``replay`` provider is registered as ``loopwright.log._replay:
+replay_model``, which loads them from a run store or an export and builds this class, so
+``model/`` never imports ``log/`` (the parts' order, ``tests/test_layers.py``).
+
 Run the same agent on the same input with it and the run is reproduced offline: the
 same assistant messages (with the same tool calls, so the tools run again with the same
 arguments), deterministically. Outputs are taken in the order the recorded calls began,
@@ -13,10 +19,9 @@ so a run whose model calls ran in parallel replays in that recorded order.
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..._errors import ConfigurationError, ModelError
+from ..._errors import ModelError
 from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
@@ -38,40 +43,26 @@ class ReplayModelAPI(ModelAPI):
 
     def __init__(
         self,
-        model_name: str = "",
-        run: str | os.PathLike[str] | None = None,
-        *,
-        db: str | os.PathLike[str] | None = None,
-        sample: str | None = None,
+        model_name: str,
+        outputs: Sequence[ModelOutput] | Callable[[], Sequence[ModelOutput]],
     ) -> None:
         """
         Args:
-            model_name: The run id, if ``run`` is not given.
-            run: The run: an id (or unique prefix) in the run store, or the path of a
-                JSON export.
-            db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
-            sample: Replay this sample's model calls (a sample key or id) instead of the
-                run's own.
+            model_name: What the replayed run is called (its id or export path), for
+                messages.
+            outputs: The recorded outputs, in order, or a function returning them (called
+                on the first call, in a worker thread, so a slow read never blocks the
+                event loop and a missing run is reported by that call).
         """
-        source = run if run is not None else (model_name or None)
-        if source is None:
-            raise ConfigurationError(
-                "replay model: say which run to replay, e.g. get_model('replay', run=RUN_ID) "
-                "or get_model('replay', run='run.json')"
-            )
-        self.model_name = str(source)
-        self._run = source
-        self._db = db
-        self._sample = sample
+        self.model_name = model_name
+        self._load: Callable[[], Sequence[ModelOutput]] | None = None
         self._outputs: list[ModelOutput] | None = None
+        if callable(outputs):
+            self._load = outputs
+        else:
+            self._outputs = list(outputs)
         self._lock = asyncio.Lock()
         self._next = 0
-
-    def _load(self) -> list[ModelOutput]:
-        from ...log import load_run
-
-        with load_run(self._run, self._db) as log:
-            return log.model_outputs(self._sample)
 
     @property
     def remaining(self) -> int | None:
@@ -86,7 +77,8 @@ class ReplayModelAPI(ModelAPI):
     ) -> ModelOutput:
         async with self._lock:
             if self._outputs is None:
-                self._outputs = await asyncio.to_thread(self._load)
+                assert self._load is not None
+                self._outputs = list(await asyncio.to_thread(self._load))
             if self._next >= len(self._outputs):
                 raise ReplayExhaustedError(
                     f"replay model: run {self.model_name!r} recorded {len(self._outputs)} "
