@@ -165,9 +165,9 @@ class SandboxEnvironment(ABC):
                 timeout=timeout if timeout is not None else self.limits.timeout,
             )
         except ExecTimeoutError as e:
-            self._record("exec", started, cmd=list(cmd), input=data, result=e.result, note=str(e))
+            report("exec", started, cmd=list(cmd), input=data, result=e.result, note=str(e))
             raise
-        self._record("exec", started, cmd=list(cmd), input=data, result=result)
+        report("exec", started, cmd=list(cmd), input=data, result=result)
         return result
 
     def resolve(self, path: str) -> str:
@@ -224,7 +224,7 @@ class SandboxEnvironment(ABC):
                 f"{full} is larger than {what}; read parts of it with a command "
                 "(head, tail, sed -n, grep)"
             )
-        self._record("read_file", started, file=full, output=data)
+        report("read_file", started, file=full, output=data)
         return data.decode("utf-8") if text else data
 
     async def write_file(self, path: str, contents: str | bytes) -> None:
@@ -256,7 +256,7 @@ class SandboxEnvironment(ABC):
             await self._write_bytes(full, data)
         except ExecTimeoutError as e:
             raise SandboxError(f"writing {full} took more than {e.timeout:g} seconds") from None
-        self._record("write_file", started, file=full, input=data)
+        report("write_file", started, file=full, input=data)
 
     def file_timeout(self) -> float:
         """Seconds a file operation may take: :data:`FILE_TIMEOUT`, or ``limits.timeout``
@@ -309,30 +309,6 @@ class SandboxEnvironment(ABC):
     def _check_open(self) -> None:
         if self._closed:
             raise SandboxError("this sandbox was cleaned up; start a new one with use_sandbox()")
-
-    def _record(
-        self,
-        action: Literal["exec", "read_file", "write_file"],
-        started: float,
-        *,
-        cmd: list[str] | None = None,
-        file: str | None = None,
-        input: bytes | None = None,
-        result: ExecResult | None = None,
-        output: bytes | None = None,
-        note: str | None = None,
-    ) -> None:
-        """Report the operation to the run's record (see ``_record.py``)."""
-        report(
-            action,
-            started,
-            cmd=cmd,
-            file=file,
-            input=input,
-            result=result,
-            output=output,
-            note=note,
-        )
 
 
 def file_error(path: str, stderr: str, *, reading: bool, returncode: int = 1) -> Exception:
