@@ -169,7 +169,10 @@ async def test_an_eval_whose_store_fills_stops_and_says_so(small_disk: Path) -> 
 
     async def model(messages: object, tools: object, config: object) -> str:
         answered.append("x")
-        await asyncio.sleep(0.001)
+        # a model call takes a moment: the writer's thread, which learns of the full disk,
+        # gets its turns (runs that finish faster than it writes are not held back: the
+        # writer has no backpressure, so the stop comes within its latency, not in steps)
+        await asyncio.sleep(0.02)
         return "The answer is 4. " + "y" * 16_000
 
     data = [{"id": f"s{i}", "input": "2+2", "target": "4"} for i in range(300)]

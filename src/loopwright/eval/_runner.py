@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 from .._errors import ConfigurationError, error_text
 from ..agent import AgentState, run
 from ..limits import LimitInfo
-from ..log import Recording, SampleInfo, load_run, recording
+from ..log import Recording, RunStoreError, SampleInfo, load_run, recording
 from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
 from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
@@ -252,6 +252,8 @@ class _TaskRun:
                         sandbox=task.sandbox,
                     )
                     scores = {s.name: await s(state, sample) for s in task.scorer}
+                except RunStoreError:
+                    raise  # the store failed, not the sample: the eval stops (see _work)
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)
