@@ -18,8 +18,15 @@ __all__ = ["UsageEstimate"]
 
 
 def _repr_size(value: Any) -> int:
-    """``len(repr(value))`` for JSON-like data, counted without recursion (scripted
-    arguments may nest deeper than the stack allows)."""
+    """``len(repr(value))`` for JSON-like data; counted without recursion when scripted
+    arguments nest deeper than ``repr`` allows."""
+    try:
+        return len(repr(value))
+    except RecursionError:
+        return _walked_size(value)
+
+
+def _walked_size(value: Any) -> int:
     size, stack = 0, [value]
     while stack:
         v = stack.pop()
