@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,16 +30,13 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def descendants(pid: int) -> list[int]:
-    """The pids of every live descendant of ``pid``, read from ``/proc`` (Linux only).
-
-    Returns an empty list where ``/proc`` is unavailable.
-    """
-    children: dict[int, list[int]] = {}
+def proc_stats() -> Iterator[tuple[int, list[bytes]]]:
+    """``(pid, fields)`` of every process in ``/proc`` (Linux only; nothing elsewhere):
+    the fields of ``/proc/<pid>/stat`` after the command name (state, ppid, ...)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return []
+        return
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -49,9 +46,18 @@ def descendants(pid: int) -> list[int]:
         except OSError:
             continue
         # the command name may contain spaces and parentheses: fields follow the last ')'
-        fields = stat[stat.rfind(b")") + 2 :].split()
+        yield int(entry), stat[stat.rfind(b")") + 2 :].split()
+
+
+def descendants(pid: int) -> list[int]:
+    """The pids of every live descendant of ``pid``, read from ``/proc`` (Linux only).
+
+    Returns an empty list where ``/proc`` is unavailable.
+    """
+    children: dict[int, list[int]] = {}
+    for child, fields in proc_stats():
         if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
+            children.setdefault(int(fields[1]), []).append(child)
     found: list[int] = []
     todo = [pid]
     while todo:

@@ -19,6 +19,8 @@ import os
 import threading
 import time
 
+from ._process import proc_stats
+
 __all__ = ["GRACE", "start_reaper", "zombie_children"]
 
 GRACE = 5.0
@@ -31,23 +33,11 @@ _lock = threading.Lock()
 
 def zombie_children(parent: int) -> list[int]:
     """The pids of the zombie children of ``parent``, read from ``/proc``."""
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()  # state, ppid, ...
-        if len(fields) > 1 and fields[0] == b"Z" and int(fields[1]) == parent:
-            found.append(int(entry))
-    return found
+    return [
+        pid
+        for pid, fields in proc_stats()
+        if len(fields) > 1 and fields[0] == b"Z" and int(fields[1]) == parent
+    ]
 
 
 def _reap_forever() -> None:
