@@ -55,3 +55,23 @@ def test_functions_named_like_their_modules_stay_functions() -> None:
         " type(lw.store).__name__)"
     )
     assert out == "True True True function"
+
+
+def test_lazy_names_are_those_the_type_checkers_see() -> None:
+    """Each lazily loaded name is imported under TYPE_CHECKING from the module the lazy
+    table names, and exported."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(lw.__file__).read_text(encoding="utf-8"))
+    [block] = [
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    seen: dict[str, str] = {}
+    for node in ast.walk(block):
+        if isinstance(node, ast.ImportFrom):
+            module = "loopwright." + (node.module or "")
+            for alias in node.names:
+                seen[alias.asname or alias.name] = module
+    assert seen == lw._LAZY  # type: ignore[attr-defined]
+    assert set(lw._LAZY) <= set(lw.__all__)  # type: ignore[attr-defined]
