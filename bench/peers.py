@@ -315,6 +315,13 @@ def inspect_ai_subjects(with_eval: bool) -> list[Subject]:
 
 # --- openai-agents ------------------------------------------------------------------------
 def openai_agents_subjects() -> list[Subject]:
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+    from openai.types.responses.response_prompt_param import ResponsePromptParam
+
     from agents import (
         Agent,
         AgentOutputSchemaBase,
@@ -331,12 +338,6 @@ def openai_agents_subjects() -> list[Subject]:
         function_tool,
         set_trace_processors,
     )
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-    from openai.types.responses.response_prompt_param import ResponsePromptParam
 
     version = metadata.version("openai-agents")
     set_trace_processors([])  # the default processor exports traces over the network

@@ -23,18 +23,18 @@ SRC = Path(loopwright.__file__).parent
 #: ``"_*"`` stands for every private top-level module (the shared helpers).
 LAYERS: tuple[str, ...] = (
     "_*",
-    "store",
+    "stores",
     "model",  # with model/protocols/ and model/providers/
     "limits",
-    "sandbox",
-    "tool",
+    "sandboxes",
+    "tools",
     "history",
-    "transcript",
+    "transcripts",
     "approval",
     "log",
-    "agent",
+    "agents",
     "display",
-    "eval",
+    "evals",
     "cli",
     "__init__",  # and __main__.py
 )
@@ -42,12 +42,12 @@ LAYERS: tuple[str, ...] = (
 #: Imports that point up the order on purpose: (importing module, imported part) -> why.
 #: Keep this tiny; each entry is a design question still open.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("loopwright.log._db", "agent"): (
+    ("loopwright.log._db", "agents"): (
         "TYPE_CHECKING only: RunStoreError.state is annotated AgentState because run() "
         "sets the stopped run's state on the error; goes when the run scope (issue 17, "
         "item 1) records how a run ended instead of marking exceptions"
     ),
-    ("loopwright.model.providers._strict_tools", "tool"): (
+    ("loopwright.model.providers._strict_tools", "tools"): (
         "OpenAI strict mode sends strict_schema(), which lives in tool/ with the other "
         "JSON-schema helpers; goes when those helpers become one module (issue 17, item "
         "6) placed below model/"
@@ -148,13 +148,13 @@ def test_the_walk_sees_lazy_and_type_checking_imports() -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
         "from . import mock\n"
-        "if TYPE_CHECKING:\n    from ...agent import Agent\n"
+        "if TYPE_CHECKING:\n    from ...agents import Agent\n"
         "def f():\n    from ...log import load_run\n    import loopwright.cli\n"
     )
     names = [name for _, name in _imports_in(source, "loopwright.model.providers")]
     assert names == [
         "loopwright.model.providers.mock",
-        "loopwright.agent",
+        "loopwright.agents",
         "loopwright.log",
         "loopwright.cli",
     ]

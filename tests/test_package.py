@@ -40,38 +40,45 @@ def test_import_loads_no_optional_or_deferred_module() -> None:
     loaded = run_python(
         "import sys, loopwright\n"
         "heavy = ('openai', 'anthropic', 'llama_cpp', 'rich', 'jinja2', 'click', 'sqlite3',"
-        " 'loopwright.log', 'loopwright.eval', 'loopwright.sandbox', 'loopwright.cli')\n"
+        " 'loopwright.log', 'loopwright.evals', 'loopwright.cli')\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     assert loaded == ""
 
 
-def test_functions_named_like_their_modules_stay_functions() -> None:
-    # importing the module first (as other parts do) must not replace the function
+def test_no_public_name_shares_its_name_with_a_module_of_its_package() -> None:
+    """``import loopwright.x`` always gives the module: no package exports a function or
+    object named like one of its own modules or subpackages (at any level)."""
+    import importlib
+    import pkgutil
+
+    clashes = []
+    for info in pkgutil.walk_packages(lw.__path__, "loopwright."):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(info.name)
+        children = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        clashes += [f"{info.name}.{n}" for n in getattr(package, "__all__", ()) if n in children]
+    children = {m.name for m in pkgutil.iter_modules(lw.__path__)}
+    clashes += [f"loopwright.{n}" for n in lw.__all__ if n in children]
+    assert clashes == []
+
+
+def test_importing_a_subpackage_leaves_the_function_of_the_same_word() -> None:
     out = run_python(
-        "import loopwright.store, loopwright.eval, loopwright.sandbox\n"
+        "import loopwright.stores, loopwright.evals, loopwright.sandboxes, loopwright.tools\n"
         "import loopwright as lw\n"
-        "print(callable(lw.store), callable(lw.eval), callable(lw.sandbox),"
-        " type(lw.store).__name__)"
+        "print(callable(lw.store), callable(lw.eval), callable(lw.sandbox), callable(lw.tool),"
+        " type(lw.store).__name__, type(loopwright.tools).__name__)"
     )
-    assert out == "True True True function"
+    assert out == "True True True True function module"
 
 
-def test_lazy_names_are_those_the_type_checkers_see() -> None:
-    """Each lazily loaded name is imported under TYPE_CHECKING from the module the lazy
-    table names, and exported."""
-    import ast
-    from pathlib import Path
-
-    tree = ast.parse(Path(lw.__file__).read_text(encoding="utf-8"))
-    [block] = [
-        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
-    ]
-    seen: dict[str, str] = {}
-    for node in ast.walk(block):
-        if isinstance(node, ast.ImportFrom):
-            module = "loopwright." + (node.module or "")
-            for alias in node.names:
-                seen[alias.asname or alias.name] = module
-    assert seen == lw._LAZY  # type: ignore[attr-defined]
-    assert set(lw._LAZY) <= set(lw.__all__)  # type: ignore[attr-defined]
+def test_every_lazy_name_is_exported_and_resolves_to_its_module() -> None:
+    """The TYPE_CHECKING block is the one table of lazy names: each is exported and
+    loads from the module it names."""
+    table = lw._lazy_table()  # type: ignore[attr-defined]
+    assert "Store" in table and "eval" in table
+    assert set(table) <= set(lw.__all__)
+    for name, module in table.items():
+        assert getattr(lw, name) is getattr(sys.modules[module], name)

@@ -5,9 +5,9 @@ Optional integrations (provider SDKs, llama.cpp, the CLI's UI) are imported lazi
 """
 
 # ruff: noqa: I001  (imports are grouped by part, one section per part)
+import functools as _functools
 import importlib as _importlib
-import sys as _sys
-import types as _types
+from pathlib import Path as _Path
 from typing import TYPE_CHECKING
 
 from ._errors import (
@@ -51,7 +51,7 @@ from .model import (
 )
 
 # --- tool (issue 3) ------------------------------------------------------------------
-from .tool import (
+from .tools import (
     Approval,
     ApprovalDecision,
     Approver,
@@ -72,7 +72,7 @@ from .tool import (
     truncate_output,
     approver,
 )
-from .tool.builtin import submit, think
+from .tools.builtin import submit, think
 
 # --- protocols (issue 5) -------------------------------------------------------------
 from .model.protocols import (
@@ -86,7 +86,7 @@ from .model.protocols import (
 )
 
 # --- limits, history, agent (issue 4) ------------------------------------------------
-from .agent import (
+from .agents import (
     Agent,
     AgentState,
     Completion,
@@ -134,44 +134,9 @@ from .limits import (
 )
 
 # --- imported on first use (keeps `import loopwright` fast) --------------------------
-# store, transcript, log (issue 7); sandbox, approval (issue 8); eval (issue 9).
-# Add a name here AND in the TYPE_CHECKING block below (for type checkers); a test
-# (tests/test_package.py) checks that the two agree.
-_LAZY_BY_MODULE: dict[str, str] = {
-    "loopwright.display": "ConsoleDisplay console_display",
-    "loopwright.log": (
-        "Recording RunInfo RunLog RunStoreError SampleInfo SampleRecording current_recording "
-        "export_run import_run list_runs load_run recording"
-    ),
-    "loopwright.store": "Store StoreError StoreModel store store_as store_context",
-    "loopwright.transcript": (
-        "ApprovalEvent ErrorEvent Event InfoEvent LimitEvent LoggerEvent ModelEvent SandboxEvent "
-        "SpanBegin SpanEnd StoreEvent SubtaskEvent ToolEvent Transcript observe_transcripts span "
-        "subtask transcript transcript_context"
-    ),
-    "loopwright.approval": (
-        "ApprovalRule approval_policy auto_approver get_approval_policy human_approver"
-    ),
-    "loopwright.sandbox": (
-        "ExecResult ExecTimeoutError SandboxEnvironment SandboxError SandboxLimits "
-        "SandboxUnavailableError max_sandboxes register_sandbox sandbox sandbox_backends "
-        "set_max_sandboxes use_sandbox"
-    ),
-    "loopwright.tool.builtin.bash": "bash",
-    "loopwright.tool.builtin.files": "files",
-    "loopwright.tool.builtin.python": "python",
-    "loopwright.tool.builtin.text_editor": "text_editor",
-    "loopwright.eval": (
-        "Dataset DatasetError EvalProgress EvalResult FieldSpec Metric RichProgress Sample "
-        "SampleResult Score Scorer Task TaskError accuracy as_dataset csv_dataset eval eval_async "
-        "get_task includes json_dataset load_tasks match mean model_graded pattern "
-        "registered_tasks scorer stderr task"
-    ),
-    "loopwright.tool.builtin.llm_fallback": "llm_fallback",
-}
-"""The names loaded on first use, by module (and in the TYPE_CHECKING block below)."""
-_LAZY: dict[str, str] = {n: m for m, names in _LAZY_BY_MODULE.items() for n in names.split()}
-
+# The TYPE_CHECKING block below is the one table of these names: type checkers read it,
+# and `__getattr__` reads it (once, on the first lazy name asked for) to know which
+# module to import. Add a name there and to `__all__`.
 if TYPE_CHECKING:
     # --- store, transcript, log (issue 7) ------------------------------------------------
     from .display import ConsoleDisplay, console_display
@@ -189,8 +154,8 @@ if TYPE_CHECKING:
         load_run,
         recording,
     )
-    from .store import Store, StoreError, StoreModel, store, store_as, store_context
-    from .transcript import (
+    from .stores import Store, StoreError, StoreModel, store, store_as, store_context
+    from .transcripts import (
         ApprovalEvent,
         ErrorEvent,
         Event,
@@ -220,7 +185,7 @@ if TYPE_CHECKING:
         get_approval_policy,
         human_approver,
     )
-    from .sandbox import (
+    from .sandboxes import (
         ExecResult,
         ExecTimeoutError,
         SandboxEnvironment,
@@ -234,13 +199,10 @@ if TYPE_CHECKING:
         set_max_sandboxes,
         use_sandbox,
     )
-    from .tool.builtin.bash import bash
-    from .tool.builtin.files import files
-    from .tool.builtin.python import python
-    from .tool.builtin.text_editor import text_editor
+    from .tools.builtin import bash, files, python, text_editor
 
     # --- eval (issue 9) ------------------------------------------------------------------
-    from .eval import (
+    from .evals import (
         Dataset,
         DatasetError,
         EvalProgress,
@@ -273,24 +235,30 @@ if TYPE_CHECKING:
         task,
     )
 
-    from .tool.builtin.llm_fallback import llm_fallback
+    from .tools.builtin import llm_fallback
 
 __version__ = "0.1.0"
 
-# Functions named like their modules (``store``, ``sandbox``, ``eval``): importing the
-# module must not replace the function on the package, as the import system would.
-_SHADOWED = frozenset(n for n, m in _LAZY.items() if m.rsplit(".", 1)[-1] == n)
 
+@_functools.cache
+def _lazy_table() -> dict[str, str]:
+    """Lazy name -> module, read from this file's TYPE_CHECKING block."""
+    import ast
 
-class _Package(_types.ModuleType):
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _SHADOWED and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
+    tree = ast.parse(_Path(__file__).read_text(encoding="utf-8"))
+    [block] = [
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    return {
+        alias.asname or alias.name: f"{__name__}.{node.module}"
+        for node in ast.walk(block)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
+    module = _lazy_table().get(name) if not name.startswith("__") else None
     if module is None:
         raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
     value = getattr(_importlib.import_module(module), name)
@@ -302,8 +270,6 @@ def __dir__() -> list[str]:
     # The public API only: not the helper modules, the subpackages or private names.
     return sorted(__all__)
 
-
-_sys.modules[__name__].__class__ = _Package
 
 # The public names, sorted as ruff sorts them, several to a line (kept so by fmt: off).
 # fmt: off

@@ -44,7 +44,7 @@ from .model import (
     UserMessage,
     get_model,
 )
-from .tool import truncate_output
+from .tools import truncate_output
 
 __all__ = [
     "HistoryFunction",

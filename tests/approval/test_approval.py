@@ -20,8 +20,8 @@ from loopwright.approval import (
     get_approval_policy,
     human_approver,
 )
-from loopwright.tool import Approval, approver, execute_tools
-from loopwright.transcript import (
+from loopwright.tools import Approval, approver, execute_tools
+from loopwright.transcripts import (
     ApprovalEvent,
     Transcript,
     observe_transcripts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import ChatMessage, ToolCall
-from ..tool._approval import Approval, ApprovalDecision, Approver
+from ..tools._approval import Approval, ApprovalDecision, Approver
 from ._record import recorded
 
 __all__ = ["auto_approver"]

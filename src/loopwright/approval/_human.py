@@ -18,8 +18,8 @@ from typing import TextIO
 
 from .._terminal import json_text, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
-from ..tool._approval import Approval, ApprovalDecision, Approver
-from ..tool._threads import run_in_thread
+from ..tools._approval import Approval, ApprovalDecision, Approver
+from ..tools._threads import run_in_thread
 from ._record import recorded
 
 __all__ = ["human_approver"]

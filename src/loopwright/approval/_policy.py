@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 from .._errors import ConfigurationError
 from ..model import ChatMessage, ToolCall
-from ..tool._approval import Approval, ApprovalDecision, Approver
+from ..tools._approval import Approval, ApprovalDecision, Approver
 from ._auto import auto_approver
 from ._human import human_approver
 from ._record import recorded

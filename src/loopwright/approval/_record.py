@@ -13,7 +13,7 @@ from contextvars import ContextVar
 
 from .._errors import ConfigurationError
 from ..model import ChatMessage, ToolCall
-from ..tool._approval import Approval, Approver
+from ..tools._approval import Approval, Approver
 
 __all__ = ["is_recorded", "record_decision", "recorded"]
 
@@ -22,7 +22,7 @@ _deciding: ContextVar[bool] = ContextVar("loopwright_approval_deciding", default
 
 def record_decision(call: ToolCall, approval: Approval) -> None:
     """Append an ``ApprovalEvent`` for ``call`` to the current transcript (if any)."""
-    from ..transcript import ApprovalEvent, current_transcript
+    from ..transcripts import ApprovalEvent, current_transcript
 
     t = current_transcript()
     if t is None:

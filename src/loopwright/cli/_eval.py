@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from .._errors import ConfigurationError
-from ..eval import EvalResult
+from ..evals import EvalResult
 from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -30,7 +30,7 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     """``--fail-on-error``: a share between 0 and 1, or a whole count from 1 up."""
     if value is None:
         return None
-    from ..eval._results import check_fail_on_error
+    from ..evals._results import check_fail_on_error
 
     try:
         number = float(check_fail_on_error(float(value)))
@@ -129,9 +129,9 @@ def eval_command(
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
     """
-    from ..eval import RichProgress, parse_task_args
-    from ..eval._progress import brief
-    from ..eval._runner import _eval
+    from ..evals import RichProgress, parse_task_args
+    from ..evals._progress import brief
+    from ..evals._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
@@ -174,7 +174,7 @@ def eval_command(
     failed = any(r.status == "error" or r.too_many_errors(threshold) for r in results)
     code = EXIT_INTERRUPTED if interrupted else EXIT_ERROR if failed else EXIT_OK
     if as_json:
-        from ..eval._progress import summary_rows
+        from ..evals._progress import summary_rows
 
         click.echo(
             json.dumps(
@@ -207,7 +207,7 @@ def _print_tables(results: list[EvalResult]) -> None:
     """Each task's metrics table and summary line, on stdout."""
     from rich.console import Console
 
-    from ..eval._progress import result_view
+    from ..evals._progress import result_view
 
     console = Console(highlight=False, markup=False, emoji=False)
     for r in results:

@@ -57,8 +57,8 @@ GENERATE_HELP = (
 
 def parse_pairs(pairs: Iterable[str], what: str) -> dict[str, Any]:
     """``["a=1", "b=x", "c=@f.json"]`` -> ``{"a": 1, "b": "x", "c": <f.json's JSON>}``
-    (see :func:`~loopwright.eval.parse_task_args`), a usage error naming ``what``."""
-    from ..eval import parse_task_args
+    (see :func:`~loopwright.evals.parse_task_args`), a usage error naming ``what``."""
+    from ..evals import parse_task_args
 
     try:
         return parse_task_args(pairs)

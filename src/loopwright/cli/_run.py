@@ -13,7 +13,7 @@ import click
 from .._errors import ConfigurationError
 from .._errors import error_text as describe
 from .._terminal import json_text, visible
-from ..agent import Agent, AgentState, react, run
+from ..agents import Agent, AgentState, react, run
 from ..limits import DEFAULT_MAX_STEPS, Limit, step_limit, time_limit, token_limit
 from ..log import current_recording, default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
@@ -190,7 +190,7 @@ def run_command(
     chosen = build_model(model, model_args, protocol, config=config, db=db)
     resolved = resolve_tools(tools)
     if sandbox is None and any(t in SANDBOX_TOOLS for t in tools):
-        from ..sandbox import default_sandbox_backend
+        from ..sandboxes import default_sandbox_backend
 
         sandbox = default_sandbox_backend()
     _check_store(db)

@@ -85,7 +85,7 @@ def show_command(
 def _failures(log: RunLog, sample: str | None) -> tuple[dict[str, str], list[str]]:
     """The tool calls that raised (call id -> ``Type: message``) and the tracebacks of
     the errors that ended the run or sample, from its events."""
-    from ..transcript import ErrorEvent, ToolEvent
+    from ..transcripts import ErrorEvent, ToolEvent
 
     failures: dict[str, str] = {}
     tracebacks: list[str] = []

@@ -18,7 +18,8 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._imports import import_file
-from ..tool import Tool, ToolDefinitionError, tool
+from ..tools import Tool, ToolDefinitionError, tool
+from ..tools import builtin as builtin_tools
 
 __all__ = ["BUILTIN_TOOLS", "SANDBOX_TOOLS", "resolve_tools"]
 
@@ -100,8 +101,7 @@ def resolve_tools(specs: Sequence[str]) -> list[Tool[..., Any]]:
                 f"--tool: unknown tool {spec!r}; built-in tools: {', '.join(BUILTIN_TOOLS)} "
                 "(or give module:attr or file.py:attr)"
             )
-        mod = importlib.import_module(f"loopwright.tool.builtin.{spec}")
-        builtin = getattr(mod, spec)  # a tool, or a factory of one
+        builtin = getattr(builtin_tools, spec)  # a tool, or a factory of one
         tools.extend(_as_tools(builtin if isinstance(builtin, Tool) else builtin(), spec))
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._terminal import visible
-from ..transcript import (
+from ..transcripts import (
     ApprovalEvent,
     ErrorEvent,
     Event,

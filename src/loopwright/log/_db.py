@@ -13,7 +13,7 @@ from .._errors import LoopwrightError
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..agent import AgentState
+    from ..agents import AgentState
 
 __all__ = [
     "DB_ENV",

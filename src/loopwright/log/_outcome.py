@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias, TypeGuard
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage
 from ..model._redact import MAX_ERROR, error_summary
-from ..transcript import ErrorEvent, Event, LimitEvent, Transcript
+from ..transcripts import ErrorEvent, Event, LimitEvent, Transcript
 from ._writer import RunWriter
 
 __all__ = ["Outcome", "RunStatus", "Sink", "json_text", "mark_failed"]

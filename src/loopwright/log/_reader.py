@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import ChatMessage, ModelOutput
-from ..store import apply_store_patch
-from ..transcript import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
-from ..transcript._transcript import _resolve_input
+from ..stores import apply_store_patch
+from ..transcripts import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
+from ..transcripts._transcript import _resolve_input
 from ._db import RunStoreError, connect, reading, resolve_db
 from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
 from ._serialize import load_event, load_message

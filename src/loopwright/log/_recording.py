@@ -32,8 +32,8 @@ from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage, Model
-from ..store import Store, current_store, store_context
-from ..transcript import (
+from ..stores import Store, current_store, store_context
+from ..transcripts import (
     EventSubscriber,
     Transcript,
     checkpoint_store,

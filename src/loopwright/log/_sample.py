@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..model import ChatMessage
-from ..store import Store, store_context
-from ..transcript import Transcript, checkpoint_store, transcript_context
+from ..stores import Store, store_context
+from ..transcripts import Transcript, checkpoint_store, transcript_context
 from ._outcome import Outcome, RunStatus, Sink, json_text
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pydantic_core import to_json
 from .._fast import copy_model
 from ..model import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
-from ..transcript import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
+from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
 

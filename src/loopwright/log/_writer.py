@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import error_text
 from ..model import ChatMessage
 from ..model._redact import learn_env_secrets, redact_known
-from ..transcript import Event
+from ..transcripts import Event
 from ._db import RunStoreError, connect
 from ._serialize import dump_event, dump_message
 

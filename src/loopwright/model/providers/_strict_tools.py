@@ -49,8 +49,8 @@ class StrictTools:
         return {"type": "function", "function": function}
 
     def _strict(self, info: ToolInfo) -> dict[str, Any] | None:
-        from ...tool._errors import StrictSchemaError
-        from ...tool._strict import strict_schema
+        from ...tools._errors import StrictSchemaError
+        from ...tools._strict import strict_schema
 
         try:
             return strict_schema(info.parameters)

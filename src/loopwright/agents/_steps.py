@@ -1,0 +1,179 @@
+"""What the agent loops (``react``, ``iterative``) share: their setup and a step's tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias
+
+from .._errors import ConfigurationError
+from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
+from ..limits import Limit, default_step_limit, step_limit, step_limit_in_force
+from ..model import (
+    AssistantMessage,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+from ..tools import Tool, ToolTerminated, execute_tools
+from ..tools._execute import ToolGate
+from ..tools._tool import not_a_tool
+from ._state import AgentState, AnyTool, close_open_calls
+
+__all__ = [
+    "NOT_RUN",
+    "OVERFLOW_HINT",
+    "MaxSteps",
+    "answer_output",
+    "check_max_steps",
+    "check_tools",
+    "has_stop_keyword",
+    "install_prompt",
+    "max_tool_output",
+    "offered_tools",
+    "own_step_limit",
+    "recover_overflow",
+    "run_tool_calls",
+    "stop_keywords",
+]
+
+NOT_RUN = "Not run: the agent stopped before running this call."
+OVERFLOW_HINT = (
+    "[Earlier messages were removed or shortened because the conversation no longer fit "
+    "the model's context window.]"
+)
+
+
+MaxSteps: TypeAlias = int | Literal["default"] | None
+"""An agent's own step bound: a number of model calls; ``None``: none of its own (only
+the limits in force bound it); ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS`
+unless a step limit is already in force when the agent starts."""
+
+
+def check_max_steps(max_steps: object, who: str) -> MaxSteps:
+    """Refuse a ``max_steps`` that is not a positive whole number, None or "default"."""
+    if max_steps is None or max_steps == "default":
+        return max_steps
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ConfigurationError(
+            f"{who}: max_steps must be a whole number >= 1, None (no bound of its own) or "
+            f'"default", got {max_steps!r}'
+        )
+    return max_steps
+
+
+def own_step_limit(max_steps: MaxSteps) -> Limit | None:
+    """The step limit an agent enters for one run (``None``: it enters none)."""
+    if max_steps == "default":
+        return None if step_limit_in_force() else default_step_limit()
+    return None if max_steps is None else step_limit(max_steps)
+
+
+def stop_keywords(keywords: str | Sequence[str] | None, who: str) -> list[str]:
+    """The stop keywords, lower-cased; one string is one keyword (not its letters)."""
+    if keywords is None:
+        return []
+    if isinstance(keywords, str):
+        keywords = [keywords]
+    bad = [k for k in keywords if not isinstance(k, str)]
+    if bad:
+        raise ConfigurationError(f"{who}: stop_keywords must be strings, got {bad[0]!r}")
+    return [k.lower() for k in keywords if k]
+
+
+def has_stop_keyword(keywords: list[str], text: str) -> bool:
+    """Whether ``text`` holds one of ``keywords`` (lower-cased already), in any case."""
+    if not keywords or not text:
+        return False
+    lowered = text.lower()
+    return any(k in lowered for k in keywords)
+
+
+def check_tools(tools: Sequence[Any], who: str) -> None:
+    """Refuse what is not a tool, and names used twice, when the agent is made."""
+    for t in tools:
+        if not isinstance(t, Tool):
+            raise ConfigurationError(f"{who}: {not_a_tool(t)}")
+    names = [t.name for t in tools]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigurationError(f"{who}: tool names must be unique; repeated: {dupes}")
+
+
+def offered_tools(own: Sequence[AnyTool], state: AgentState) -> list[AnyTool]:
+    """The agent's tools plus the run's extra ones (``state.extra_tools``; the agent's own
+    win a name both use). ``state.tools`` becomes that list."""
+    check_tools(state.extra_tools, "run(tools=...)")
+    known = {t.name for t in own}
+    tools = [*own, *(t for t in state.extra_tools if t.name not in known)]
+    state.tools = tools
+    return tools
+
+
+def install_prompt(messages: list[ChatMessage], prompt: str | None) -> None:
+    """Make ``prompt`` the conversation's system message: inserted first, or replacing
+    another one (after a handoff, this agent's instructions rule)."""
+    if prompt is None:
+        return
+    if messages and isinstance(messages[0], SystemMessage):
+        if messages[0].content != prompt:
+            messages[0] = SystemMessage(content=prompt)
+    else:
+        messages.insert(0, SystemMessage(content=prompt))
+
+
+def max_tool_output(model: Model, config: GenerateConfig | None) -> int | None:
+    """The most bytes of output a tool call may return: the agent's config, else the
+    model's (``None``: the default)."""
+    return model.config.merge(config).max_tool_output
+
+
+async def recover_overflow(state: AgentState, history: HistoryPolicy | None) -> None:
+    """Shrink the conversation after the model said it no longer fits its context."""
+    policy = history or DEFAULT_OVERFLOW_POLICY
+    reduced = await policy.reduce(state.messages)
+    if reduced and not (
+        isinstance(reduced[-1], UserMessage) and reduced[-1].content == OVERFLOW_HINT
+    ):
+        reduced.append(UserMessage(content=OVERFLOW_HINT))
+    state.messages = reduced
+
+
+def answer_output(output: ModelOutput, result: ToolMessage) -> ModelOutput:
+    """The agent's output when a terminal tool answered: its result as a new message."""
+    message = AssistantMessage(content=result.content, model=output.message.model)
+    return output.model_copy(update={"message": message, "stop_reason": "stop"})
+
+
+async def run_tool_calls(
+    state: AgentState,
+    output: ModelOutput,
+    message: AssistantMessage,
+    tools: list[AnyTool],
+    by_name: dict[str, AnyTool],
+    max_output: int | None,
+    gate: ToolGate | None = None,
+) -> bool:
+    """Run ``message``'s tool calls and add their results; True when the agent is done (a
+    terminal tool such as ``submit`` answered, or an approval policy ended the run).
+    ``gate``: the lifecycle hooks in force (``HookRun``), if any."""
+    try:
+        results = await execute_tools(
+            message, tools, max_output=max_output, messages=state.messages, gate=gate
+        )
+    except ToolTerminated as ex:
+        state.messages.extend(ex.messages)
+        close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
+        state.completed = "terminated"
+        return True
+    state.messages.extend(results)
+    for result in results:
+        tool = by_name.get(result.function)
+        if tool is not None and tool.terminal and result.error is None:
+            state.output = answer_output(output, result)
+            state.completed = "submit"
+            return True
+    return False

@@ -1,0 +1,136 @@
+"""``model_graded``: a grader model judges the answer, prompted by a jinja2 template."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ConfigurationError
+from ..agents import AgentState
+from ..model import GenerateConfig, Model, UserMessage, get_model
+from ._sample import Sample
+from ._score import Score, Scorer
+
+if TYPE_CHECKING:
+    import jinja2
+
+__all__ = ["DEFAULT_GRADER_TEMPLATE", "DEFAULT_GRADE_PATTERN", "model_graded"]
+
+DEFAULT_GRADER_TEMPLATE = """\
+You are grading an answer to a task. Compare the submitted answer with the criterion.
+
+[Task]
+{{ question }}
+
+[Submitted answer]
+{{ answer }}
+
+[Criterion]
+{{ criterion }}
+
+Does the submitted answer meet the criterion? Explain your reasoning briefly, then end
+with a line of the form "GRADE: C" if it is correct,{% if partial_credit %} "GRADE: P" if
+it is partially correct,{% endif %} or "GRADE: I" if it is incorrect.
+"""
+"""The grader prompt. Variables: ``question`` (the sample's input text), ``answer`` (the
+agent's output text), ``criterion`` (the targets, one per line), ``target`` (the
+target as given), ``metadata`` (the sample's), ``partial_credit`` and anything passed in
+``variables=``."""
+
+DEFAULT_GRADE_PATTERN = r"GRADE\s*:\s*\**\s*([CPI])\b"
+"""Finds the grade in the grader's reply: C (correct, 1), P (partial, 0.5), I (0)."""
+
+_VALUES = {"C": 1.0, "P": 0.5, "I": 0.0}
+
+
+def _compile(template: str) -> jinja2.Template:
+    import jinja2
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    try:
+        return env.from_string(template)
+    except jinja2.TemplateSyntaxError as ex:
+        raise ConfigurationError(
+            f"model_graded: the template does not parse (line {ex.lineno}): {ex.message}"
+        ) from None
+
+
+def model_graded(
+    template: str | None = None,
+    *,
+    model: str | Model | None = None,
+    partial_credit: bool = False,
+    grade_pattern: str = DEFAULT_GRADE_PATTERN,
+    variables: Mapping[str, Any] | None = None,
+    config: GenerateConfig | None = None,
+    name: str = "model_graded",
+) -> Scorer:
+    """Ask a grader model whether the answer meets the target (the criterion).
+
+    The grader gets ``template`` rendered with jinja2 and answers with a grade: ``C``
+    (1.0), ``P`` (0.5, only with ``partial_credit``) or ``I`` (0.0), found in its reply
+    with ``grade_pattern`` (the last match counts). A reply without a grade scores 0
+    and says so in the explanation; the whole reply is the explanation.
+
+    Args:
+        template: A jinja2 template for the grader prompt (default:
+            :data:`DEFAULT_GRADER_TEMPLATE`, which lists the variables).
+        model: The grader (default: the model of the run being scored).
+        partial_credit: Allow the ``P`` grade.
+        grade_pattern: A regex whose first group captures C, P or I.
+        variables: More template variables.
+        config: Generation settings for the grader (default: ``temperature=0``).
+        name: The scorer's name.
+    """
+    compiled = _compile(template or DEFAULT_GRADER_TEMPLATE)
+    try:
+        grade_re = re.compile(grade_pattern, re.IGNORECASE)
+    except re.error as ex:
+        raise ConfigurationError(f"model_graded: invalid grade_pattern: {ex}") from None
+    if grade_re.groups < 1:
+        raise ConfigurationError("model_graded: grade_pattern needs a group capturing the grade")
+    extra = dict(variables or {})
+    grader_config = config or GenerateConfig(temperature=0.0)
+    # a named grader is made once, on first use, and shared by every sample (its clients,
+    # connection limit and usage); None means the model in force where each sample runs
+    named: list[Model] = []
+
+    def grader_model() -> Model:
+        if model is None:
+            return get_model()
+        if not named:
+            named.append(get_model(model))
+        return named[0]
+
+    async def score(state: AgentState, sample: Sample) -> Score:
+        import jinja2
+
+        try:
+            prompt = compiled.render(
+                question=sample.input_text,
+                answer=state.text,
+                criterion="\n".join(sample.targets),
+                target=sample.target,
+                metadata=sample.metadata,
+                partial_credit=partial_credit,
+                **extra,
+            )
+        except jinja2.UndefinedError as ex:
+            raise ConfigurationError(f"model_graded: the template uses {ex.message}") from None
+        grader = grader_model()
+        output = await grader.generate([UserMessage(content=prompt)], config=grader_config)
+        found = grade_re.findall(output.text)
+        grade = found[-1].upper() if found else None
+        if grade == "P" and not partial_credit:
+            grade = "I"
+        value = _VALUES.get(grade or "", 0.0)
+        explanation = output.text if found else f"no grade in the grader's reply: {output.text}"
+        return Score(
+            value=value,
+            answer=state.text,
+            explanation=explanation,
+            metadata={"grade": grade, "grader": grader.name},
+        )
+
+    return Scorer(score, name=name)

@@ -1,0 +1,308 @@
+"""How model calls, tool calls and log records reach the current transcript."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .._errors import error_text
+from .._fast import set_fields
+from .._ids import new_id
+from ..model import ModelCall, model_hook
+from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
+from ..stores import _current as _current_store
+from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
+from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
+
+if TYPE_CHECKING:
+    from ..sandboxes._record import SandboxOperation
+    from ..tools import ToolExecution
+
+__all__ = ["install_hooks", "install_log_handler", "install_sandbox_recorder"]
+
+_EVENT = "loopwright.transcripts.event"
+_TRANSCRIPT = "loopwright.transcripts"
+_TOKEN = "loopwright.transcripts.token"
+
+
+def _recording() -> _Scope | None:
+    """Where model and tool calls are recorded now: ``None`` outside a transcript, or in
+    one that records no calls."""
+    scope = _scope.get()
+    if scope is None or not scope.transcript._root.record_calls:
+        return None
+    return scope
+
+
+def _checkpoint(t: Transcript) -> None:
+    """Record the store's changes, if there are any (cheap when there are none)."""
+    s = _current_store.get()
+    if s is not None and s._dirty:
+        checkpoint_store(t)
+
+
+class _ModelHook:
+    """Records each model call as a :class:`ModelEvent` in the current transcript."""
+
+    def before_generate(self, call: ModelCall) -> None:
+        scope = _recording()
+        if scope is None:
+            return
+        t = scope.transcript
+        _checkpoint(t)
+        learn_model_secrets(call.model.api)  # what the run store must redact from now on
+        if call.config.extra_body:
+            learn_named_secrets(call.config.extra_body)
+        event_id = new_id()
+        base, count, rest = t._model_input_refs(event_id, call.messages)
+        ev = ModelEvent(
+            id=event_id,
+            span_id=scope.span_id,
+            working_start=t.working_time(),
+            model=call.model.name,
+            input=rest,
+            input_base=base,
+            input_base_count=count,
+            tools=call.tools,
+            config=call.config,
+            pending=True,
+        )
+        t._append(ev, scope.events)
+        data = call.data
+        data[_EVENT] = ev
+        data[_TRANSCRIPT] = t
+
+    def wait_began(self, call: ModelCall) -> None:
+        t: Transcript | None = call.data.get(_TRANSCRIPT)
+        if t is not None:
+            t._root.waits.begin()
+
+    def wait_ended(self, call: ModelCall, seconds: float) -> None:
+        t: Transcript | None = call.data.get(_TRANSCRIPT)
+        if t is not None:
+            t._root.waits.end()
+
+    def after_generate(self, call: ModelCall) -> None:
+        data = call.data
+        ev: ModelEvent | None = data.pop(_EVENT, None)
+        t: Transcript | None = data.pop(_TRANSCRIPT, None)
+        if ev is None or t is None:
+            return
+        out = call.output
+        set_fields(
+            ev,
+            output=out,
+            usage=out.usage if out is not None else None,
+            error=(
+                error_summary(call.error, call.model.api.secrets())
+                if call.error is not None
+                else None
+            ),
+            retries=call.retries,
+            duration=call.duration,
+            wait_time=call.wait_time,
+            working_time=max(0.0, call.duration - call.wait_time),
+            pending=None,
+        )
+        if out is not None:
+            t.add_messages((out.message,))
+        if t._root.event_subscribers:
+            t.update(ev)
+        _checkpoint(t)
+
+
+class _ToolHook:
+    """Records each tool call as a :class:`ToolEvent`; events during the call (a
+    sub-agent's model calls, store changes, info) are recorded within it."""
+
+    def before_tool(self, ex: ToolExecution) -> None:
+        scope = _recording()
+        if scope is None:
+            return
+        t = scope.transcript
+        _checkpoint(t)
+        ev = ToolEvent(
+            span_id=scope.span_id, working_start=t.working_time(), call=ex.call, pending=True
+        )
+        t._append(ev, scope.events)
+        data = ex.data
+        data[_EVENT] = ev
+        data[_TRANSCRIPT] = t
+        data[_TOKEN] = _scope.set(_Scope(t, ev.events, ev.id))
+
+    def after_tool(self, ex: ToolExecution) -> None:
+        data = ex.data
+        ev: ToolEvent | None = data.pop(_EVENT, None)
+        t: Transcript | None = data.pop(_TRANSCRIPT, None)
+        if ev is None or t is None:
+            return
+        try:
+            _checkpoint(t)  # changes made by the tool, within its event
+        finally:
+            _pop(data.pop(_TOKEN))
+        t.add_wait(ex.wait_time)  # waiting for the approval policy
+        approval = ex.approval
+        msg = ex.message
+        values: dict[str, Any] = {
+            "approval": approval,
+            "result": msg,
+            "error": msg.error if msg is not None else None,
+            "failure": _bounded(error_text(ex.error)) if ex.error is not None else None,
+            "traceback": _traceback(ex.error),
+            "truncated": ex.truncated,
+            "duration": ex.duration,
+            "working_time": max(0.0, ex.duration - ex.wait_time),
+            "pending": None,
+        }
+        if approval is not None and approval.decision == "modify" and approval.modified:
+            values["call"] = approval.modified
+        set_fields(ev, **values)
+        if msg is not None:
+            t.add_messages((msg,))
+        if t._root.event_subscribers:
+            t.update(ev)
+
+
+MAX_FAILURE = 16_000
+"""The most characters of a tool's failure (and of its traceback) that are recorded."""
+
+
+def _bounded(text: str, head: int = MAX_FAILURE, tail: int = 0) -> str:
+    """``text``, or its first ``head`` and last ``tail`` characters around a marker."""
+    if len(text) <= head + tail:
+        return text
+    end = text[len(text) - tail :] if tail else ""
+    return f"{text[:head]}\n[{len(text) - head - tail} characters cut]\n{end}"
+
+
+def _traceback(error: BaseException | None) -> str | None:
+    """The traceback of an error a tool raised; none for a cancellation, an interrupt or
+    an approval policy's termination (the run ends on purpose)."""
+    from ..tools import ToolTerminated
+
+    if not isinstance(error, Exception) or isinstance(error, ToolTerminated):
+        return None
+    if error.__traceback__ is None:
+        return None
+    import traceback
+
+    try:
+        text = "".join(traceback.format_exception(error))
+    except Exception:  # a broken __str__ or the like: the failure text says enough
+        return None
+    # the first frames say where, the last ones and the error what
+    return _bounded(text, MAX_FAILURE // 4, MAX_FAILURE - MAX_FAILURE // 4)
+
+
+_MODEL_HOOK = _ModelHook()
+_TOOL_HOOK = _ToolHook()
+
+
+def install_hooks(stack: contextlib.ExitStack) -> None:
+    """Install the transcript's model and tool hooks for the rest of ``stack``'s life."""
+    from ..tools import tool_hook
+
+    stack.enter_context(model_hook(_MODEL_HOOK))
+    stack.enter_context(tool_hook(_TOOL_HOOK))
+
+
+def _record_sandbox(op: SandboxOperation) -> None:
+    """A sandbox operation, as a ``SandboxEvent`` of the current transcript (if any)."""
+    scope = _scope.get()
+    if scope is None:
+        return
+    scope.transcript.record(
+        SandboxEvent(
+            action=op.action,
+            cmd=op.cmd,
+            file=op.file,
+            input=op.input_text(),
+            result=op.result.returncode if op.result is not None else None,
+            output=op.output_text(),
+            duration=op.duration,
+        )
+    )
+
+
+_sandbox_recorder_set = False
+
+
+def install_sandbox_recorder() -> None:
+    """Record sandbox operations in the current transcript (once per process)."""
+    global _sandbox_recorder_set
+    if _sandbox_recorder_set:
+        return
+    from ..sandboxes._record import set_sandbox_recorder
+
+    set_sandbox_recorder(_record_sandbox)
+    _sandbox_recorder_set = True
+
+
+# --- logging -----------------------------------------------------------------------------
+class _LogHandler(logging.Handler):
+    """Turns log records into ``LoggerEvent``\\ s of the current transcript."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self._busy = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        scope = _scope.get()
+        if scope is None:
+            self._last_resort(record)
+            return
+        t = scope.transcript
+        if record.levelno < t.log_level or getattr(self._busy, "on", False):
+            return
+        self._busy.on = True
+        try:
+            message = record.getMessage()
+            if record.exc_info:
+                message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
+            t.record(
+                LoggerEvent(
+                    level=record.levelname,
+                    levelno=record.levelno,
+                    logger=record.name,
+                    message=message,
+                    filename=record.pathname,
+                    lineno=record.lineno,
+                )
+            )
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy.on = False
+
+    def _last_resort(self, record: logging.LogRecord) -> None:
+        """Outside runs, behave as if this handler were not there: Python prints
+        warnings of unconfigured programs through ``logging.lastResort``."""
+        last = logging.lastResort
+        if last is None or record.levelno < last.level:
+            return
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        while logger is not None:
+            if any(h is not self for h in logger.handlers):
+                return
+            if not logger.propagate:
+                break
+            logger = logger.parent
+        last.handle(record)
+
+
+_handler: _LogHandler | None = None
+_handler_lock = threading.Lock()
+
+
+def install_log_handler() -> None:
+    """Install (once per process) the handler that captures log records into the
+    current transcript, on the root logger."""
+    global _handler
+    if _handler is not None:
+        return
+    with _handler_lock:
+        if _handler is None:
+            _handler = _LogHandler()
+            logging.getLogger().addHandler(_handler)

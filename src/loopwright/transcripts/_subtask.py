@@ -1,0 +1,134 @@
+"""``@subtask``: isolated units of work, recorded in the parent transcript.
+
+``fork()`` (agents on copies of a state, each a subtask) is in ``agent/_fork.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar, overload
+
+from pydantic import JsonValue
+
+from .._errors import error_text
+from ..stores import Store, store_context
+from ._events import SubtaskEvent
+from ._transcript import Transcript, checkpoint_store, current_transcript, transcript_context
+
+__all__ = ["run_subtask", "subtask"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _json(value: Any) -> JsonValue:
+    from pydantic_core import to_jsonable_python
+
+    try:
+        result: JsonValue = to_jsonable_python(value)
+    except Exception:
+        return repr(value)
+    return result
+
+
+def _arguments(
+    fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> dict[str, JsonValue]:
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {"args": _json(list(args)), "kwargs": _json(dict(kwargs))}
+    return {name: _json(value) for name, value in bound.arguments.items()}
+
+
+async def run_subtask(
+    fn: Callable[..., Awaitable[R]],
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    type: str = "subtask",
+    store: Store | None = None,
+    input: Mapping[str, JsonValue] | None = None,
+    result: Callable[[R], JsonValue] | None = None,
+) -> R:
+    """Run ``await fn(*args, **kwargs)`` as a subtask: with a store and a transcript of
+    its own, recorded as a :class:`SubtaskEvent` (with its events nested) in the current
+    transcript. :func:`subtask` is the decorator form.
+
+    Args:
+        fn: The async function to run.
+        args: Its positional arguments.
+        kwargs: Its keyword arguments.
+        name: The subtask's name (default: the function's name).
+        type: The kind of subtask recorded (``"subtask"``, ``"fork"``).
+        store: The subtask's store (default: a new, empty one).
+        input: What to record as its input (default: its arguments, as JSON).
+        result: Turns its return value into what is recorded (default: the value as JSON).
+    """
+    kwargs = kwargs or {}
+    parent = current_transcript()
+    ev = SubtaskEvent(
+        name=name or getattr(fn, "__name__", None) or type,
+        type=type,
+        input=dict(input) if input is not None else _arguments(fn, args, kwargs),
+        pending=True,
+    )
+    if parent is not None:
+        checkpoint_store(parent)
+        parent.record(ev)
+        child = Transcript(_parent=parent, _container=ev)
+    else:
+        child = Transcript()
+        child.events = ev.events
+    own_store = store if store is not None else Store()
+    started = time.perf_counter()
+    working = child.working_time()
+    try:
+        with store_context(own_store), transcript_context(child):
+            try:
+                value = await fn(*args, **kwargs)
+            finally:
+                checkpoint_store(child)
+        ev.result = result(value) if result is not None else _json(value)
+        return value
+    except BaseException as ex:
+        ev.error = error_text(ex)
+        raise
+    finally:
+        ev.duration = time.perf_counter() - started
+        ev.working_time = max(0.0, child.working_time() - working)
+        ev.pending = None
+        if parent is not None:
+            parent.update(ev)
+
+
+@overload
+def subtask(fn: Callable[P, Awaitable[R]], /) -> Callable[P, Coroutine[Any, Any, R]]: ...
+@overload
+def subtask(
+    *, name: str | None = None
+) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]: ...
+def subtask(fn: Callable[P, Awaitable[R]] | None = None, /, *, name: str | None = None) -> Any:
+    """Make an async function a subtask (``@subtask`` or ``@subtask(name="x")``).
+
+    Each call runs with a new, empty store and a transcript of its own (``store()`` and
+    ``transcript()`` inside return those), and lands in the caller's transcript as a
+    :class:`SubtaskEvent` with the subtask's name, its arguments, its result and its
+    events. Subtasks can run in parallel with ``asyncio.gather``.
+    """
+
+    def wrap(f: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+        if not inspect.iscoroutinefunction(f):
+            raise TypeError(f"@subtask needs an async function, got {f!r}")
+
+        @functools.wraps(f)
+        async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return await run_subtask(f, args, kwargs, name=name or f.__name__)
+
+        return run
+
+    return wrap(fn) if fn is not None else wrap

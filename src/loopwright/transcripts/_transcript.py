@@ -1,0 +1,440 @@
+"""``Transcript``: the append-only record of a run, and the context that holds it."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .._fast import set_fields
+from .._waits import WaitClock
+from ..model import ChatMessage
+from ..stores import current_store
+from ._events import BaseEvent, Event, InfoEvent, ModelEvent, StoreEvent, SubtaskEvent, ToolEvent
+
+__all__ = [
+    "EventSubscriber",
+    "MessageSubscriber",
+    "Transcript",
+    "current_transcript",
+    "observe_transcripts",
+    "transcript",
+    "transcript_context",
+]
+
+_log = logging.getLogger("loopwright.transcripts")
+
+E = TypeVar("E", bound=BaseEvent)
+EventSubscriber = Callable[[Event], None]
+"""Called with each event when it is recorded, and again when a pending event completes
+(same object, ``pending`` cleared)."""
+MessageSubscriber = Callable[[ChatMessage], None]
+"""Called once with each message the run's events refer to, before the first event that
+refers to it."""
+
+
+class _Root:
+    """What a transcript shares with its subtasks' transcripts: subscribers, the messages
+    already seen, the working-time clock, the input prefixes of model calls."""
+
+    def __init__(self, log_level: int, record_calls: bool) -> None:
+        self.record_calls = record_calls
+        self.lock = threading.RLock()
+        self.event_subscribers: list[EventSubscriber] = []
+        self.message_subscribers: list[MessageSubscriber] = []
+        self.messages: dict[str, ChatMessage] = {}
+        self.model_events: dict[str, ModelEvent] = {}
+        # first input message id -> (event id, its input messages): prefix candidates
+        self.bases: dict[str, tuple[str, list[ChatMessage]]] = {}
+        self.started = time.monotonic()
+        self.waits = WaitClock()  # model calls' waits (overlapping ones once), approvals
+        self.last_working = 0.0
+        self.log_level = log_level
+
+
+class Transcript:
+    """The record of a run: typed events in the order they happened.
+
+    ``events`` holds the top-level events; tool calls and subtasks hold the events that
+    happened within them (``ToolEvent.events``, ``SubtaskEvent.events``), and every event
+    carries the ``span_id`` of what encloses it. :meth:`walk` visits them all.
+
+    Subscribers (the run store's writer, the console display) are called with each event
+    as it is recorded, and with each message once.
+    """
+
+    def __init__(
+        self,
+        *,
+        log_level: int = logging.INFO,
+        subscribers: Sequence[EventSubscriber] = (),
+        record_calls: bool = True,
+        _parent: Transcript | None = None,
+        _container: SubtaskEvent | None = None,
+    ) -> None:
+        """
+        Args:
+            log_level: Python log records at or above this level are recorded as
+                ``LoggerEvent``\\ s (the loggers' own levels apply first).
+            subscribers: Called with every event (see :meth:`subscribe`); the
+                subscribers of :func:`observe_transcripts` are added too.
+            record_calls: Record model calls, tool calls and the store's changes (the
+                usual). ``False`` records only what code records itself (``info``,
+                spans, log records, subtasks): for bulk runs that keep only their final
+                state, where recording every call would be much of the loop's cost.
+        """
+        if _parent is not None and _container is not None:
+            self._root: _Root = _parent._root
+            self.events: list[Event] = _container.events
+            self.span_id: str | None = _container.id
+        else:
+            self._root = _Root(log_level, record_calls)
+            self.events = []
+            self.span_id = None
+            for sub in (*_observers.get(), *subscribers):
+                self.subscribe(sub)
+        self.parent = _parent
+
+    def __repr__(self) -> str:
+        return f"Transcript({len(self.events)} events)"
+
+    @property
+    def log_level(self) -> int:
+        """Log records at or above this level are captured."""
+        return self._root.log_level
+
+    @log_level.setter
+    def log_level(self, level: int) -> None:
+        self._root.log_level = level
+
+    # --- recording ------------------------------------------------------------------
+    def record(self, event: E) -> E:
+        """Append ``event`` where this context is (the current span, tool call or
+        subtask), tell the subscribers, and return it.
+
+        This is how any part of loopwright (or your code) adds an event, e.g.
+        ``transcript().record(ApprovalEvent(...))``.
+        """
+        scope = _scope.get()
+        if scope is not None and scope.transcript is self:
+            target, span = scope.events, scope.span_id
+        else:
+            target, span = self.events, self.span_id
+        values: dict[str, Any] = {}
+        if event.span_id is None and span is not None:
+            values["span_id"] = span
+        if not event.working_start:
+            values["working_start"] = self.working_time()
+        if values:
+            set_fields(event, **values)
+        self._append(event, target)
+        return event
+
+    def _append(self, event: BaseEvent, target: list[Event]) -> None:
+        """Append an event whose ``span_id`` and ``working_start`` are set already."""
+        root = self._root
+        with root.lock:
+            target.append(event)  # type: ignore[arg-type]
+            if isinstance(event, ModelEvent):
+                root.model_events[event.id] = event
+            if root.event_subscribers:
+                self._notify(event)
+
+    def update(self, event: BaseEvent) -> None:
+        """Tell the subscribers that ``event`` changed (a pending event completed)."""
+        root = self._root
+        if root.event_subscribers:
+            with root.lock:
+                self._notify(event)
+
+    def info(self, data: Any, *, source: str | None = None) -> InfoEvent:
+        """Record an :class:`InfoEvent`: a (markdown) string or any JSON-serialisable data.
+
+        Raises:
+            TypeError: ``data`` is not JSON-serialisable.
+        """
+        from pydantic_core import to_jsonable_python
+
+        try:
+            value = to_jsonable_python(data)
+        except Exception as ex:
+            raise TypeError(
+                f"transcript info must be a string or JSON-serialisable data, got "
+                f"{type(data).__name__}: {ex}"
+            ) from ex
+        return self.record(InfoEvent(data=value, source=source))
+
+    def add_messages(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """Send the messages not seen before to the message subscribers; return those.
+
+        Events refer to messages by id; recording a message here makes it readable from
+        the run store. Model and tool events do it for their messages on their own.
+        """
+        root = self._root
+        new: list[ChatMessage] = []
+        with root.lock:
+            subs = root.message_subscribers
+            for m in messages:
+                if m.id not in root.messages:
+                    root.messages[m.id] = m
+                    new.append(m)
+                    for sub in list(subs):
+                        self._call(sub, m, subs)
+        return new
+
+    def message(self, id: str) -> ChatMessage | None:
+        """The message with this id, if an event of this run referred to it."""
+        return self._root.messages.get(id)
+
+    # --- subscribers ----------------------------------------------------------------
+    def subscribe(
+        self, on_event: EventSubscriber, *, on_message: MessageSubscriber | None = None
+    ) -> Callable[[], None]:
+        """Call ``on_event(event)`` for each event recorded or completed from now on, and
+        ``on_message(message)`` once for each message the events refer to (before the
+        first such event). Returns a function that unsubscribes.
+
+        Subscribers run on the thread that records (usually the event loop's): they must
+        be quick and must not block. A subscriber that raises is logged and removed.
+        """
+        root = self._root
+        with root.lock:
+            root.event_subscribers.append(on_event)
+            if on_message is not None:
+                root.message_subscribers.append(on_message)
+
+        def unsubscribe() -> None:
+            with root.lock:
+                with contextlib.suppress(ValueError):
+                    root.event_subscribers.remove(on_event)
+                if on_message is not None:
+                    with contextlib.suppress(ValueError):
+                        root.message_subscribers.remove(on_message)
+
+        return unsubscribe
+
+    def _notify(self, event: BaseEvent) -> None:
+        subs = self._root.event_subscribers
+        for sub in list(subs):
+            self._call(sub, event, subs)
+
+    @staticmethod
+    def _call(sub: Callable[[Any], None], arg: Any, subs: list[Any]) -> None:
+        try:
+            sub(arg)
+        except Exception as ex:
+            # a log record inside a run goes into the transcript only: warn as well, so
+            # that a display or writer that stops is seen
+            _log.exception("transcript subscriber %r failed; it was removed", sub)
+            warnings.warn(
+                f"transcript subscriber {sub!r} failed and was removed: {ex!r}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            with contextlib.suppress(ValueError):
+                subs.remove(sub)
+
+    # --- reading --------------------------------------------------------------------
+    def walk(self) -> Iterator[Event]:
+        """Every event, depth first: each tool call and subtask before its events."""
+        return _walk(self.events)
+
+    def model_input(self, event: ModelEvent) -> list[ChatMessage]:
+        """The full list of messages a :class:`ModelEvent` of this run was given."""
+        root = self._root
+        ids = _resolve_input(event, root.model_events.get)
+        return [root.messages[i] for i in ids]
+
+    # --- working time ---------------------------------------------------------------
+    def working_time(self) -> float:
+        """Seconds since the run began minus time spent waiting (retry backoff,
+        connection slots). Never decreases."""
+        root = self._root
+        now = time.monotonic()
+        value = now - root.started - root.waits.total(now)
+        if value > root.last_working:
+            root.last_working = value
+        return root.last_working
+
+    def add_wait(self, seconds: float) -> None:
+        """Count ``seconds`` (a wait that already ended) as waiting, not working."""
+        self._root.waits.add(seconds)
+
+    # --- model inputs ---------------------------------------------------------------
+    def _model_input_refs(
+        self, event_id: str, messages: Sequence[ChatMessage]
+    ) -> tuple[str | None, int, list[str]]:
+        """The input fields of a new model event: a reference to the longest shared
+        prefix of an earlier call's input (``input_base``, ``input_base_count``) and the
+        ids of the rest (``input``); the new messages are recorded.
+
+        The prefix is found by comparing message objects (identity first, at C speed),
+        so the cost per call is a pointer comparison per message plus the new messages.
+        """
+        root = self._root
+        msgs = list(messages)
+        k = 0
+        base_id: str | None = None
+        base = root.bases.get(msgs[0].id) if msgs else None
+        if base is not None:
+            base_msgs = base[1]
+            n = min(len(base_msgs), len(msgs))
+            # the usual call extends the last one: one slice, compared at C speed
+            if msgs[:n] == (base_msgs if n == len(base_msgs) else base_msgs[:n]):
+                k = n
+            else:
+                while k < n and msgs[k].id == base_msgs[k].id:
+                    k += 1
+            if k:
+                base_id = base[0]
+        rest = msgs[k:]
+        self.add_messages(rest)
+        if msgs:
+            root.bases[msgs[0].id] = (event_id, msgs)
+        return base_id, k, [m.id for m in rest]
+
+
+def _walk(events: Sequence[Event]) -> Iterator[Event]:
+    for ev in events:
+        yield ev
+        if isinstance(ev, (ToolEvent, SubtaskEvent)):
+            yield from _walk(ev.events)
+
+
+def _resolve_input(
+    event: ModelEvent,
+    lookup: Callable[[str], ModelEvent | None],
+    known: Callable[[str], list[str] | None] = lambda id: None,
+) -> list[str]:
+    """The full input ids of ``event``, following its chain of bases back to one whose
+    input ``known(id)`` already has (a reader's cache), or to the first call."""
+    chain = [event]
+    ids: list[str] | None = None
+    while chain[-1].input_base is not None:
+        base_id = chain[-1].input_base
+        cached = known(base_id)
+        if cached is not None:
+            ids = list(cached)
+            break
+        base = lookup(base_id)
+        if base is None:
+            raise LookupError(f"model event {chain[-1].id} refers to unknown event {base_id}")
+        chain.append(base)
+    if ids is None:
+        ids = list(chain.pop().input)
+    for ev in reversed(chain):
+        del ids[ev.input_base_count :]
+        ids.extend(ev.input)
+    return ids
+
+
+# --- the current transcript -------------------------------------------------------------
+@dataclass(slots=True)
+class _Scope:
+    transcript: Transcript
+    events: list[Event]
+    span_id: str | None
+
+
+_scope: ContextVar[_Scope | None] = ContextVar("loopwright_transcript", default=None)
+_observers: ContextVar[tuple[EventSubscriber, ...]] = ContextVar(
+    "loopwright_transcript_observers", default=()
+)
+_hooked: ContextVar[bool] = ContextVar("loopwright_transcript_hooked", default=False)
+
+
+def transcript() -> Transcript:
+    """The current run's transcript.
+
+    Outside a run (or a :func:`transcript_context`), a new transcript is created for the
+    current context and returned from then on; nothing records model or tool calls into
+    it.
+    """
+    scope = _scope.get()
+    if scope is None:
+        from ._hooks import install_sandbox_recorder
+
+        install_sandbox_recorder()
+        t = Transcript()
+        _scope.set(_Scope(t, t.events, t.span_id))
+        return t
+    return scope.transcript
+
+
+def current_transcript() -> Transcript | None:
+    """The transcript installed in this context, or ``None`` (never creates one)."""
+    scope = _scope.get()
+    return scope.transcript if scope is not None else None
+
+
+def _push(t: Transcript, events: list[Event], span_id: str | None) -> Token[_Scope | None]:
+    return _scope.set(_Scope(t, events, span_id))
+
+
+def _pop(token: Token[_Scope | None]) -> None:
+    try:
+        _scope.reset(token)
+    except ValueError:  # reset in another context than set: restore by value
+        _scope.set(token.old_value if token.old_value is not Token.MISSING else None)
+
+
+def _current_span() -> tuple[Transcript, list[Event], str | None]:
+    scope = _scope.get()
+    if scope is None:
+        t = transcript()
+        return t, t.events, t.span_id
+    return scope.transcript, scope.events, scope.span_id
+
+
+def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
+    """Record the current store's changes since its last checkpoint as a
+    :class:`StoreEvent` in ``t`` (default: the current transcript), if there are any
+    and ``t`` records changes (see ``record_calls``)."""
+    s = current_store()
+    if s is None or not s.dirty:
+        return None
+    t = t if t is not None else current_transcript()
+    if t is None or not t._root.record_calls:
+        return None
+    changes = s.checkpoint()
+    if not changes:
+        return None
+    return t.record(StoreEvent(store=s.id, changes=changes))
+
+
+@contextlib.contextmanager
+def transcript_context(t: Transcript) -> Iterator[Transcript]:
+    """Make ``t`` the current transcript within this context.
+
+    Model and tool calls made in the context are recorded into the current transcript
+    (unless it was made with ``record_calls=False``), and Python log records are captured.
+    """
+    from ._hooks import install_hooks, install_log_handler, install_sandbox_recorder
+
+    install_log_handler()
+    install_sandbox_recorder()
+    with contextlib.ExitStack() as stack:
+        if not _hooked.get() and t._root.record_calls:
+            install_hooks(stack)
+            hooked = _hooked.set(True)
+            stack.callback(_hooked.reset, hooked)
+        token = _push(t, t.events, t.span_id)
+        stack.callback(_pop, token)
+        yield t
+
+
+@contextlib.contextmanager
+def observe_transcripts(subscriber: EventSubscriber) -> Iterator[EventSubscriber]:
+    """Subscribe ``subscriber`` to every run transcript created within this context
+    (e.g. by ``run()``); the console display uses it."""
+    token = _observers.set((*_observers.get(), subscriber))
+    try:
+        yield subscriber
+    finally:
+        _observers.reset(token)
