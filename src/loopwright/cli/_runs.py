@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .._terminal import json_text
+from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._show import show_command
 from ._views import cells, console, reading, result, short, when
@@ -21,6 +22,7 @@ def runs_group() -> None:
 
 
 runs_group.add_command(show_command)
+runs_group.add_command(diff_command)
 
 
 @runs_group.command("list")

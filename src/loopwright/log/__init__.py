@@ -7,13 +7,16 @@ you say otherwise.
 """
 
 from ._db import DB_ENV, RunStoreError, default_db_path
+from ._diff import Divergence, RunDiff, diff_runs
 from ._export import export_run, import_run
 from ._reader import RunInfo, RunLog, SampleInfo, list_runs, load_run
 from ._recording import Recording, RunStatus, SampleRecording, current_recording, recording
 
 __all__ = [
     "DB_ENV",
+    "Divergence",
     "Recording",
+    "RunDiff",
     "RunInfo",
     "RunLog",
     "RunStatus",
@@ -22,6 +25,7 @@ __all__ = [
     "SampleRecording",
     "current_recording",
     "default_db_path",
+    "diff_runs",
     "export_run",
     "import_run",
     "list_runs",
