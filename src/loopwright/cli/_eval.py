@@ -71,6 +71,23 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     "only the rest run.",
 )
 @click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N (1/3, 2/3, 3/3 split the samples between three "
+    "processes or machines, each with its own --db); running it again carries over "
+    "what it finished.",
+)
+@click.option(
+    "--merge",
+    "merge",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="STORE",
+    help="One eval of several shards (repeatable): the finished samples of the task in "
+    "these run stores are carried into one run in --db, the missing ones run, and the "
+    "metrics are over all of them.",
+)
+@click.option(
     "--fail-on-error",
     "fail_on_error",
     callback=_threshold,
@@ -101,6 +118,8 @@ def eval_command(
     epochs: int | None,
     task_args: tuple[str, ...],
     resume: str | None,
+    shard: str | None,
+    merge: tuple[str, ...],
     fail_on_error: float | None,
     no_fail_on_error: bool,
     db: str | None,
@@ -128,10 +147,12 @@ def eval_command(
       loopwright eval examples/arithmetic.py --limit 5
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
+      loopwright eval tasks.py --shard 2/3 --db shard2.db
+      loopwright eval tasks.py --merge shard1.db --merge shard2.db --merge shard3.db
     """
     from ..evals import RichProgress, parse_task_args
+    from ..evals._entry import _eval
     from ..evals._progress import brief
-    from ..evals._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
@@ -166,6 +187,8 @@ def eval_command(
                     task_args=targs,
                     progress=progress,
                     collect=done.append,
+                    shard=shard,
+                    merge=merge,
                 )
             )
         except KeyboardInterrupt:

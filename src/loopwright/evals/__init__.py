@@ -23,11 +23,12 @@ from ._dataset import (
     csv_dataset,
     json_dataset,
 )
+from ._entry import eval, eval_async
 from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
 from ._progress import RichProgress
 from ._results import EvalResult, SampleResult, compute_metrics
-from ._runner import EvalProgress, default_max_samples, eval, eval_async
+from ._runner import EvalProgress, default_max_samples
 from ._sample import Sample
 from ._score import Score, ScoreFn, Scorer, scorer
 from ._scorers import includes, match, normalize_text, pattern
