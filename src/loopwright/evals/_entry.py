@@ -13,7 +13,7 @@ from ._follow import EvalProgress, Quiet
 from ._results import EvalResult
 from ._runner import TaskSpec, _resolve, _TaskRun, default_max_samples
 from ._shard import Shard
-from ._task import on_sys_path
+from ._task import Task, on_sys_path
 
 __all__ = ["eval", "eval_async"]
 
@@ -40,6 +40,9 @@ async def _eval(
     config: GenerateConfig | None = None,
     shard: str | Shard | None = None,
     merge: Sequence[str | os.PathLike[str]] = (),
+    backend: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    ray_env: Sequence[str] = (),
 ) -> list[EvalResult]:
     """:func:`eval_async`; ``config`` (the CLI's generation settings, with no model
     given) is merged over each task's model's own."""
@@ -55,6 +58,13 @@ async def _eval(
     task_list = _resolve(tasks, task_args)
     if resume is not None and len(task_list) != 1:
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
+    if backend == "ray":
+        return await _on_ray(
+            tasks, task_list, ray_address, ray_env, model, config, task_args, max_samples,
+            epochs, limit, db, resume, chosen_shard, merge, progress, collect,
+        )  # fmt: skip
+    if backend != "local":
+        raise ConfigurationError(f"backend must be 'local' or 'ray', not {backend!r}")
     results: list[EvalResult] = []
     for task in task_list:
         chosen = _configured(model if model is not None else task.model, config)
@@ -81,6 +91,69 @@ async def _eval(
     return results
 
 
+async def _on_ray(
+    tasks: TaskSpec | Sequence[TaskSpec],
+    task_list: list[Task],
+    address: str | None,
+    env: Sequence[str],
+    model: str | Model | None,
+    config: GenerateConfig | None,
+    task_args: Mapping[str, Any] | None,
+    max_samples: int | None,
+    epochs: int | None,
+    limit: int | None,
+    db: str | os.PathLike[str] | Literal[False] | None,
+    resume: str | None,
+    shard: Shard | None,
+    merge: Sequence[str | os.PathLike[str]],
+    progress: EvalProgress | None,
+    collect: Callable[[EvalResult], None],
+) -> list[EvalResult]:
+    """The tasks' samples on Ray workers (``_ray.py``), the tasks one after the other."""
+    from ._ray import RayTaskRun, forwarded_env, model_name, ray_session
+
+    specs = [tasks] if isinstance(tasks, str | Task) else list(tasks)
+    if not all(isinstance(spec, str) for spec in specs) or len(specs) != 1:
+        raise ConfigurationError(
+            "evals on Ray take one task file or name (FILE.py, FILE.py@task, a registered "
+            "name): the workers build the tasks from it"
+        )
+    if resume is not None or shard is not None:
+        raise ConfigurationError("evals on Ray do not take resume= or shard= (yet)")
+    name, forwarded = model_name(model), forwarded_env(env)
+    results: list[EvalResult] = []
+    with ray_session(address) as ray:
+        for task in task_list:
+            chosen = _configured(model if model is not None else task.model, config)
+            runner = RayTaskRun(
+                task,
+                model=chosen,
+                max_samples=max_samples or default_max_samples(chosen),
+                epochs=epochs or task.epochs,
+                limit=limit,
+                db=db,
+                resume=None,
+                progress=progress or Quiet(),
+                merge=merge,
+                ray=ray,
+                spec=str(specs[0]),
+                task_args=task_args,
+                model_name=name,
+                config=config,
+                requested_samples=max_samples,
+                env=forwarded,
+            )
+            try:
+                with on_sys_path(task._folder):
+                    result = await runner()
+            except asyncio.CancelledError:
+                collect(runner.result)
+                raise
+            results.append(result)
+            collect(result)
+    return results
+
+
 async def eval_async(
     tasks: TaskSpec | Sequence[TaskSpec],
     *,
@@ -94,6 +167,9 @@ async def eval_async(
     progress: EvalProgress | None = None,
     shard: str | Shard | None = None,
     merge: Sequence[str | os.PathLike[str]] = (),
+    backend: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    ray_env: Sequence[str] = (),
 ) -> list[EvalResult]:
     """Evaluate tasks: run every sample of each (``max_samples`` at a time), score it,
     and record it in the run store — one run per task, one run-store sample per sample
@@ -126,6 +202,13 @@ async def eval_async(
         merge: Run stores (of shards) whose finished samples of this task are carried
             into this run; what none of them finished is run, and the metrics are
             over all samples.
+        backend: ``"ray"``: the samples run on the workers of a Ray cluster (the
+            ``ray`` extra; see ``evals/_ray.py``), each worker running ``max_samples``
+            at once; the task is given by file or name, the model by name or the
+            task's own.
+        ray_address: The Ray cluster (``"auto"``, ``"ray://host:10001"``); default: a
+            local Ray started for the eval.
+        ray_env: Names of environment variables (API keys...) sent to the workers.
 
     Returns:
         One :class:`EvalResult` per task: its metrics are over the samples scored
@@ -148,6 +231,9 @@ async def eval_async(
         collect=lambda r: None,
         shard=shard,
         merge=merge,
+        backend=backend,
+        ray_address=ray_address,
+        ray_env=ray_env,
     )
 
 
@@ -164,6 +250,9 @@ def eval(
     progress: EvalProgress | None = None,
     shard: str | Shard | None = None,
     merge: Sequence[str | os.PathLike[str]] = (),
+    backend: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    ray_env: Sequence[str] = (),
 ) -> list[EvalResult]:
     """:func:`eval_async` for scripts (not inside a running event loop).
 
@@ -195,6 +284,9 @@ def eval(
                 collect=done.append,
                 shard=shard,
                 merge=merge,
+                backend=backend,
+                ray_address=ray_address,
+                ray_env=ray_env,
             )
         )
     except KeyboardInterrupt:

@@ -215,8 +215,11 @@ class _TaskRun:
             # a failure outside any sample (the run store): surface the first one
             raise group.exceptions[0] from None
 
-    async def _carry(self, rec: Recording, info: SampleInfo, source: str) -> None:
-        """Copy a finished sample of an earlier run (``source``) into this run."""
+    async def _carry(
+        self, rec: Recording, info: SampleInfo, source: str, mark: str = "resumed_from"
+    ) -> None:
+        """Copy a finished sample of an earlier run (``source``, named in the sample's
+        metadata under ``mark``) into this run."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
         async with rec.sample(
@@ -224,7 +227,7 @@ class _TaskRun:
             epoch=info.epoch,
             input=info.input,
             target=info.target,
-            metadata={**info.metadata, "resumed_from": source},
+            metadata={**info.metadata, mark: source},
         ) as srec:
             srec.finish(
                 output=info.output,

@@ -77,24 +77,20 @@ def _same_params(recorded: Any, params: Mapping[str, Any]) -> bool:
     return norm(recorded) == norm(dict(params))
 
 
-def finished_samples(
+def latest_samples(
     stores: Iterable[str | os.PathLike[str]],
     *,
     task: str,
     params: Mapping[str, Any],
     shard: Shard | None = None,
-    scored: bool = True,
 ) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
-    """The samples of ``task`` (with these ``params``) that finished, in the eval runs
-    of ``stores`` (only those of ``shard``, when given): (sample id, epoch) -> (the
-    sample, its run's id). A sample finished more than once counts by its latest run.
-    ``scored``: only samples with scores count as finished."""
+    """The latest recording of each sample of ``task`` (with these ``params``) in the
+    eval runs of ``stores`` (only those of ``shard``, when given), whatever its status:
+    (sample id, epoch) -> (the sample, its run's id). A missing store is skipped."""
     found: dict[tuple[str, int], tuple[SampleInfo, str]] = {}
     for store in stores:
         path = Path(store)
         if not path.exists():
-            if shard is None:  # a store named for merging must be there
-                raise ConfigurationError(f"merge: no run store at {str(path)!r}")
             continue
         runs = [
             r
@@ -106,7 +102,28 @@ def finished_samples(
         for info in reversed(runs):  # oldest first: a later run's samples win
             with load_run(info.id, db=path) as log:
                 for s in log.samples:
-                    done = s.status in ("success", "limit") and (s.scores is not None or not scored)
-                    if done:
+                    if s.status != "running" or (s.id, s.epoch) not in found:
                         found[(s.id, s.epoch)] = (s, info.id)
+    return found
+
+
+def finished_samples(
+    stores: Iterable[str | os.PathLike[str]],
+    *,
+    task: str,
+    params: Mapping[str, Any],
+    shard: Shard | None = None,
+    scored: bool = True,
+) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
+    """The samples of :func:`latest_samples` that finished (``success`` or ``limit``,
+    and, when ``scored``, with scores), in the latest run that finished them."""
+    stores = list(stores)
+    for store in stores:
+        if shard is None and not Path(store).exists():  # a store named to merge must be
+            raise ConfigurationError(f"merge: no run store at {str(store)!r}")
+    found: dict[tuple[str, int], tuple[SampleInfo, str]] = {}
+    for store in stores:
+        for key, (s, run) in latest_samples([store], task=task, params=params, shard=shard).items():
+            if s.status in ("success", "limit") and (s.scores is not None or not scored):
+                found[key] = (s, run)
     return found
