@@ -15,6 +15,7 @@ from ._chat import (
 from ._config import DEFAULT_MAX_TOOL_OUTPUT, GenerateConfig, ToolChoice, ToolFunction
 from ._model import DEFAULT_CONFIG, Model, ModelCall, ModelHook, model_hook
 from ._output import ModelOutput, StopReason, Usage
+from ._prices import Price, cost_of, price_of, set_price
 from ._registry import (
     ENTRY_POINT_GROUP,
     ProviderFactory,
@@ -36,6 +37,7 @@ __all__ = [
     "ModelCall",
     "ModelHook",
     "ModelOutput",
+    "Price",
     "ProviderFactory",
     "RetryDecision",
     "StopReason",
@@ -49,9 +51,12 @@ __all__ = [
     "ToolMessage",
     "Usage",
     "UserMessage",
+    "cost_of",
     "default_model",
     "get_model",
     "model_hook",
+    "price_of",
     "provider_names",
     "register_provider",
+    "set_price",
 ]
