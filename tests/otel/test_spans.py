@@ -40,7 +40,11 @@ def calls(*pairs: tuple[str, dict[str, object]]) -> lw.ModelOutput:
         lw.ToolCall(id=f"call-{i}", function=f, arguments=a) for i, (f, a) in enumerate(pairs)
     ]
     message = lw.AssistantMessage(tool_calls=tool_calls)
-    return lw.ModelOutput(message=message, stop_reason="tool_calls", usage=lw.Usage(input_tokens=7, output_tokens=3, total_tokens=10))
+    return lw.ModelOutput(
+        message=message,
+        stop_reason="tool_calls",
+        usage=lw.Usage(input_tokens=7, output_tokens=3, total_tokens=10),
+    )
 
 
 MEETING: list[asyncio.Barrier] = []
@@ -254,7 +258,9 @@ async def test_contents_are_bounded(tmp_path: Path) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     huge = "x" * 50_000
-    model = lw.get_model("mock", outputs=[call("lookup", {"city": huge}), call("submit", {"answer": "ok"})])
+    model = lw.get_model(
+        "mock", outputs=[call("lookup", {"city": huge}), call("submit", {"answer": "ok"})]
+    )
     with loopwright.otel.instrument(tracer_provider=provider, contents=True, max_content=1000):
         await lw.run(lw.react(tools=[lookup]), huge, model=model, db=False)
     for s in exporter.get_finished_spans():
@@ -346,6 +352,7 @@ async def test_eval_samples_are_spans_of_the_eval(exporter: InMemorySpanExporter
     )
     model = lw.get_model("mock", outputs=[call("submit", {"answer": "2"})] * 2)
     [result] = await lw.eval_async(task, model=model, db=False)
+    assert result.status == "success"
     spans = exporter.get_finished_spans()
     named = by_name(spans)
     [root] = named["invoke_workflow sums"]

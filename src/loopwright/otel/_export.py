@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Tracer, TracerProvider
 
-__all__ = ["export_spans"]
+__all__ = ["export_spans", "send_otlp"]
 
 
 def export_spans(
@@ -80,3 +80,41 @@ def _end(builder: TraceBuilder, status: str, finished: datetime) -> None:
     if builder.status == "success" and status != "success":
         builder.status = status
     builder.close(ns(finished))
+
+
+def send_otlp(
+    run: str | None = None,
+    *,
+    db: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    contents: bool = False,
+    timeout: float = 10.0,
+) -> tuple[str, int]:
+    """Send a recorded run's spans over OTLP/HTTP to ``endpoint`` (the traces URL;
+    default: the standard ``OTEL_EXPORTER_OTLP_*`` variables, else
+    ``http://localhost:4318/v1/traces``). Returns the trace id and the number of spans.
+
+    Raises:
+        ConnectionError: The endpoint did not take the spans.
+    """
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    kept = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(kept))
+    trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
+    spans = kept.get_finished_spans()
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    try:
+        result = exporter.export(spans)
+    finally:
+        exporter.shutdown()  # type: ignore[no-untyped-call]
+    if result is not SpanExportResult.SUCCESS:
+        where = endpoint or "the OTLP endpoint ($OTEL_EXPORTER_OTLP_ENDPOINT)"
+        raise ConnectionError(f"{where} did not take the spans (see the log above)")
+    return trace_id, len(spans)

@@ -180,7 +180,9 @@ def instrument(
     global _active
     _import()
     if not isinstance(max_content, int) or max_content < 100:
-        raise ConfigurationError(f"instrument: max_content must be an int >= 100, not {max_content!r}")
+        raise ConfigurationError(
+            f"instrument: max_content must be an int >= 100, not {max_content!r}"
+        )
     if _active is not None:
         _active.uninstrument()
     _active = Instrumentation(tracer_provider, _contents(contents), max_content)
