@@ -129,16 +129,23 @@ def _parts(message: ChatMessage, limit: int) -> list[dict[str, Any]]:
     return parts
 
 
-def input_messages(messages: Sequence[ChatMessage], limit: int) -> tuple[str, int]:
+def input_messages(
+    messages: Sequence[ChatMessage], limit: int, cache: dict[str, str] | None = None
+) -> tuple[str, int]:
     """``gen_ai.input.messages``: the newest messages that fit in about ``limit``
     characters (the work is bounded by the limit, not by the conversation's length), and
-    how many older ones were left out."""
+    how many older ones were left out. ``cache`` keeps each message's JSON by id, so
+    that a message is serialised once per run, not once per step."""
     kept: list[str] = []
     size = 0
     for message in reversed(messages):
-        item = json.dumps(
-            {"role": message.role, "parts": _parts(message, limit)}, ensure_ascii=False
-        )
+        item = cache.get(message.id) if cache is not None else None
+        if item is None:
+            item = json.dumps(
+                {"role": message.role, "parts": _parts(message, limit)}, ensure_ascii=False
+            )
+            if cache is not None:
+                cache[message.id] = item
         if kept and size + len(item) > limit:
             break
         kept.append(item)

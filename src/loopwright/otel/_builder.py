@@ -115,6 +115,7 @@ class TraceBuilder:
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
         self._input_tokens = 0
+        self._json: dict[str, str] = {}  # message id -> its JSON (contents)
         self._output_tokens = 0
 
     # --- what the root is ----------------------------------------------------------------
@@ -304,7 +305,7 @@ class TraceBuilder:
         if self.options.contents:
             limit = self.options.max_content
             if self.model_input is not None:
-                text, omitted = a.input_messages(self.model_input(ev), limit)
+                text, omitted = a.input_messages(self.model_input(ev), limit, self._json)
                 span.set_attribute(a.INPUT_MESSAGES, text)
                 if omitted:
                     span.set_attribute("loopwright.input.messages_omitted", omitted)
@@ -469,3 +470,4 @@ class TraceBuilder:
         root.end(end_time=end)
         self._spans.clear()
         self._contexts.clear()
+        self._json.clear()
