@@ -48,6 +48,9 @@ __all__ = ["Options", "TraceBuilder", "ns"]
 
 ModelInput = Callable[[ModelEvent], list[ChatMessage]]
 
+MAX_NAME = 200
+"""The most characters of a tool's name in a span's name and ``gen_ai.tool.name``."""
+
 
 def ns(when: datetime) -> int:
     """A datetime as OpenTelemetry's nanoseconds since the epoch."""
@@ -315,9 +318,10 @@ class TraceBuilder:
 
     def _tool(self, ev: ToolEvent) -> None:
         if ev.id not in self._spans:
+            name = ev.call.function[:MAX_NAME]  # the model's choice: maybe no tool's name
             attributes: dict[str, Any] = {
                 a.OPERATION: "execute_tool",
-                a.TOOL_NAME: ev.call.function,
+                a.TOOL_NAME: name,
                 a.TOOL_CALL_ID: ev.call.id,
                 a.TOOL_TYPE: "function",
             }
@@ -325,7 +329,7 @@ class TraceBuilder:
                 attributes[a.TOOL_ARGUMENTS] = a.json_value(
                     ev.call.arguments, self.options.max_content
                 )
-            self._start(ev, f"execute_tool {ev.call.function}", attributes)
+            self._start(ev, f"execute_tool {name}", attributes)
             self._agents.add(ev.id)  # an agent used as a tool runs its steps in the call
         if ev.pending:
             return
