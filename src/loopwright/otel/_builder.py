@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind
 
 from ..model import ChatMessage
 from ..transcripts import (
@@ -39,6 +38,7 @@ from ..transcripts import (
     ToolEvent,
 )
 from . import _attributes as a
+from ._common import Options, end_ns, error_kind, ns, set_error
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -50,44 +50,6 @@ ModelInput = Callable[[ModelEvent], list[ChatMessage]]
 
 MAX_NAME = 200
 """The most characters of a tool's name in a span's name and ``gen_ai.tool.name``."""
-
-
-def ns(when: datetime) -> int:
-    """A datetime as OpenTelemetry's nanoseconds since the epoch."""
-    return int(when.timestamp() * 1_000_000_000)
-
-
-def _end_ns(start: datetime, seconds: float) -> int:
-    return ns(start) + int(seconds * 1_000_000_000)
-
-
-class Options:
-    """What a builder records beyond the structure: ``contents`` (messages, arguments,
-    results, log messages...) and the bound on each content value, in characters."""
-
-    __slots__ = ("contents", "max_content")
-
-    def __init__(self, *, contents: bool = False, max_content: int = 16_000) -> None:
-        self.contents = contents
-        self.max_content = max_content
-
-
-def _error(span: Span, kind: str, message: str, stacktrace: str | None = None) -> None:
-    """An error on ``span``: the error status, ``error.type`` and an exception event."""
-    attributes = {"exception.type": kind, "exception.message": message}
-    if stacktrace:
-        attributes["exception.stacktrace"] = stacktrace
-    span.add_event("exception", attributes)
-    span.set_attribute(a.ERROR_TYPE, kind)
-    span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}"[:1000]))
-
-
-def _error_kind(text: str) -> tuple[str, str]:
-    """``Type: message`` (how loopwright records an exception) -> (type, message)."""
-    kind, sep, message = text.partition(": ")
-    if sep and kind.replace(".", "").replace("_", "").isalnum():
-        return kind, message
-    return "Error", text
 
 
 class TraceBuilder:
@@ -230,7 +192,7 @@ class TraceBuilder:
         start and duration come from two clocks), else its start plus its duration."""
         if self.live:
             return time.time_ns()
-        return _end_ns(ev.timestamp, ev.duration)
+        return end_ns(ev.timestamp, ev.duration)
 
     def _finish(self, id: str, end: int) -> Span | None:
         """The span of a completed event, to finish (``None``: nothing to do)."""
@@ -303,8 +265,8 @@ class TraceBuilder:
             if out.model:
                 span.set_attribute(a.RESPONSE_MODEL, out.model)
         if ev.error is not None:
-            kind, message = _error_kind(ev.error)
-            _error(span, kind, message)
+            kind, message = error_kind(ev.error)
+            set_error(span, kind, message)
         if self.options.contents:
             limit = self.options.max_content
             if self.model_input is not None:
@@ -342,10 +304,10 @@ class TraceBuilder:
         if ev.truncated:
             span.set_attribute("loopwright.tool.truncated", True)
         if ev.failure is not None:
-            kind, message = _error_kind(ev.failure)
-            _error(span, kind, message, ev.traceback)
+            kind, message = error_kind(ev.failure)
+            set_error(span, kind, message, ev.traceback)
         elif ev.error is not None:
-            _error(span, ev.error.type, ev.error.message)
+            set_error(span, ev.error.type, ev.error.message)
         if self.options.contents and ev.result is not None:
             span.set_attribute(a.TOOL_RESULT, a.bounded(ev.result.text, self.options.max_content))
         span.end(end_time=end)
@@ -367,8 +329,8 @@ class TraceBuilder:
         if span is None:
             return
         if ev.error is not None:
-            kind, message = _error_kind(ev.error)
-            _error(span, kind, message)
+            kind, message = error_kind(ev.error)
+            set_error(span, kind, message)
         span.end(end_time=end)
 
     def _subtask(self, ev: SubtaskEvent) -> None:
@@ -387,8 +349,8 @@ class TraceBuilder:
         if span is None:
             return
         if ev.error is not None:
-            kind, message = _error_kind(ev.error)
-            _error(span, kind, message)
+            kind, message = error_kind(ev.error)
+            set_error(span, kind, message)
         elif self.options.contents:
             span.set_attribute(
                 "loopwright.subtask.result", a.json_value(ev.result, self.options.max_content)
@@ -408,7 +370,7 @@ class TraceBuilder:
             self.status = "limit"
 
     def _run_error(self, ev: ErrorEvent) -> None:
-        _error(self._owner(ev.span_id), ev.error, ev.message, ev.traceback)
+        set_error(self._owner(ev.span_id), ev.error, ev.message, ev.traceback)
         if ev.span_id is None:
             cancelled = ev.error in ("CancelledError", "KeyboardInterrupt")
             self.status = "cancelled" if cancelled else "error"
