@@ -118,3 +118,17 @@ def test_instrument_again_replaces_the_earlier_one() -> None:
         first.uninstrument()
     runs = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent once"]
     assert len(runs) == 1
+
+
+def test_live_a_finished_span_is_let_go_and_a_second_notice_of_its_end_ignored() -> None:
+    tp, exporter = provider()
+    tracer = tp.get_tracer("test")
+    builder = TraceBuilder(tracer, tracer.start_span("run"), Options())
+    tool = lw.ToolEvent(call=lw.ToolCall(function="f"), pending=True)
+    builder.on_event(tool)
+    tool.pending = None
+    builder.on_event(tool)
+    builder.on_event(tool)  # told twice (a subscriber may be)
+    assert builder._spans == {}  # nothing kept for a call that ended
+    builder.close()
+    assert [s.name for s in exporter.get_finished_spans()] == ["execute_tool f", "run"]

@@ -17,7 +17,7 @@ __all__ = ["runs_group"]
 
 @click.group("runs")
 def runs_group() -> None:
-    """Browse the run store: list runs, show one, export one to JSON."""
+    """Browse the run store: list runs, show one, export one (JSON, or OTLP spans)."""
 
 
 runs_group.add_command(show_command)

@@ -76,6 +76,7 @@ class TraceBuilder:
         self._spans: dict[str, Span] = {}  # event id -> its span (kept: parents)
         self._contexts: dict[str, Context] = {}
         self._pending: set[str] = set()
+        self._done: set[str] = set()  # ids of the spans ended and let go of (live)
         self._agents: set[str | None] = {None}  # scopes whose model calls make steps
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
@@ -200,11 +201,21 @@ class TraceBuilder:
             return None
         self._pending.discard(id)
         self._end_step(id, end)  # steps of an agent that ran within it
-        return self._spans[id]
+        if not self.live:  # a recorded run: events within it may still come
+            return self._spans[id]
+        # told as it happens: nothing more happens within it, so what a long run keeps is
+        # what is open, not every span it made
+        self._done.add(id)  # (a second notice of its end is not a new event)
+        self._contexts.pop(id, None)
+        self._step_count.pop(id, None)
+        self._agents.discard(id)
+        return self._spans.pop(id)
 
     # --- events ---------------------------------------------------------------------------
     def on_event(self, ev: Event) -> None:
         """An event recorded, or a pending event completed."""
+        if ev.id in self._done:
+            return
         if isinstance(ev, ModelEvent):
             self._model(ev)
         elif isinstance(ev, ToolEvent):
@@ -437,3 +448,4 @@ class TraceBuilder:
         self._spans.clear()
         self._contexts.clear()
         self._json.clear()
+        self._done.clear()
