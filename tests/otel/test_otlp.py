@@ -268,3 +268,15 @@ async def test_an_eval_exported_keeps_its_samples_within_it(
         "invoke_agent sums sample b",
     ]
     assert {s.attributes["loopwright.sample.id"] for s in samples} == {"a", "b"}
+
+
+def test_loopwright_otel_console_prints_spans_on_stderr_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outputs = script(tmp_path / "s.json", ["The answer is 4."])
+    monkeypatch.setenv("LOOPWRIGHT_OTEL", "console")
+    r = cli("run", "2+2?", "--model", "mock", "-M", outputs, cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out == "The answer is 4.\n"  # the answer alone on stdout
+    assert '"name": "invoke_agent' in r.err
+    assert '"gen_ai.operation.name": "chat"' in r.err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import weakref
 from collections.abc import Iterator
 from types import TracebackType
@@ -23,7 +24,8 @@ __all__ = ["ENV", "Instrumentation", "cli_tracing", "instrument", "tracer"]
 
 ENV = "LOOPWRIGHT_OTEL"
 """The command line traces its runs when set: ``1`` / ``otlp`` (OTLP over HTTP, set up
-by the standard ``OTEL_EXPORTER_OTLP_*`` variables) or ``console``."""
+by the standard ``OTEL_EXPORTER_OTLP_*`` variables) or ``console`` (spans as JSON on
+stderr)."""
 
 _active: Instrumentation | None = None
 
@@ -228,7 +230,8 @@ def _provider(kind: str) -> Any:
     service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     if kind == "console":
-        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        # on stderr: stdout is the command's answer
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
