@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,26 @@ def test_live_a_finished_span_is_let_go_and_a_second_notice_of_its_end_ignored()
     assert builder._spans == {}  # nothing kept for a call that ended
     builder.close()
     assert [s.name for s in exporter.get_finished_spans()] == ["execute_tool f", "run"]
+
+
+async def test_an_exported_run_ends_the_steps_of_an_agent_used_as_a_tool_with_the_call(
+    tmp_path: Path,
+) -> None:
+    tp, exporter = provider()
+    helper = lw.react(name="helper")
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("helper", {"input": "?"}),
+            lw.ModelOutput.for_tool_call("submit", {"answer": "inner"}),
+            lw.ModelOutput.for_tool_call("submit", {"answer": "outer"}),
+        ],
+    )
+    db = tmp_path / "runs.db"
+    state = await lw.run(lw.react(tools=[lw.as_tool(helper)]), "go", model=model, db=db)
+    loopwright.otel.export_spans(state.run_id, db=db, tracer_provider=tp)
+    spans = exporter.get_finished_spans()
+    [tool] = [s for s in spans if s.name == "execute_tool helper"]
+    inner = [s for s in spans if s.parent is not None and s.parent.span_id == tool.context.span_id]
+    assert [s.name for s in inner] == ["step 1"]
+    assert inner[0].end_time == tool.end_time  # not the run's end

@@ -77,6 +77,7 @@ class TraceBuilder:
         self._contexts: dict[str, Context] = {}
         self._pending: set[str] = set()
         self._done: set[str] = set()  # ids of the spans ended and let go of (live)
+        self._scope_ends: dict[str, int] = {}  # a recorded run's calls: when they ended
         self._agents: set[str | None] = {None}  # scopes whose model calls make steps
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
@@ -201,7 +202,8 @@ class TraceBuilder:
             return None
         self._pending.discard(id)
         self._end_step(id, end)  # steps of an agent that ran within it
-        if not self.live:  # a recorded run: events within it may still come
+        if not self.live:  # a recorded run: the events within it come after it
+            self._scope_ends[id] = end  # (where its last step ends)
             return self._spans[id]
         # told as it happens: nothing more happens within it, so what a long run keeps is
         # what is open, not every span it made
@@ -433,7 +435,11 @@ class TraceBuilder:
     def close(self, end: int | None = None) -> None:
         """End what is still open and the root span (at ``end``, default now)."""
         for scope in list(self._steps):
-            self._end_step(scope, end) if end is not None else self._steps.pop(scope).end()
+            step_end = self._scope_ends.get(scope, end) if scope is not None else end
+            if step_end is None:
+                self._steps.pop(scope).end()
+            else:
+                self._end_step(scope, step_end)
         for id in list(self._pending):  # a run killed (or cut) with calls in flight
             span = self._spans[id]
             span.set_attribute("loopwright.unfinished", True)
@@ -449,3 +455,4 @@ class TraceBuilder:
         self._contexts.clear()
         self._json.clear()
         self._done.clear()
+        self._scope_ends.clear()
