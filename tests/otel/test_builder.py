@@ -156,3 +156,28 @@ async def test_an_exported_run_ends_the_steps_of_an_agent_used_as_a_tool_with_th
     inner = [s for s in spans if s.parent is not None and s.parent.span_id == tool.context.span_id]
     assert [s.name for s in inner] == ["step 1"]
     assert inner[0].end_time == tool.end_time  # not the run's end
+
+
+@pytest.mark.parametrize("contents", [False, True])
+async def test_info_and_log_records_are_span_events_their_text_only_with_contents(
+    contents: bool,
+) -> None:
+    import logging
+
+    tp, exporter = provider()
+
+    async def agent(state: lw.AgentState) -> lw.AgentState:
+        lw.transcript().info("a private note", source="me")
+        logging.getLogger("app").warning("a private warning")
+        return state
+
+    with loopwright.otel.instrument(tracer_provider=tp, contents=contents):
+        await lw.run(agent, "go", db=False, name="noting")
+    [run] = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent noting"]
+    events = {e.name: dict(e.attributes or {}) for e in run.events}
+    assert events["loopwright.info"]["source"] == "me"
+    assert events["loopwright.log"]["level"] == "WARNING"
+    assert events["loopwright.log"]["logger"] == "app"
+    texts = repr(events)
+    assert ("a private note" in texts) is contents
+    assert ("a private warning" in texts) is contents

@@ -38,7 +38,7 @@ from ..transcripts import (
     ToolEvent,
 )
 from . import _attributes as a
-from ._common import Options, end_ns, error_kind, ns, set_error
+from ._common import Options, end_ns, error_kind, note, ns, set_error
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -389,25 +389,7 @@ class TraceBuilder:
             self.status = "cancelled" if cancelled else "error"
 
     def _note(self, ev: InfoEvent | LoggerEvent | ApprovalEvent) -> None:
-        contents, limit = self.options.contents, self.options.max_content
-        attributes: dict[str, Any]
-        if isinstance(ev, InfoEvent):
-            name, attributes = "loopwright.info", {"source": ev.source or ""}
-            if contents:
-                attributes["data"] = a.json_value(ev.data, limit)
-        elif isinstance(ev, LoggerEvent):
-            name, attributes = "loopwright.log", {"level": ev.level, "logger": ev.logger}
-            if contents:
-                attributes["message"] = a.bounded(ev.message, limit)
-        else:
-            name = "loopwright.approval"
-            attributes = {
-                "decision": ev.decision,
-                "approver": ev.approver or "",
-                a.TOOL_CALL_ID: ev.call.id,
-            }
-            if contents and ev.explanation:
-                attributes["explanation"] = a.bounded(ev.explanation, limit)
+        name, attributes = note(ev, self.options.contents, self.options.max_content)
         self._current(ev.span_id).add_event(name, attributes, ns(ev.timestamp))
 
     def _sandbox(self, ev: SandboxEvent) -> None:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Status, StatusCode
 
+from ..transcripts import ApprovalEvent, InfoEvent, LoggerEvent
 from . import _attributes as a
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["Options", "end_ns", "error_kind", "ns", "set_error"]
+__all__ = ["Options", "end_ns", "error_kind", "note", "ns", "set_error"]
 
 
 def ns(when: datetime) -> int:
@@ -51,3 +52,26 @@ def error_kind(text: str) -> tuple[str, str]:
     if sep and kind.replace(".", "").replace("_", "").isalnum():
         return kind, message
     return "Error", text
+
+
+def note(
+    ev: InfoEvent | LoggerEvent | ApprovalEvent, contents: bool, limit: int
+) -> tuple[str, dict[str, Any]]:
+    """The span event an info, log record or approval becomes: its name and attributes
+    (what was said only with ``contents``)."""
+    attributes: dict[str, Any]
+    if isinstance(ev, InfoEvent):
+        name, attributes = "loopwright.info", {"source": ev.source or ""}
+        if contents:
+            attributes["data"] = a.json_value(ev.data, limit)
+    elif isinstance(ev, LoggerEvent):
+        name, attributes = "loopwright.log", {"level": ev.level, "logger": ev.logger}
+        if contents:
+            attributes["message"] = a.bounded(ev.message, limit)
+    else:
+        name = "loopwright.approval"
+        attributes = {"decision": ev.decision, "approver": ev.approver or ""}
+        attributes[a.TOOL_CALL_ID] = ev.call.id
+        if contents and ev.explanation:
+            attributes["explanation"] = a.bounded(ev.explanation, limit)
+    return name, attributes
