@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
@@ -121,7 +122,12 @@ def _warning_line(message: Warning | str, *_: Any, **__: Any) -> None:
 
 def _main(args: list[str], debug: bool) -> int:
     try:
-        result = cli.main(args=args, prog_name="loopwright", standalone_mode=False)
+        with contextlib.ExitStack() as tracing:
+            if os.environ.get("LOOPWRIGHT_OTEL"):  # OpenTelemetry traces of the runs
+                from ..otel import cli_tracing
+
+                tracing.enter_context(cli_tracing())
+            result = cli.main(args=args, prog_name="loopwright", standalone_mode=False)
     except click.exceptions.UsageError as ex:
         ex.show()
         return EXIT_USAGE
