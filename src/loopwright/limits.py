@@ -189,7 +189,8 @@ class _StepLimit(Limit):
     type = "step"
 
     def check(self, call: ModelCall | None = None) -> None:
-        if call is not None and self.used >= self.limit:
+        # between steps too: a loop never starts a step whose model call it would refuse
+        if self.used >= self.limit:
             raise self.exceeded(self.used)  # the steps made: the limit, reached
 
     def count(self, call: ModelCall) -> None:

@@ -152,7 +152,7 @@ async def test_max_tokens_is_continued() -> None:
     assert state.completed == "submit"
     assert "cut off" in state.messages[2].text
     stopped = await lw.run(
-        lw.react(submit=False, max_tokens_continues=0),
+        lw.react(submit=False, recovery=lw.Recovery(max_tokens=0)),
         "task",
         model=lw.get_model("mock", outputs=[cut]),
     )
@@ -190,7 +190,7 @@ async def test_context_overflow_is_recovered_by_pruning() -> None:
 async def test_repeated_overflow_gives_up() -> None:
     overflow = lw.ModelOutput.from_text("", stop_reason="model_length")
     model = lw.get_model("mock", outputs=[overflow], repeat=True)
-    state = await lw.run(lw.react(max_overflow_recoveries=2), "task", model=model)
+    state = await lw.run(lw.react(recovery=lw.Recovery(overflows=2)), "task", model=model)
     assert state.completed == "model_length"
 
 
@@ -202,7 +202,9 @@ async def test_unparseable_tool_calls_are_capped() -> None:
         stop_reason="tool_calls",
     )
     model = lw.get_model("mock", outputs=[bad], repeat=True)
-    state = await lw.run(lw.react(tools=[multiply], max_format_errors=2), "task", model=model)
+    state = await lw.run(
+        lw.react(tools=[multiply], recovery=lw.Recovery(format_errors=2)), "task", model=model
+    )
     assert state.completed == "format_errors"
     errors = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert len(errors) == 3
