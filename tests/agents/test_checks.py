@@ -185,4 +185,4 @@ def test_compose_takes_functions_and_refuses_what_is_not_a_policy() -> None:
 
 def test_tools_may_come_from_any_iterable_and_none_is_lost() -> None:
     agent = lw.react(tools=(t for t in [note]))  # a generator was read once, then empty
-    assert [t.name for t in agent.tools] == ["note", "submit"]
+    assert [t.name for t in agent.offered] == ["note", "submit"]

@@ -327,3 +327,19 @@ async def test_terminate_by_approval_ends_the_run_without_dangling_calls() -> No
     assert isinstance(last, lw.ToolMessage)
     assert last.error is not None
     assert "too risky" in last.text
+
+
+def test_an_agent_is_its_options_and_replace_makes_another() -> None:
+    import dataclasses
+
+    helper = lw.react(name="helper", submit=False)
+    agent = lw.react(tools=[multiply, lw.handoff(helper)], max_steps=5)
+    other = dataclasses.replace(agent, name="other", prompt="Be brief.")
+    assert isinstance(other, lw.ReactAgent) and other.name == "other"
+    assert [t.name for t in other.offered] == ["multiply", "submit"]
+    assert list(other.handoffs) == ["transfer_to_helper"] and other.max_steps == 5
+    assert repr(other) == "react(name='other', tools=['multiply', 'submit'])"
+    with pytest.raises(lw.ConfigurationError, match="max_steps must be"):
+        dataclasses.replace(agent, max_steps=0)  # checked again: a new agent
+    worker = dataclasses.replace(lw.iterative(), time_limit=60)
+    assert isinstance(worker, lw.IterativeAgent) and worker.nudge == lw.iterative().nudge

@@ -119,8 +119,8 @@ class ReactAgent:
     prompt: str | None = None
     """A system prompt, placed first in the conversation."""
     tools: Sequence[ToolLike] = ()
-    """The tools it may call; :func:`handoff` entries pass the conversation on. Once
-    made, the agent's tools (the ``submit`` tool included, handoffs not)."""
+    """The tools it may call; :func:`handoff` entries pass the conversation on (kept as
+    a list of what was given)."""
     model: str | Model | None = None
     """The model (default: the run's model)."""
     submit: bool | AnyTool = True
@@ -169,6 +169,9 @@ class ReactAgent:
     the tool calls it asks for), model calls and tool calls, after the run's hooks
     (``run(..., hooks=)``)."""
 
+    offered: list[AnyTool] = field(init=False, default_factory=list)
+    """The tools it offers the model (besides the run's): ``tools`` without the
+    handoffs, and the ``submit`` tool."""
     handoffs: dict[str, Handoff] = field(init=False, default_factory=dict)
     """The handoffs among ``tools``, by their tool's name."""
     submit_tool: AnyTool | None = field(init=False, default=None)
@@ -227,14 +230,14 @@ class ReactAgent:
         clash = sorted({t.name for t in tools} & set(self.handoffs))
         if clash:
             raise ConfigurationError(f"{who}: tool names must be unique; repeated: {clash}")
-        self.tools = self._tools = tools
+        self.tools, self.offered = given, tools  # (a generator given is read once)
 
     def __repr__(self) -> str:
-        return f"{self._who}(name={self.name!r}, tools={[t.name for t in self._tools]})"
+        return f"{self._who}(name={self.name!r}, tools={[t.name for t in self.offered]})"
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        tools = offered_tools(self._tools, state)
+        tools = offered_tools(self.offered, state)
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)
