@@ -343,3 +343,39 @@ def test_an_agent_is_its_options_and_replace_makes_another() -> None:
         dataclasses.replace(agent, max_steps=0)  # checked again: a new agent
     worker = dataclasses.replace(lw.iterative(), time_limit=60)
     assert isinstance(worker, lw.IterativeAgent) and worker.nudge == lw.iterative().nudge
+
+
+@pytest.mark.parametrize(("productive", "kind"), [(False, "time"), (True, "working")])
+async def test_an_agents_own_time_budget_is_a_limit_it_records_itself(
+    productive: bool, kind: str
+) -> None:
+    @lw.tool
+    async def slow() -> str:
+        """Take forever."""
+        await asyncio.sleep(60)
+        return "never"
+
+    hook_limits: list[str] = []
+
+    class Heard(lw.Hooks):
+        async def on_limit(self, info: lw.LimitInfo) -> None:
+            hook_limits.append(info.type)
+
+    model = lw.get_model("mock", outputs=[call("slow")])
+    agent = lw.react(tools=[slow], time_limit=0.2, productive_time=productive, hooks=[Heard()])
+    state = await lw.run(agent, "go", model=model, db=False, hooks=[Heard()])
+    assert state.completed == "limit"
+    assert state.limit is not None and state.limit.type == kind
+    assert hook_limits == [kind, kind]  # the agent's hook, then the run's: once each
+    result = state.messages[-1]
+    assert isinstance(result, lw.ToolMessage) and result.error is not None
+    assert result.content.startswith(f"Not run to the end: {state.limit.message}")
+
+
+async def test_an_outer_limit_is_not_the_agents_to_record() -> None:
+    model = lw.get_model("mock", outputs=[call("multiply", {"a": 1, "b": 2})], repeat=True)
+    agent = lw.react(tools=[multiply], time_limit=3600)  # a budget: no default step bound
+    with pytest.raises(lw.LimitExceededError) as raised:
+        await lw.run(agent, "go", model=model, db=False, limits=[lw.step_limit(2)],
+                     raise_on_limit=True)  # fmt: skip
+    assert raised.value.type == "step"
