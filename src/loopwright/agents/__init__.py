@@ -6,18 +6,20 @@ from ._iterative import IterativeAgent, iterative
 from ._lifecycle import Hooks, ModelRequest, StopRun
 from ._react import ContinueHandler, ReactAgent, react
 from ._run import run, run_sync
-from ._state import Agent, AgentState, Completion, agent, get_agent, registered_agents
+from ._state import Agent, AgentState, Ending, agent, get_agent, registered_agents
+from ._steps import Recovery
 
 __all__ = [
     "Agent",
     "AgentState",
-    "Completion",
     "ContinueHandler",
+    "Ending",
     "Handoff",
     "Hooks",
     "IterativeAgent",
     "ModelRequest",
     "ReactAgent",
+    "Recovery",
     "StopRun",
     "agent",
     "as_tool",
