@@ -35,6 +35,7 @@ LAYERS: tuple[str, ...] = (
     "agents",
     "display",
     "evals",
+    "viewer",
     "cli",
     "__init__",  # and __main__.py
 )
