@@ -135,6 +135,11 @@ async function runView(id, params, gen) {
   main.replaceChildren(head, nav, body);
   const views = { conversation: conversationView, transcript: transcriptView, store: storeView, config: configView, samples: samplesView };
   await (views[tab] || conversationView)(run, body, params, gen);
+  if (run.status === "running" && tab !== "transcript") {
+    // live: the transcript follows new events itself; the other tabs are read again
+    liveBadge.textContent = "● live";
+    setTimeout(() => { if (gen === generation) route(); }, 2000);
+  }
 }
 
 function metricsView(metrics) {
