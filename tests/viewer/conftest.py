@@ -33,7 +33,9 @@ def start_viewer(db: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
     line = proc.stdout.readline()
     if not line.startswith("loopwright view: "):
         proc.kill()
-        raise AssertionError(f"no URL printed: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+        raise AssertionError(
+            f"no URL printed: {line!r} {proc.stderr.read() if proc.stderr else ''}"
+        )
     return proc, line.split()[2]
 
 

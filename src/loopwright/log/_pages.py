@@ -19,7 +19,16 @@ from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
 if TYPE_CHECKING:
     from ._reader import RunLog
 
-__all__ = ["EventRow", "event_at", "event_bounds", "event_page", "runs_page", "samples_page", "store_at", "usage_totals"]
+__all__ = [
+    "EventRow",
+    "event_at",
+    "event_bounds",
+    "event_page",
+    "runs_page",
+    "samples_page",
+    "store_at",
+    "usage_totals",
+]
 
 MAX_PAGE = 1000
 """The most rows one page reads."""
@@ -130,7 +139,7 @@ def samples_page(
         score: Only samples one of whose scores has this value.
         key: Only the sample with this key.
     """
-    where, params = ["run_id = ?"], [log.run_id]
+    where, params = ["run_id = ?"], list[object]([log.run_id])
     if key is not None:
         where.append("key = ?")
         params.append(key)

@@ -27,6 +27,7 @@ from ..log import (
     store_at,
     usage_totals,
 )
+from ..transcripts import ModelEvent
 from ._data import Depths, event_json, message_json, run_json, sample_json
 
 if TYPE_CHECKING:
@@ -193,9 +194,9 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def model_input(request: Request) -> Any:
         with opened(request.path_params["run"]) as log:
             row = event_at(log, request.path_params["event"])
-            if row is None or row.event.event != "model":
+            if row is None or not isinstance(row.event, ModelEvent):
                 raise RunStoreError(f"run {log.run_id!r} has no model event there")
-            return {"messages": [message_json(m) for m in log.model_input(row.event)]}  # type: ignore[arg-type]
+            return {"messages": [message_json(m) for m in log.model_input(row.event)]}
 
     def conversation(request: Request) -> Any:
         sample = request.query_params.get("sample", "")

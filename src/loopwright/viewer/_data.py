@@ -34,7 +34,7 @@ def _markdown() -> MarkdownIt:
 
 def markdown_html(text: str) -> str:
     """Markdown as sanitised HTML (raw HTML escaped, unsafe links dropped)."""
-    return _markdown().render(text)
+    return str(_markdown().render(text))
 
 
 def _time(value: Any) -> str | None:

@@ -15,6 +15,7 @@ __all__ = ["LOCAL_HOSTS", "listen", "serve"]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
+
 def listen(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -28,6 +29,7 @@ def listen(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
+
 
 def serve(
     db: str | os.PathLike[str],
@@ -74,4 +76,3 @@ def serve(
         server.run(sockets=[sock])
     finally:
         sock.close()
-
