@@ -63,8 +63,8 @@ async def _real_run(db: Path, steps: int, name: str) -> str:
 
 
 def make_store(db: Path, events: int) -> dict[str, str]:
-    """The small run (2 steps) and the big one (a 200-step run copied up to ``events``)."""
-    small = asyncio.run(_real_run(db, 2, "small"))
+    """The small run (3 steps) and the big one (a 200-step run copied up to ``events``)."""
+    small = asyncio.run(_real_run(db, 3, "small"))
     seed = asyncio.run(_real_run(db, 200, "big"))
     conn = sqlite3.connect(db)
     n, top = conn.execute(

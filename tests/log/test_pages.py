@@ -53,6 +53,8 @@ async def test_events_page_forwards_backwards_and_around(tmp_path: Path) -> None
         assert event_at(log, "missing") is None
         assert event_bounds(log, "no such sample") is None
         steps, tokens = usage_totals(log)
+        assert usage_totals(log, "") == (steps, tokens)
+        assert usage_totals(log, "no such sample") == (0, 0)
         model_events = [e for e in every if isinstance(e, lw.ModelEvent)]
         assert steps == 4 == len(model_events)
         assert tokens == sum(e.usage.total_tokens for e in model_events if e.usage)

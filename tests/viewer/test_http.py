@@ -94,6 +94,9 @@ def test_an_evals_samples_filter_by_status_and_score(viewer: Viewer) -> None:
     assert [s["id"] for s in get(viewer, path, score=0).json()["samples"]] == ["s2"]
     assert [s["id"] for s in get(viewer, path, score=1).json()["samples"]] == ["s1"]
     assert get(viewer, path, score="x").status_code == 400
+    # an eval's model calls are its samples' (the failed one too)
+    stats = get(viewer, f"/api/runs/{viewer.ids['eval']}/stats").json()
+    assert stats["model_calls"] == 3 and stats["tokens"] > 0
     key = get(viewer, path).json()["samples"][0]["key"]
     run = get(viewer, f"/api/runs/{viewer.ids['eval']}", sample=key).json()
     assert run["sample"]["target"] == "2" and run["first_seq"] is not None

@@ -206,16 +206,21 @@ def event_bounds(log: RunLog, sample: str = "") -> tuple[int, int] | None:
     return None if first is None or last is None else (int(first[0]), int(last[0]))
 
 
-def usage_totals(log: RunLog, sample: str = "") -> tuple[int, int]:
-    """The model calls of a stream, nested ones included, and the tokens they used.
+def usage_totals(log: RunLog, sample: str | None = None) -> tuple[int, int]:
+    """The model calls of a stream (``sample`` key, ``""`` for the run's own; ``None``:
+    every stream of the run, an eval's samples too), nested ones included, and the
+    tokens they used.
 
     This one reads every model event of the stream (a run of a million events takes a
     second or so): ask for it apart from the pages."""
-    row = log._one(
+    sql = (
         "SELECT COUNT(*), SUM(json_extract(data, '$.usage.total_tokens')) FROM events "
-        "WHERE run_id = ? AND sample = ? AND type = 'model'",
-        (log.run_id, sample),
+        "WHERE run_id = ? AND type = 'model'"
     )
+    if sample is None:
+        row = log._one(sql, (log.run_id,))
+    else:
+        row = log._one(sql + " AND sample = ?", (log.run_id, sample))
     return int(row[0] or 0), int(row[1] or 0)
 
 

@@ -133,7 +133,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         if hit is not None:
             return hit
         with opened(run_id) as log:
-            steps, tokens = usage_totals(log, sample)
+            steps, tokens = usage_totals(log, sample or None)
             result = {"model_calls": steps, "tokens": tokens}
             if log.info.status not in ("running",):  # a finished run no longer changes
                 stats_cache[(run_id, sample)] = result
