@@ -11,7 +11,7 @@ reached) is served by ``loopwright view``; for each run this measures
 - *first paint* / *deep paint*: headless Chromium (the system's, through Playwright)
   from ``goto`` to the first event row on screen, for the run's first page and a page
   in its middle;
-- *server RSS* after all of it.
+- *server RSS* after all of it, and its peak (the process's high-water mark).
 
 Target: the big run's first page under 1 s, server RSS under 150 MB, at most 2x the small
 run's figures.
@@ -152,12 +152,25 @@ def measure(db: Path, runs: dict[str, str], rounds: int) -> dict[str, dict[str, 
             }
             results[label].update(_paint(base, run_id, mid, rounds))
         rss = psutil.Process(proc.pid).memory_info().rss / 2**20
+        peak = _peak_rss_mb(proc.pid)
         for r in results.values():
             r["server RSS MB (after all)"] = rss
+            r["server peak RSS MB"] = peak
     finally:
         proc.terminate()
         proc.wait(10)
     return results
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """The process's high-water mark of resident memory (Linux), else NaN."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def _paint(base: str, run_id: str, mid: int, rounds: int) -> dict[str, float]:
