@@ -72,9 +72,14 @@ def test_transcript_tool_call_and_event_link(viewer: Viewer, page: Any) -> None:
     tool = page.locator("details.ev-tool").first
     tool.locator("summary").click()
     sync_api.expect(tool.locator("pre.result")).to_contain_text("found: <script>")
-    # nested events are indented under the call
+    # nested events are indented under the call, and fold away with it
     info = page.locator("details.ev-info").first
     assert info.evaluate("e => parseFloat(e.style.marginLeft)") > 0
+    tool.locator("button.fold").click()
+    sync_api.expect(info).to_be_hidden()
+    sync_api.expect(page.locator("details.ev-info").nth(1)).to_be_visible()  # another call's
+    tool.locator("button.fold").click()
+    sync_api.expect(info).to_be_visible()
     info.locator("summary").click()
     md = info.locator(".md")
     sync_api.expect(md.locator("strong")).to_have_text("looked up")

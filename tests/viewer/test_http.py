@@ -52,6 +52,7 @@ def test_events_come_a_page_at_a_time(viewer: Viewer) -> None:
     tool = next(e for e in every["events"] if e["event"] == "tool")
     inner = [e for e in every["events"] if e.get("span_id") == tool["id"]]
     assert inner and {e["depth"] for e in inner} == {tool["depth"] + 1}
+    assert {tuple(e["parents"]) for e in inner} == {(*tool["parents"], tool["id"])}
     # an event's link opens the page holding it
     target = every["events"][-2]
     around = get(viewer, path, event=target["id"], limit=5).json()["events"]

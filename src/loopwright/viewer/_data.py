@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
 from ..model import ChatMessage
-from ..transcripts import InfoEvent, ModelEvent, SpanBegin, SubtaskEvent, ToolEvent
+from ..transcripts import InfoEvent, ModelEvent
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -80,44 +80,40 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
 
 
 class Depths:
-    """The nesting depth of events (how many spans, tool calls and subtasks they are
-    in), found by following ``span_id`` up, one indexed read per container not yet seen."""
+    """Where events are nested: the chain of spans, tool calls and subtasks each is in,
+    found by following ``span_id`` up, one indexed read per container not yet seen."""
 
     def __init__(self, log: RunLog) -> None:
         self._log = log
-        self._depth: dict[str, int] = {}
-        self._kind: dict[str, str] = {}
+        self._parents: dict[str, list[str]] = {}  # a container's id -> its own chain
 
-    def note(self, row: EventRow) -> None:
-        ev = row.event
-        if isinstance(ev, (SpanBegin, ToolEvent, SubtaskEvent)):
-            self._kind[ev.id] = ev.event
-
-    def depth(self, span_id: str | None) -> int:
-        """The depth of an event in the container ``span_id``."""
+    def parents(self, span_id: str | None) -> list[str]:
+        """The containers an event in ``span_id`` is in, innermost last."""
         chain: list[str] = []
         current = span_id
-        while current is not None and current not in self._depth and len(chain) < MAX_DEPTH:
+        while current is not None and current not in self._parents and len(chain) < MAX_DEPTH:
             chain.append(current)
             row = event_at(self._log, current)
             current = row.event.span_id if row is not None else None
-        base = self._depth.get(current, 0) if current is not None else 0
+        found = list(self._parents.get(current, [])) if current is not None else []
+        if current is not None and current in self._parents:
+            found.append(current)
         for id in reversed(chain):
-            base += 1
-            self._depth[id] = base
-        return base
+            self._parents[id] = list(found)
+            found.append(id)
+        return found
 
 
 def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
     """An event as the transcript shows it: its fields (nested events apart), where it
-    is (``seq``, ``depth``), and what it refers to resolved (a model call's new input
+    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's new input
     messages, a tool call's result, an info entry's markdown)."""
     ev = row.event
-    depths.note(row)
     data = ev.model_dump(mode="json", exclude_none=True, exclude={"events", "tools"})
     data["seq"] = row.seq
     data["sample"] = row.sample
-    data["depth"] = depths.depth(ev.span_id)
+    data["parents"] = depths.parents(ev.span_id)
+    data["depth"] = len(data["parents"])
     if isinstance(ev, ModelEvent):
         data["tools"] = [t.name for t in ev.tools]
         data["input_messages"] = [message_json(log.message(i)) for i in ev.input]

@@ -281,12 +281,34 @@ function detailOf(e, run) {
   return kids;
 }
 
+const folded = new Set(); // containers whose events are hidden in the transcript
+
+function hideFolded(row) {
+  row.hidden = row.dataset.parents.split(" ").some((p) => folded.has(p));
+  return row;
+}
+
+function foldButton(e) {
+  const btn = el("button", { class: "fold", title: "hide or show the events within" }, "fold");
+  btn.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    ev.stopPropagation();
+    if (folded.has(e.id)) folded.delete(e.id); else folded.add(e.id);
+    btn.textContent = folded.has(e.id) ? "unfold" : "fold";
+    for (const r of document.querySelectorAll("#events details.ev")) hideFolded(r);
+  });
+  return btn;
+}
+
 function eventView(e, run, target) {
   const href = link(`/run/${encodeURIComponent(run.id)}`, { tab: "transcript", event: e.id }, "#").getAttribute("href");
-  const row = el("details", { class: "ev ev-" + e.event + (e.id === target ? " target" : ""), id: "ev-" + e.id, "data-seq": e.seq, "data-id": e.id, open: e.id === target },
+  const container = e.event === "span_begin" || e.event === "tool" || e.event === "subtask";
+  const row = el("details", { class: "ev ev-" + e.event + (e.id === target ? " target" : ""), id: "ev-" + e.id, "data-seq": e.seq, "data-id": e.id, "data-parents": e.parents.join(" "), open: e.id === target },
     el("summary", {}, el("span", { class: "kind" }, e.event), summaryOf(e),
-      el("a", { class: "link", href, title: "a link to this event" }, "#" + e.seq)));
+      el("a", { class: "link", href, title: "a link to this event" }, "#" + e.seq),
+      container ? foldButton(e) : null));
   row.style.marginLeft = Math.min(e.depth, 20) * 1.2 + "em";
+  hideFolded(row);
   let filled = false;
   const fill = () => { if (!filled) { filled = true; row.append(el("div", { class: "body" }, detailOf(e, run))); } };
   if (row.open) fill();
@@ -295,6 +317,7 @@ function eventView(e, run, target) {
 }
 
 async function transcriptView(run, body, params, gen) {
+  folded.clear();
   const runPath = `runs/${encodeURIComponent(run.id)}/events`;
   const q = { sample: params.sample, limit: PAGE };
   if (params.event) q.event = params.event;
