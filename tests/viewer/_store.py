@@ -24,6 +24,8 @@ def lookup(query: str) -> str:
     """
     lw.store().set("looked_up", query)
     lw.transcript().info(f"**looked up** `{query}` {JS_LINK} {SCRIPT}", source="lookup")
+    # what JSON has no words for: NaN, and a lone surrogate (a file name that is not UTF-8)
+    lw.transcript().info({"ratio": float("nan"), "name": "bad \udcff name"}, source="odd")
     return f"found: {HOSTILE}"
 
 

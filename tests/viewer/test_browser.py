@@ -77,7 +77,9 @@ def test_transcript_tool_call_and_event_link(viewer: Viewer, page: Any) -> None:
     assert info.evaluate("e => parseFloat(e.style.marginLeft)") > 0
     tool.locator("button.fold").click()
     sync_api.expect(info).to_be_hidden()
-    sync_api.expect(page.locator("details.ev-info").nth(1)).to_be_visible()  # another call's
+    others = page.locator("details.ev-tool").nth(1)
+    other_info = page.locator(f'details.ev-info[data-parents="{others.get_attribute("data-id")}"]')
+    sync_api.expect(other_info.first).to_be_visible()  # another call's events stay
     tool.locator("button.fold").click()
     sync_api.expect(info).to_be_visible()
     info.locator("summary").click()

@@ -80,6 +80,13 @@ def test_model_events_carry_their_input_and_tool_events_their_result(viewer: Vie
     assert get(viewer, f"/api/runs/{run}/stats").json() == {"model_calls": 3, "tokens": tokens}
 
 
+def test_odd_values_are_json_the_page_can_read(viewer: Viewer) -> None:
+    r = get(viewer, f"/api/runs/{viewer.ids['run']}/events", limit=500)
+    assert r.status_code == 200 and r.content.isascii()
+    odd = [e["data"] for e in r.json()["events"] if e.get("source") == "odd"]
+    assert odd and odd[0] == {"ratio": None, "name": "bad \udcff name"}
+
+
 def test_markdown_is_sanitised(viewer: Viewer) -> None:
     events = get(viewer, f"/api/runs/{viewer.ids['run']}/events", limit=500).json()["events"]
     info = next(e for e in events if e["event"] == "info")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
+import math
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -68,7 +70,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.base import BaseHTTPMiddleware
-    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse
+    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -86,7 +88,11 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def api(fn: Callable[[Request], Any]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
             try:
-                return JSONResponse(fn(request), headers={"Cache-Control": "no-store"})
+                return Response(
+                    _dumps(fn(request)),
+                    media_type="application/json",
+                    headers={"Cache-Control": "no-store"},
+                )
             except _BadRequest as ex:
                 return JSONResponse({"error": str(ex)}, status_code=400)
             except RunStoreError as ex:
@@ -253,6 +259,26 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     app = Starlette(routes=routes, middleware=[Middleware(Guard)])
     app.state.db = path
     return app
+
+
+def _dumps(content: Any) -> bytes:
+    """JSON the page's ``JSON.parse`` reads: ASCII (a lone surrogate a run holds becomes
+    an escape, not an encoding error), with ``NaN`` and infinities (which a run store may
+    hold; JSON has none) as ``null``."""
+    try:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False).encode()
+    except ValueError:
+        return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False).encode()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _exact(run_id: str) -> str:
