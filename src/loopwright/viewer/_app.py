@@ -96,7 +96,9 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             except _BadRequest as ex:
                 return JSONResponse({"error": str(ex)}, status_code=400)
             except RunStoreError as ex:
-                status = 404 if str(ex).startswith("no run") or "has no" in str(ex) else 500
+                text = str(ex)
+                missing = text.startswith("no run ") and not text.startswith("no run store")
+                status = 404 if missing or " has no " in text else 500
                 return JSONResponse({"error": str(ex)}, status_code=status)
 
         return endpoint
