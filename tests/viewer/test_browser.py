@@ -121,12 +121,22 @@ def test_an_eval_and_its_samples(viewer: Viewer, page: Any) -> None:
 
 
 def test_a_live_run_gains_events_and_ends(viewer: Viewer, page: Any, tmp_path: Path) -> None:
-    stop = tmp_path / "stop"
-    proc = subprocess.Popen(live_command(viewer.db, stop), stdout=subprocess.PIPE, text=True)
+    stops = [tmp_path / "stop-list", tmp_path / "stop-run"]
+    procs = [
+        subprocess.Popen(live_command(viewer.db, stop), stdout=subprocess.PIPE, text=True)
+        for stop in stops
+    ]
     try:
-        assert proc.stdout is not None
-        run_id = proc.stdout.readline().strip()
-        page.goto(viewer.url + f"#/run/{run_id}?tab=transcript")
+        listed, watched = (p.stdout.readline().strip() for p in procs if p.stdout)
+        # the runs list follows a run that is going
+        page.goto(viewer.url)
+        row = page.locator(f'#runs tr.run[data-id="{listed}"] .status')
+        sync_api.expect(row).to_have_text("running")
+        stops[0].touch()
+        procs[0].wait(30)
+        sync_api.expect(row).to_have_text("success", timeout=20_000)
+        # the transcript gains events as they are written, and sees the run end
+        page.goto(viewer.url + f"#/run/{watched}?tab=transcript")
         sync_api.expect(page.locator("#live")).to_have_text("● live")
         sync_api.expect(page.locator(".runhead .status")).to_have_text("running")
         infos = page.locator("details.ev-info")
@@ -134,10 +144,11 @@ def test_a_live_run_gains_events_and_ends(viewer: Viewer, page: Any, tmp_path: P
         seen = infos.count()
         sync_api.expect(infos).not_to_have_count(seen)  # more came without a reload
         sync_api.expect(page.locator("details.ev-info", has_text="tick 3")).to_have_count(1)
-        stop.touch()
-        proc.wait(30)
+        stops[1].touch()
+        procs[1].wait(30)
         sync_api.expect(page.locator(".runhead .status")).to_have_text("success")
         sync_api.expect(page.locator("#live")).to_have_text("")
     finally:
-        stop.touch()
-        proc.wait(30)
+        for stop, proc in zip(stops, procs, strict=True):
+            stop.touch()
+            proc.wait(30)

@@ -171,6 +171,9 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         sample = q.get("sample", "")
         limit = min(_int(request, "limit", _PAGE) or _PAGE, 500)
         with opened(request.path_params["run"]) as log:
+            # the status and the bounds are read before the page: a run going may write
+            # meanwhile, and the page is then at least as new as they are
+            status = log.info.status
             around = q.get("event")
             after, before = _int(request, "after"), _int(request, "before")
             if around:  # the page that holds this event, from a few events before it
@@ -178,9 +181,11 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 if row is None:
                     raise RunStoreError(f"run {log.run_id!r} has no event {around!r}")
                 sample = row.sample
+                bounds = event_bounds(log, sample)
                 rows = event_page(log, sample, before=row.seq, limit=5)
                 rows += event_page(log, sample, after=row.seq - 1, limit=limit - len(rows))
             else:
+                bounds = event_bounds(log, sample)
                 rows = event_page(log, sample, after=after, before=before, limit=limit)
             depths = Depths(log)
             page = [event_json(log, r, depths) for r in rows]
@@ -189,14 +194,13 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 found = event_at(log, id) if id else None
                 if found is not None:
                     refreshed.append(event_json(log, found, depths))
-            bounds = event_bounds(log, sample)
             return {
                 "events": page,
                 "refreshed": refreshed,
                 "sample": sample,
                 "first_seq": bounds[0] if bounds else None,
                 "last_seq": bounds[1] if bounds else None,
-                "status": log.info.status,
+                "status": status,
             }
 
     def model_input(request: Request) -> Any:

@@ -108,6 +108,16 @@ async function runsView(params, gen) {
   main.replaceChildren(form, data.runs.length ? el("table", { id: "runs" },
     el("tr", {}, ["run", "status", "model", "started", "duration", "model calls", "tokens", "eval"].map((h) => el("th", {}, h))),
     rows) : el("p", { class: "muted" }, "No runs match."), pager);
+  if (data.runs.some((r) => r.status === "running")) {
+    // live: the list is read again while a run on it is going (not while you type a filter)
+    liveBadge.textContent = "● live";
+    const again = () => {
+      if (gen !== generation) return;
+      if (form.contains(document.activeElement)) setTimeout(again, 3000);
+      else route();
+    };
+    setTimeout(again, 3000);
+  }
 }
 
 // --- a run ----------------------------------------------------------------------------
@@ -323,6 +333,7 @@ async function transcriptView(run, body, params, gen) {
   if (params.event) q.event = params.event;
   else if (params.after) q.after = params.after;
   else if (params.before) q.before = params.before;
+  else if (run.status === "running") q.before = -1; // a run going opens at its newest events
   const data = await api(runPath, q);
   if (gen !== generation) return;
   const list = el("div", { id: "events" });
