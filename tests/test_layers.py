@@ -36,6 +36,7 @@ LAYERS: tuple[str, ...] = (
     "display",
     "evals",
     "otel",
+    "viewer",
     "cli",
     "__init__",  # and __main__.py
 )

@@ -22,6 +22,7 @@ from ._models import models_command
 from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ._run import run_command
 from ._runs import runs_group
+from ._view import view_command
 from ._views import cli_text
 
 __all__ = ["cli", "error_line", "main"]
@@ -44,6 +45,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     loopwright run "TASK"          run the standard agent (the embedded model by default)
     loopwright eval FILE.py        evaluate an agent over a dataset
     loopwright runs list           browse the run store
+    loopwright view                see your runs in a browser, live
     loopwright models              list model providers and how to configure them
 
     `loopwright COMMAND --help` tells more.
@@ -55,6 +57,7 @@ cli.add_command(run_command)
 cli.add_command(eval_command)
 cli.add_command(runs_group)
 cli.add_command(models_command)
+cli.add_command(view_command)
 
 
 def _debug(args: list[str]) -> tuple[list[str], bool]:
