@@ -23,6 +23,7 @@ from ._registry import (
     provider_names,
     register_provider,
 )
+from ._stream import ReasoningDelta, StreamCutError, TextDelta
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -37,9 +38,12 @@ __all__ = [
     "ModelHook",
     "ModelOutput",
     "ProviderFactory",
+    "ReasoningDelta",
     "RetryDecision",
     "StopReason",
+    "StreamCutError",
     "SystemMessage",
+    "TextDelta",
     "ToolCall",
     "ToolCallError",
     "ToolCallErrorType",

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelError, ModelTimeoutError, error_text
+from .._errors import ModelAPIError, ModelError, ModelTimeoutError, error_text
 from .._fast import set_fields
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
@@ -23,6 +23,14 @@ from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
 from ._redact import redact
 from ._slots import Slots
+from ._stream import (
+    ReasoningDelta,
+    StreamCutError,
+    StreamSink,
+    TextDelta,
+    ThoughtFilter,
+    current_sink,
+)
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -254,6 +262,9 @@ class Model:
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
         protocol = self.tool_protocol
+        sink = current_sink()
+        if sink is not None:
+            call.data["stream"] = sink
         start = time.perf_counter()
         try:
             for hook in hooks:
@@ -275,6 +286,12 @@ class Model:
                 call.data["tool_protocol"] = protocol.name
                 call.data["raw_text"] = raw.message.content
                 output = protocol.parse(raw, request)
+                if sink is not None:  # the parsed thought (unless streamed) and answer
+                    parsed = output.message
+                    if parsed.reasoning and not call.data.get("thought_passed"):
+                        sink(ReasoningDelta(parsed.reasoning))
+                    if parsed.content:
+                        sink(TextDelta(parsed.content))
             output = bound_calls(output, cfg)
         except BaseException as ex:
             call.error = ex
@@ -359,10 +376,15 @@ class Model:
         """One provider call under the config's deadline, enforced around the whole call
         (not per read: a server sending a byte at a time cannot stretch it)."""
         timeout = call.config.timeout
+        sink: StreamSink | None = call.data.get("stream")
         if timeout is None or math.isinf(timeout):
+            if sink is not None:
+                return await self._stream(call, sink)
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
             async with asyncio.timeout(timeout):
+                if sink is not None:
+                    return await self._stream(call, sink)
                 return await self.api.generate(call.messages, call.tools, call.config)
         except TimeoutError as ex:
             if isinstance(ex, ModelError):
@@ -371,6 +393,57 @@ class Model:
                 f"{self.name} did not answer within {timeout:g}s; raise "
                 "GenerateConfig.timeout or check the provider"
             ) from ex
+
+    async def _stream(self, call: ModelCall, sink: StreamSink) -> ModelOutput:
+        """One streamed provider call: deltas to ``sink`` as they come, the complete
+        output returned (see :mod:`loopwright.model._stream`)."""
+        protocol = self.tool_protocol
+        thoughts = None if type(protocol) is NativeProtocol else ThoughtFilter(protocol.name)
+        call.data.pop("thought_passed", None)
+        delivered = False
+        output: ModelOutput | None = None
+        stream = self.api.generate_stream(call.messages, call.tools, call.config)
+        try:
+            while True:
+                try:
+                    item = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except Exception as ex:
+                    if not delivered:
+                        raise
+                    raise StreamCutError(
+                        f"{self.name}: the stream broke after part of the reply reached "
+                        f"the consumer ({_reason(ex, self.api.secrets())}); not retried, "
+                        "since a retry would send that text again"
+                    ) from ex
+                if isinstance(item, ModelOutput):
+                    output = item
+                    continue
+                if thoughts is not None:  # a text protocol: its thought is reasoning
+                    shown = thoughts.feed(item.text) if isinstance(item, TextDelta) else ""
+                    if not shown:
+                        continue
+                    item = ReasoningDelta(shown)
+                if item.text:
+                    sink(item)
+                    delivered = True
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if output is None:
+            if delivered:
+                raise StreamCutError(f"{self.name}: the stream ended before the reply did")
+            raise ModelAPIError(
+                f"{self.name}: the stream ended before the reply did", retryable=True
+            )
+        if thoughts is not None:
+            tail = thoughts.flush()
+            if tail:
+                sink(ReasoningDelta(tail))
+            call.data["thought_passed"] = thoughts.passed
+        return output
 
     async def aclose(self) -> None:
         """Release the provider's clients and connections."""

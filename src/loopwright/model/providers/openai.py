@@ -59,7 +59,7 @@ U+FFFD; a request that holds one is sent with them replaced.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -74,8 +74,20 @@ from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import credentials, split_credentials
-from ._http_errors import failure_cause, is_context_length_error, malformed_reply, sdk_failure
-from ._openai_convert import messages_to_openai, output_from_openai, request_options
+from .._stream import StreamDelta
+from ._http_errors import (
+    failure_cause,
+    is_context_length_error,
+    malformed_reply,
+    sdk_failure,
+    stream_broke,
+)
+from ._openai_convert import (
+    ChunkAssembler,
+    messages_to_openai,
+    output_from_openai,
+    request_options,
+)
 from ._sdk_clients import PerLoopClients
 from ._strict_tools import StrictTools
 from ._wire_text import valid_body
@@ -273,7 +285,26 @@ class OpenAIAPI(ModelAPI):
         tools: Sequence[ToolInfo],
         config: GenerateConfig,
     ) -> ModelOutput:
-        sdk = self._sdk
+        body, options = self._request(messages, tools, config)
+        try:
+            response = await self._send(body, messages, options)
+        except Exception as ex:
+            raise self._failure(ex, config) from failure_cause(self._sdk, ex)
+        try:
+            output = output_from_openai(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
+        if output is None:
+            raise ModelAPIError(
+                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                retryable=True,
+            )
+        return output
+
+    def _request(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo], config: GenerateConfig
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request body and the SDK's request options."""
         opts = request_options(
             config,
             tools,
@@ -290,54 +321,101 @@ class OpenAIAPI(ModelAPI):
         options: dict[str, Any] = {}
         if config.timeout is not None and config.timeout != float("inf"):
             options["timeout"] = config.timeout  # per read; Model bounds the whole call
+        return body, options
+
+    def _failure(self, ex: Exception, config: GenerateConfig) -> Any:
+        """What a failed request becomes: an error to raise (``ex`` itself when the SDK
+        has nothing to add), or an output (``model_length``) to return."""
+        failure = sdk_failure(
+            self._sdk,
+            ex,
+            model=self.name,
+            base_url=self.base_url,
+            key_env=self._key_env,
+            timeout=config.timeout,
+            secrets=self._secrets,
+        )
+        return ex if failure is None else failure
+
+    async def generate_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> AsyncIterator[StreamDelta | ModelOutput]:
+        """Chat completions with ``stream: true`` (and ``include_usage``): text and
+        reasoning deltas as the chunks come, the output once a chunk gave the finish
+        reason. A stream that ends before that is a retryable :class:`ModelAPIError`
+        (``Model`` decides whether it may still be retried); tool calls are only built
+        from the complete reply (:class:`ChunkAssembler`)."""
+        body, options = self._request(messages, tools, config)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
         try:
-            response = await self._send(body, messages, options)
+            stream = await self._send(body, messages, options, stream=True)
         except Exception as ex:
-            failure = sdk_failure(
-                sdk,
-                ex,
-                model=self.name,
-                base_url=self.base_url,
-                key_env=self._key_env,
-                timeout=config.timeout,
-                secrets=self._secrets,
-            )
-            if failure is None:
-                raise
+            failure = self._failure(ex, config)
             if isinstance(failure, ModelOutput):
-                return failure
+                yield failure
+                return
             raise failure from failure_cause(self._sdk, ex)
+        assembler = ChunkAssembler()
         try:
-            output = output_from_openai(response, tools, self.name)
-        except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            async for chunk in stream:
+                for delta in assembler.add(chunk):
+                    yield delta
+        except Exception as ex:
+            broke = stream_broke(self.name, ex, self._secrets)
+            if broke is not None:
+                raise broke from ex
+            failure = self._failure(ex, config)
+            if isinstance(failure, ModelOutput) or failure is ex:
+                raise
+            raise failure from failure_cause(self._sdk, ex)
+        finally:
+            await stream.close()
+        output = assembler.output(tools, self.name)
         if output is None:
             raise ModelAPIError(
-                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                f"{self.name}: the stream ended before the reply was complete (no finish_reason)",
                 retryable=True,
             )
-        return output
+        yield output
 
-    async def _post(self, body: dict[str, Any], options: dict[str, Any]) -> Any:
+    async def _post(self, body: dict[str, Any], options: dict[str, Any], stream: bool) -> Any:
         # posted as it is: chat.completions.create() walks the whole body through the
         # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with the
         # conversation), and our body is already wire JSON
+        sdk = self._sdk
+        if stream:
+            return await self._client().post(
+                "/chat/completions",
+                cast_to=sdk.types.chat.ChatCompletion,
+                body=body,
+                options=cast(Any, options),
+                stream=True,
+                stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
+            )
         return await self._client().post(
             "/chat/completions",
-            cast_to=self._sdk.types.chat.ChatCompletion,
+            cast_to=sdk.types.chat.ChatCompletion,
             body=body,
             options=cast(Any, options),
         )
 
     async def _send(
-        self, body: dict[str, Any], messages: Sequence[ChatMessage], options: dict[str, Any]
+        self,
+        body: dict[str, Any],
+        messages: Sequence[ChatMessage],
+        options: dict[str, Any],
+        stream: bool = False,
     ) -> Any:
         """Post ``body``; send it once more, mended, if it cannot be encoded (a lone
         surrogate) or if the server rejects ``content: null`` (see the module docs)."""
         mended = fell_back = False
         while True:
             try:
-                response = await self._post(body, options)
+                response = await self._post(body, options, stream)
             except UnicodeEncodeError:
                 if mended:
                     raise
