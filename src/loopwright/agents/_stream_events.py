@@ -129,7 +129,7 @@ class EventBuffer:
                 tail.pieces.append(delta.text)
                 return
             if type(tail) is type(delta):
-                joined = _Joined(tail)  # type: ignore[arg-type]
+                joined = _Joined(tail)
                 joined.pieces.append(delta.text)
                 items[-1] = joined
                 return

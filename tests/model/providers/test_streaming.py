@@ -226,7 +226,7 @@ async def test_anthropic_cut_mid_tool_call_is_retried_never_executed(sse: SSESer
     ]
     sse.push(Stream(events, cut_after=3))
     sse.push(Stream([anthropic_start(), *anthropic_text_block(0, ["done"]), *anthropic_end()]))
-    seen, output = await streamed(anthropic_model(sse), [ADD])
+    _, output = await streamed(anthropic_model(sse), [ADD])
     assert output.tool_calls == [] and output.text == "done"
     assert len(sse.bodies) == 2
 

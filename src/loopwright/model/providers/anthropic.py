@@ -185,10 +185,14 @@ class AnthropicAPI(ModelAPI):
             async with self._client().messages.stream(**request, timeout=timeout) as stream:
                 async for event in stream:
                     kind = getattr(event, "type", None)
-                    if kind == "text" and event.text:
-                        yield TextDelta(valid_text(event.text))
-                    elif kind == "thinking" and event.thinking:
-                        yield ReasoningDelta(valid_text(event.thinking))
+                    if kind == "text":
+                        text = getattr(event, "text", None)
+                        if text:
+                            yield TextDelta(valid_text(text))
+                    elif kind == "thinking":
+                        thinking = getattr(event, "thinking", None)
+                        if thinking:
+                            yield ReasoningDelta(valid_text(thinking))
                     elif kind == "message_stop":
                         break
                 else:
