@@ -29,7 +29,8 @@ class Stream:
     cut_after: int | None = None
     """Close the connection after this many events (None: end the stream normally)."""
     gate: threading.Event | None = None
-    """Wait for this before sending each event after the first."""
+    """Wait for this before sending each event after the first ``gate_after``."""
+    gate_after: int = 1
     status: int = 200
 
 
@@ -72,7 +73,7 @@ class SSEServer:
                         self.connection.shutdown(socket.SHUT_RDWR)
                         self.close_connection = True
                         return
-                    if i and stream.gate is not None:
+                    if i >= stream.gate_after and stream.gate is not None:
                         stream.gate.wait(10)
                     data = event() if callable(event) else event
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
