@@ -167,11 +167,16 @@ async def test_leaving_early_cancels_the_run_and_records_it(sse: SSEServer, tmp_
 async def test_a_consumer_that_raises_ends_the_run(sse: SSEServer, tmp_path: Path) -> None:
     sse.push(tool_step(["calling"], "slow", ['{"seconds": 30}']))
     db = tmp_path / "runs.db"
-    with pytest.raises(ValueError, match="consumer broke"):
-        async with lw.run_stream(lw.react(tools=[slow]), "go", model=model(sse), db=db) as s:
+    s = lw.run_stream(lw.react(tools=[slow]), "go", model=model(sse), db=db)
+
+    async def consume() -> None:
+        async with s:
             async for event in s:
                 if isinstance(event, lw.ToolCallStarted):
                     raise ValueError("consumer broke")
+
+    with pytest.raises(ValueError, match="consumer broke"):
+        await consume()
     assert s.cancelled
     assert asyncio.all_tasks() == {asyncio.current_task()}
     [info] = list_runs(db)
@@ -205,9 +210,13 @@ async def test_cancelling_the_consumer_cancels_the_run(sse: SSEServer, tmp_path:
 async def test_an_error_of_the_run_comes_after_the_events_before_it(tmp_path: Path) -> None:
     boom = lw.get_model("mock", outputs=[call("add", {"a": 1, "b": 1}), RuntimeError("boom")])
     seen: list[str] = []
-    with pytest.raises(RuntimeError, match="boom"):
+
+    async def consume() -> None:
         async for event in lw.run_stream(lw.react(tools=[add]), "go", model=boom, db=False):
             seen.append(type(event).__name__)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        await consume()
     assert "ToolCallFinished" in seen and "RunFinished" not in seen
 
 
