@@ -45,6 +45,7 @@ from ._steps import (
     run_tool_calls,
 )
 from ._steps import stop_keywords as stop_keywords_of
+from ._typed import DEFAULT_OUTPUT_RETRIES, typed_output
 
 __all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
@@ -101,9 +102,12 @@ class ReactAgent:
         max_tokens_continues: int,
         max_overflow_recoveries: int,
         hooks: Sequence[Hooks] = (),
+        output: Any = None,
+        max_output_retries: int = DEFAULT_OUTPUT_RETRIES,
     ) -> None:
         who = "react"
         self.hooks = check_hooks(hooks, who)
+        self.output_type = typed_output(output, submit, max_output_retries, who)
         check_text(name, "name", who)
         check_text(description, "description", who)
         check_text(prompt, "prompt", who, optional=True)
@@ -132,7 +136,10 @@ class ReactAgent:
         self.handoffs = {h.name: h for h in tools if isinstance(h, Handoff)}
         self.tools: list[AnyTool] = [t for t in tools if not isinstance(t, Handoff)]
         self.submit_tool: AnyTool | None = None
-        if submit is True:
+        if self.output_type is not None:  # typed results: a submit tool taking the type
+            self.submit_tool = self.output_type.tool
+            self.hooks = (*self.hooks, self.output_type.hooks)
+        elif submit is True:
             self.submit_tool = _default_submit()
         elif isinstance(submit, Tool):
             self.submit_tool = submit
@@ -349,6 +356,8 @@ def react(
     max_tokens_continues: int = 3,
     max_overflow_recoveries: int = 3,
     hooks: Sequence[Hooks] = (),
+    output: Any = None,
+    max_output_retries: int = DEFAULT_OUTPUT_RETRIES,
 ) -> ReactAgent:
     """The standard agent: generate, run the tool calls with ``execute_tools``, repeat.
 
@@ -392,6 +401,12 @@ def react(
         hooks: :class:`~loopwright.Hooks` of this agent: they hear each run of it (its
             start, end, limit, error) and its steps, model calls and tool calls, after
             the run's hooks (``run(..., hooks=)``).
+        output: A type for the final answer (a pydantic model, dataclass, TypedDict or
+            JSON type): the submit tool takes an ``answer`` of that type, and
+            ``state.result`` holds the validated value (see
+            :mod:`loopwright.agents._typed`). Needs ``submit=True``.
+        max_output_retries: Answers failing validation the model may correct before
+            the run stops (:class:`~loopwright.StopRun`).
     """
     return ReactAgent(
         name=name,
@@ -410,4 +425,6 @@ def react(
         max_tokens_continues=max_tokens_continues,
         max_overflow_recoveries=max_overflow_recoveries,
         hooks=hooks,
+        output=output,
+        max_output_retries=max_output_retries,
     )
