@@ -32,6 +32,8 @@ class Stream:
     """Wait for this before sending each event after the first ``gate_after``."""
     gate_after: int = 1
     status: int = 200
+    interval: float = 0.0
+    """Seconds to wait between events (a model writing at a pace)."""
 
 
 class SSEServer:
@@ -75,6 +77,8 @@ class SSEServer:
                         return
                     if i >= stream.gate_after and stream.gate is not None:
                         stream.gate.wait(10)
+                    if i and stream.interval:
+                        time.sleep(stream.interval)
                     data = event() if callable(event) else event
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
