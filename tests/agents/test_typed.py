@@ -128,3 +128,25 @@ async def test_typed_results_stream_too() -> None:
     final = events[-1]
     assert isinstance(final, lw.RunFinished)
     assert final.state.result == City(name="Oslo", population=1)
+
+
+async def test_the_eval_runners_result_match_compares_typed_results() -> None:
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        question = messages[-1].text
+        population = 709000 if question == "Oslo" else 1
+        return call("submit", {"answer": {"name": question, "population": population}})
+
+    task = lw.Task(
+        dataset=[
+            lw.Sample(input="Oslo", target='{"name": "Oslo"}', id="oslo"),  # the name only
+            lw.Sample(
+                input="Bergen", target='{"name": "Bergen", "population": 285000}', id="bergen"
+            ),  # fmt: skip
+        ],
+        agent=lw.react(output=City),
+        scorer=lw.result_match(),
+    )
+    model = lw.get_model("mock", outputs=respond)
+    [result] = await lw.eval_async(task, model=model, db=False)
+    scores = {s.id: s.scores["result_match"].value for s in result.samples}
+    assert scores == {"oslo": 1.0, "bergen": 0.0}

@@ -26,6 +26,7 @@ from ._dataset import (
 from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
 from ._progress import RichProgress
+from ._result_scorer import result_match
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._runner import EvalProgress, default_max_samples, eval, eval_async
 from ._sample import Sample
@@ -70,6 +71,7 @@ __all__ = [
     "parse_task_args",
     "pattern",
     "registered_tasks",
+    "result_match",
     "scorer",
     "stderr",
     "task",
