@@ -133,7 +133,7 @@ async def test_typed_results_stream_too() -> None:
 async def test_the_eval_runners_result_match_compares_typed_results() -> None:
     def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
         question = messages[-1].text
-        population = 709000 if question == "Oslo" else 1
+        population = 709000 if question == "Oslo" else 285000
         return call("submit", {"answer": {"name": question, "population": population}})
 
     task = lw.Task(
