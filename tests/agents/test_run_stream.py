@@ -270,3 +270,28 @@ def test_bad_arguments_are_refused_before_anything_runs() -> None:
         lw.run_stream(lw.react(), "x", max_events=0)
     with pytest.raises(lw.ConfigurationError, match="input"):
         lw.run_stream(lw.react(), 42)  # type: ignore[arg-type]
+
+
+async def test_leaving_early_cleans_up_the_runs_sandbox(sse: SSEServer, tmp_path: Path) -> None:
+    roots: list[Path] = []
+
+    @lw.tool
+    async def hold() -> str:
+        """Hold the sandbox."""
+        roots.append(Path(lw.sandbox().root))  # type: ignore[attr-defined]
+        await asyncio.sleep(30)
+        return "held"
+
+    sse.push(tool_step(["working"], "hold", ["{}"]))
+    stream = lw.run_stream(lw.react(tools=[hold]), "go", model=model(sse), db=False,
+                           sandbox="local")  # fmt: skip
+    async with stream:
+        async for event in stream:
+            if isinstance(event, lw.ToolCallStarted):
+                for _ in range(1000):  # until the tool holds the sandbox
+                    if roots:
+                        break
+                    await asyncio.sleep(0.01)
+                break
+    assert stream.cancelled
+    assert roots and not roots[0].exists()  # the sandbox was removed before we went on

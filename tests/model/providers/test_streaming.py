@@ -293,3 +293,15 @@ def test_no_task_or_thread_left_after_a_cut(sse: SSEServer) -> None:
 
     asyncio.run(main())
     assert threading.active_count() <= before + 1  # the server's own handler thread at most
+
+
+async def test_a_lone_surrogate_in_the_request_is_sent_replaced(sse: SSEServer) -> None:
+    sse.push(Stream(openai_text_stream(["ok"])))
+    sse.push(Stream([anthropic_start(), *anthropic_text_block(0, ["ok"]), *anthropic_end()]))
+    bad = [lw.UserMessage(content="bad \ud800 text")]
+    with stream_to(lambda d: None):
+        first = await openai_model(sse).generate(bad)
+        second = await anthropic_model(sse).generate(bad)
+    assert first.text == second.text == "ok"
+    assert sse.bodies[0]["messages"][0]["content"] == "bad \ufffd text"
+    assert sse.bodies[1]["messages"][0]["content"][0]["text"] == "bad \ufffd text"

@@ -25,6 +25,7 @@ classified for :class:`~loopwright.Model`'s retries as for the openai provider (
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -182,7 +183,16 @@ class AnthropicAPI(ModelAPI):
         :class:`ModelAPIError`; tool calls come only from the final message."""
         request, timeout = self._request(messages, tools, config)
         try:
-            async with self._client().messages.stream(**request, timeout=timeout) as stream:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    stream = await stack.enter_async_context(
+                        self._client().messages.stream(**request, timeout=timeout)
+                    )
+                except UnicodeEncodeError:  # a lone surrogate: sent replaced (U+FFFD)
+                    request = valid_body(request)
+                    stream = await stack.enter_async_context(
+                        self._client().messages.stream(**request, timeout=timeout)
+                    )
                 async for event in stream:
                     kind = getattr(event, "type", None)
                     if kind == "text":
