@@ -163,6 +163,8 @@ class AnthropicAPI(ModelAPI):
                 response = await self._client().messages.create(**request, timeout=timeout)
         except Exception as ex:
             failure = self._failure(ex, config)
+            if failure is ex:
+                raise
             if isinstance(failure, ModelOutput):
                 return failure
             raise failure from failure_cause(self._sdk, ex)

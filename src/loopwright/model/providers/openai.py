@@ -289,7 +289,12 @@ class OpenAIAPI(ModelAPI):
         try:
             response = await self._send(body, messages, options)
         except Exception as ex:
-            raise self._failure(ex, config) from failure_cause(self._sdk, ex)
+            failure = self._failure(ex, config)
+            if failure is ex:
+                raise
+            if isinstance(failure, ModelOutput):
+                return failure
+            raise failure from failure_cause(self._sdk, ex)
         try:
             output = output_from_openai(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
@@ -355,6 +360,8 @@ class OpenAIAPI(ModelAPI):
             stream = await self._send(body, messages, options, stream=True)
         except Exception as ex:
             failure = self._failure(ex, config)
+            if failure is ex:
+                raise
             if isinstance(failure, ModelOutput):
                 yield failure
                 return
