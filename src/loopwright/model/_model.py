@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelAPIError, ModelError, ModelTimeoutError, error_text
+from .._errors import ModelError, ModelTimeoutError, error_text
 from .._fast import set_fields
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
@@ -23,14 +23,8 @@ from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
 from ._redact import redact
 from ._slots import Slots
-from ._stream import (
-    ReasoningDelta,
-    StreamCutError,
-    StreamSink,
-    TextDelta,
-    ThoughtFilter,
-    current_sink,
-)
+from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
+from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -395,54 +389,17 @@ class Model:
             ) from ex
 
     async def _stream(self, call: ModelCall, sink: StreamSink) -> ModelOutput:
-        """One streamed provider call: deltas to ``sink`` as they come, the complete
-        output returned (see :mod:`loopwright.model._stream`)."""
+        """One streamed provider call (:func:`~loopwright.model._streaming.stream_attempt`)."""
         protocol = self.tool_protocol
         thoughts = None if type(protocol) is NativeProtocol else ThoughtFilter(protocol.name)
-        call.data.pop("thought_passed", None)
-        delivered = False
-        output: ModelOutput | None = None
-        stream = self.api.generate_stream(call.messages, call.tools, call.config)
-        try:
-            while True:
-                try:
-                    item = await anext(stream)
-                except StopAsyncIteration:
-                    break
-                except Exception as ex:
-                    if not delivered:
-                        raise
-                    raise StreamCutError(
-                        f"{self.name}: the stream broke after part of the reply reached "
-                        f"the consumer ({_reason(ex, self.api.secrets())}); not retried, "
-                        "since a retry would send that text again"
-                    ) from ex
-                if isinstance(item, ModelOutput):
-                    output = item
-                    continue
-                if thoughts is not None:  # a text protocol: its thought is reasoning
-                    shown = thoughts.feed(item.text) if isinstance(item, TextDelta) else ""
-                    if not shown:
-                        continue
-                    item = ReasoningDelta(shown)
-                if item.text:
-                    sink(item)
-                    delivered = True
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if output is None:
-            if delivered:
-                raise StreamCutError(f"{self.name}: the stream ended before the reply did")
-            raise ModelAPIError(
-                f"{self.name}: the stream ended before the reply did", retryable=True
-            )
-        if thoughts is not None:
-            tail = thoughts.flush()
-            if tail:
-                sink(ReasoningDelta(tail))
-            call.data["thought_passed"] = thoughts.passed
+        output = await stream_attempt(
+            self.api,
+            (call.messages, call.tools, call.config),
+            sink,
+            thoughts,
+            lambda ex: _reason(ex, self.api.secrets()),
+        )
+        call.data["thought_passed"] = thoughts is not None and thoughts.passed
         return output
 
     async def aclose(self) -> None:

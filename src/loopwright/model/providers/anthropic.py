@@ -20,7 +20,8 @@ input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_t
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
-``stop_reason="model_length"``.
+``stop_reason="model_length"``. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
+``messages.stream`` gives the text and thinking deltas as they come.
 """
 
 from __future__ import annotations

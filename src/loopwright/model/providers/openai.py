@@ -80,14 +80,9 @@ from ._http_errors import (
     is_context_length_error,
     malformed_reply,
     sdk_failure,
-    stream_broke,
 )
-from ._openai_convert import (
-    ChunkAssembler,
-    messages_to_openai,
-    output_from_openai,
-    request_options,
-)
+from ._openai_convert import messages_to_openai, output_from_openai, request_options
+from ._openai_stream import stream_chat
 from ._sdk_clients import PerLoopClients
 from ._strict_tools import StrictTools
 from ._wire_text import valid_body
@@ -342,72 +337,29 @@ class OpenAIAPI(ModelAPI):
         )
         return ex if failure is None else failure
 
-    async def generate_stream(
+    def generate_stream(
         self,
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolInfo],
         config: GenerateConfig,
     ) -> AsyncIterator[StreamDelta | ModelOutput]:
-        """Chat completions with ``stream: true`` (and ``include_usage``): text and
-        reasoning deltas as the chunks come, the output once a chunk gave the finish
-        reason. A stream that ends before that is a retryable :class:`ModelAPIError`
-        (``Model`` decides whether it may still be retried); tool calls are only built
-        from the complete reply (:class:`ChunkAssembler`)."""
-        body, options = self._request(messages, tools, config)
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
-        try:
-            stream = await self._send(body, messages, options, stream=True)
-        except Exception as ex:
-            failure = self._failure(ex, config)
-            if failure is ex:
-                raise
-            if isinstance(failure, ModelOutput):
-                yield failure
-                return
-            raise failure from failure_cause(self._sdk, ex)
-        assembler = ChunkAssembler()
-        try:
-            async for chunk in stream:
-                for delta in assembler.add(chunk):
-                    yield delta
-        except Exception as ex:
-            broke = stream_broke(self.name, ex, self._secrets)
-            if broke is not None:
-                raise broke from ex
-            failure = self._failure(ex, config)
-            if isinstance(failure, ModelOutput) or failure is ex:
-                raise
-            raise failure from failure_cause(self._sdk, ex)
-        finally:
-            await stream.close()
-        output = assembler.output(tools, self.name)
-        if output is None:
-            raise ModelAPIError(
-                f"{self.name}: the stream ended before the reply was complete (no finish_reason)",
-                retryable=True,
-            )
-        yield output
+        """Chat completions with ``stream: true``: see
+        :func:`~loopwright.model.providers._openai_stream.stream_chat`."""
+        return stream_chat(self, messages, tools, config)
 
     async def _post(self, body: dict[str, Any], options: dict[str, Any], stream: bool) -> Any:
         # posted as it is: chat.completions.create() walks the whole body through the
         # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with the
         # conversation), and our body is already wire JSON
         sdk = self._sdk
-        if stream:
-            return await self._client().post(
-                "/chat/completions",
-                cast_to=sdk.types.chat.ChatCompletion,
-                body=body,
-                options=cast(Any, options),
-                stream=True,
-                stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
-            )
+        chat = sdk.types.chat
+        streamed = {"stream": True, "stream_cls": sdk.AsyncStream[chat.ChatCompletionChunk]}
         return await self._client().post(
             "/chat/completions",
-            cast_to=sdk.types.chat.ChatCompletion,
+            cast_to=chat.ChatCompletion,
             body=body,
             options=cast(Any, options),
+            **(streamed if stream else {}),
         )
 
     async def _send(
