@@ -42,7 +42,8 @@ to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is re
 Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
 context-length error comes back as an output with ``stop_reason="model_length"``.
 Streamed (``lw.run_stream``, ``loopwright run``), the request carries ``stream: true``
-and ``stream_options.include_usage`` (see :mod:`._openai_stream`). Rate limits, overload, 5xx and connection failures are retried by
+and ``stream_options.include_usage`` (see :mod:`._openai_stream`). Rate limits,
+overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
 A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
