@@ -59,6 +59,7 @@ from ._steps import (
     run_tool_calls,
 )
 from ._steps import stop_keywords as stop_keywords_of
+from ._typed import DEFAULT_OUTPUT_RETRIES, TypedOutput, typed_output
 
 __all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
@@ -168,6 +169,12 @@ class ReactAgent:
     end, limit, error) and its steps (a step is one model call, its nudge included, and
     the tool calls it asks for), model calls and tool calls, after the run's hooks
     (``run(..., hooks=)``)."""
+    output: Any = None
+    """A type for the final answer (a pydantic model, dataclass, TypedDict or JSON type):
+    the submit tool takes an ``answer`` of that type, and ``state.result`` holds the
+    validated value (see :mod:`loopwright.agents._typed`). Needs ``submit=True``."""
+    max_output_retries: int = DEFAULT_OUTPUT_RETRIES
+    """Answers failing validation the model may correct before the run stops."""
 
     offered: list[AnyTool] = field(init=False, default_factory=list)
     """The tools it offers the model (besides the run's): ``tools`` without the
@@ -182,6 +189,9 @@ class ReactAgent:
     def __post_init__(self) -> None:
         who = self._who
         self._hooks = check_hooks(self.hooks, who)
+        self._output: TypedOutput | None = typed_output(
+            self.output, self.submit, self.max_output_retries, who
+        )
         check_text(self.name, "name", who)
         check_text(self.description, "description", who)
         check_text(self.prompt, "prompt", who, optional=True)
@@ -218,7 +228,10 @@ class ReactAgent:
         given = check_tool_list(self.tools, who)
         self.handoffs = {h.name: h for h in given if isinstance(h, Handoff)}
         tools: list[AnyTool] = [t for t in given if not isinstance(t, Handoff)]
-        if self.submit is True:
+        if self._output is not None:  # typed results: a submit tool taking the type
+            self.submit_tool = self._output.tool
+            self._hooks = (*self._hooks, self._output.hooks)
+        elif self.submit is True:
             self.submit_tool = _default_submit()
         elif isinstance(self.submit, Tool):
             self.submit_tool = self.submit

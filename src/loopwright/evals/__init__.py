@@ -27,6 +27,7 @@ from ._entry import eval, eval_async
 from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
 from ._progress import RichProgress
+from ._result_scorer import result_match
 from ._results import EvalResult, SampleResult, compute_metrics
 from ._rollouts import rollouts, rollouts_async
 from ._runner import EvalProgress, default_max_samples
@@ -74,6 +75,7 @@ __all__ = [
     "parse_task_args",
     "pattern",
     "registered_tasks",
+    "result_match",
     "rollouts",
     "rollouts_async",
     "scorer",

@@ -24,6 +24,7 @@ from ._registry import (
     provider_names,
     register_provider,
 )
+from ._stream import ReasoningDelta, StreamCutError, TextDelta
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -39,9 +40,12 @@ __all__ = [
     "ModelOutput",
     "Price",
     "ProviderFactory",
+    "ReasoningDelta",
     "RetryDecision",
     "StopReason",
+    "StreamCutError",
     "SystemMessage",
+    "TextDelta",
     "ToolCall",
     "ToolCallError",
     "ToolCallErrorType",

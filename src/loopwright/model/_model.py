@@ -23,6 +23,8 @@ from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
 from ._redact import redact
 from ._slots import Slots
+from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
+from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -254,6 +256,9 @@ class Model:
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
         protocol = self.tool_protocol
+        sink = current_sink()
+        if sink is not None:
+            call.data["stream"] = sink
         start = time.perf_counter()
         try:
             for hook in hooks:
@@ -275,6 +280,12 @@ class Model:
                 call.data["tool_protocol"] = protocol.name
                 call.data["raw_text"] = raw.message.content
                 output = protocol.parse(raw, request)
+                if sink is not None:  # the parsed thought (unless streamed) and answer
+                    parsed = output.message
+                    if parsed.reasoning and not call.data.get("thought_passed"):
+                        sink(ReasoningDelta(parsed.reasoning))
+                    if parsed.content:
+                        sink(TextDelta(parsed.content))
             output = bound_calls(output, cfg)
         except BaseException as ex:
             call.error = ex
@@ -359,10 +370,15 @@ class Model:
         """One provider call under the config's deadline, enforced around the whole call
         (not per read: a server sending a byte at a time cannot stretch it)."""
         timeout = call.config.timeout
+        sink: StreamSink | None = call.data.get("stream")
         if timeout is None or math.isinf(timeout):
+            if sink is not None:
+                return await self._stream(call, sink)
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
             async with asyncio.timeout(timeout):
+                if sink is not None:
+                    return await self._stream(call, sink)
                 return await self.api.generate(call.messages, call.tools, call.config)
         except TimeoutError as ex:
             if isinstance(ex, ModelError):
@@ -371,6 +387,20 @@ class Model:
                 f"{self.name} did not answer within {timeout:g}s; raise "
                 "GenerateConfig.timeout or check the provider"
             ) from ex
+
+    async def _stream(self, call: ModelCall, sink: StreamSink) -> ModelOutput:
+        """One streamed provider call (:func:`~loopwright.model._streaming.stream_attempt`)."""
+        protocol = self.tool_protocol
+        thoughts = None if type(protocol) is NativeProtocol else ThoughtFilter(protocol.name)
+        output = await stream_attempt(
+            self.api,
+            (call.messages, call.tools, call.config),
+            sink,
+            thoughts,
+            lambda ex: _reason(ex, self.api.secrets()),
+        )
+        call.data["thought_passed"] = thoughts is not None and thoughts.passed
+        return output
 
     async def aclose(self) -> None:
         """Release the provider's clients and connections."""
