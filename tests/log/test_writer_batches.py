@@ -175,9 +175,8 @@ def test_writers_used_from_a_thread_without_an_event_loop(tmp_path: Path) -> Non
 
 
 async def test_model_events_serialise_as_their_record_does(tmp_path: Path) -> None:
-    """The model event's JSON is built from pieces (the tools once per list of tools):
-    it must say what the general record says, pending or done, with or without output,
-    and fall back to the general way for values the fast way refuses."""
+    """A model event's JSON says what its record says, pending or done, with or without
+    output (its message by reference), a lone surrogate in an argument included."""
     from pydantic_core import to_json
 
     events: list[lw.Event] = []
