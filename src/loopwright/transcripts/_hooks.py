@@ -38,7 +38,7 @@ def _recording() -> _Scope | None:
 def _checkpoint(t: Transcript) -> None:
     """Record the store's changes, if there are any (cheap when there are none)."""
     s = _current_store.get()
-    if s is not None and s._dirty:
+    if s is not None and s.dirty:
         checkpoint_store(t)
 
 
