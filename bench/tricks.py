@@ -207,17 +207,18 @@ def tree_of(commit: str) -> str:
     """The ``src`` folder of ``commit``, extracted into a temporary folder."""
     folder = tempfile.mkdtemp(prefix=f"lw-src-{commit}-")
     archive = subprocess.run(
-        ["git", "-C", str(HERE), "archive", commit, "src"], capture_output=True, check=True
+        ["git", "-C", str(HERE.parent), "archive", commit, "src"], capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
     return os.path.join(folder, "src")
 
 
-def inner(src: str, *args: str) -> dict[str, Any]:
-    """Run this script's ``--inner`` mode on the source tree ``src``; its JSON answer."""
+def inner_script(script: str, src: str, *args: str) -> dict[str, Any]:
+    """Run ``script --inner *args`` on the source tree ``src`` in a fresh interpreter;
+    its JSON answer."""
     env = {**os.environ, "PYTHONPATH": src}
     out = subprocess.run(
-        [sys.executable, __file__, "--inner", *args],
+        [sys.executable, script, "--inner", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -225,6 +226,11 @@ def inner(src: str, *args: str) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
+
+
+def inner(src: str, *args: str) -> dict[str, Any]:
+    """This script's ``--inner`` mode on the source tree ``src``."""
+    return inner_script(__file__, src, *args)
 
 
 async def per_step(steps: int, runs: int) -> dict[str, dict[str, float]]:
