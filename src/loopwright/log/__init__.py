@@ -3,13 +3,15 @@
 Write with :func:`recording` (``run()`` does it for you); read with :func:`list_runs`
 and :func:`load_run`; move runs between stores with :func:`export_run` and
 :func:`import_run`. The file is ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db`` unless
-you say otherwise.
+you say otherwise. A process keeps a file open a few seconds after its last run (its
+next run reuses it): :func:`close_run_stores` closes them now (before copying a file).
 """
 
 from ._db import DB_ENV, RunStoreError, default_db_path
 from ._export import export_run, import_run
 from ._reader import RunInfo, RunLog, SampleInfo, list_runs, load_run
 from ._recording import Recording, RunStatus, SampleRecording, current_recording, recording
+from ._writer import close_idle_files as close_run_stores
 
 __all__ = [
     "DB_ENV",
@@ -19,6 +21,7 @@ __all__ = [
     "RunStatus",
     "RunStoreError",
     "SampleInfo",
+    "close_run_stores",
     "SampleRecording",
     "current_recording",
     "default_db_path",

@@ -151,6 +151,19 @@ class RunWriter:
         await self._flushed()
         self._raise()
 
+    async def opened(self) -> None:
+        """Wait until the file is open for writing: at once when this process has it
+        open already (a run after another), else until what was put so far is
+        committed (the first run finds out now whether the file can be written).
+
+        Raises:
+            RunStoreError: Writing failed.
+        """
+        if self._file.connected.is_set() and self._file.error is None:
+            self._raise()
+        else:
+            await self.flush()
+
     async def _flushed(self) -> None:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -222,6 +235,7 @@ class _FileWriter:
         self.writers: set[RunWriter] = set()  # them (guarded by _lock)
         self.error: BaseException | None = None  # the file cannot be written: stop trying
         self.inode = _inode(path)  # the file the connection writes (None: not there yet)
+        self.connected = threading.Event()  # set once a batch was committed
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -263,6 +277,8 @@ class _FileWriter:
                 except BaseException as ex:  # a bug: keep serving flushes and closes
                     _log.exception("run store %s: writing a batch failed", self.path)
                     self._fail(ex)
+                if self.error is None:
+                    self.connected.set()
             wakes: list[Callable[[], None]] = []
             for item in batch:
                 writer: RunWriter | None = item[0]
