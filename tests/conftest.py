@@ -22,6 +22,6 @@ def _run_store_files_closed_after_each_test() -> Iterator[None]:
     """A run store file stays open a few seconds after its last run (for the process's
     next run): close them after each test, so no test sees another's thread."""
     yield
-    writer = sys.modules.get("loopwright.log._writer")
+    writer = sys.modules.get("loopwright.log._file_thread")
     if writer is not None:
         writer.close_idle_files()

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ._errors import LoopwrightError
 from ._ids import new_id
+from ._json_patch import JsonPatch, diff, dumps, pointer
 from ._tracked import TrackedDict, TrackedList, is_plain, track
 
 __all__ = [
@@ -57,8 +58,6 @@ __all__ = [
     "store_context",
 ]
 
-JsonPatch = list[dict[str, Any]]
-"""A list of RFC 6902 operations (``{"op": "add", "path": "/key", "value": ...}``)."""
 
 _IMMUTABLE = (str, int, float, bool, type(None))
 _MISSING: Any = object()
@@ -80,81 +79,6 @@ def _jsonable(key: str, value: Any) -> Any:
             f"{ex}. Store plain data (dict, list, str, numbers, bools, None) or pydantic "
             "models"
         ) from ex
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
-
-
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _pointer(key: str) -> str:
-    return "/" + _esc(key)
-
-
-def _diff_into(old: Any, new: Any, path: str, ops: JsonPatch) -> None:
-    """Append to ``ops`` the operations turning ``old`` into ``new`` at ``path``.
-
-    Equal subtrees are skipped with ``==`` (at C speed), so the work is linear in the
-    values' size, and an append to a long list is a single ``add``.
-    """
-    if type(old) is not type(new) or not isinstance(old, (dict, list)):
-        ops.append({"op": "replace", "path": path, "value": new})
-    elif isinstance(old, dict):
-        for k in old:
-            if k not in new:
-                ops.append({"op": "remove", "path": f"{path}/{_esc(k)}"})
-        for k, v in new.items():
-            if k not in old:
-                ops.append({"op": "add", "path": f"{path}/{_esc(k)}", "value": v})
-            elif old[k] != v:
-                _diff_into(old[k], v, f"{path}/{_esc(k)}", ops)
-    else:
-        n, m = len(old), len(new)
-        if m >= n and new[:n] == old:  # appended
-            ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(n, m))
-            return
-        if m < n and old[:m] == new:  # cut at the end
-            ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - 1, m - 1, -1))
-            return
-        lo = 0
-        while lo < min(n, m) and old[lo] == new[lo]:
-            lo += 1
-        hi = 0
-        while hi < min(n, m) - lo and old[n - 1 - hi] == new[m - 1 - hi]:
-            hi += 1
-        if n == m:  # the same slots changed: diff each
-            for i in range(lo, n - hi):
-                if old[i] != new[i]:
-                    _diff_into(old[i], new[i], f"{path}/{i}", ops)
-            return
-        ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - hi - 1, lo - 1, -1))
-        ops.extend(
-            {"op": "add", "path": f"{path}/{lo + j}", "value": new[lo + j]}
-            for j in range(m - hi - lo)
-        )
-
-
-def _diff(key: str, old: Any, new: Any, new_text: str) -> JsonPatch:
-    """The operations turning ``old`` into ``new`` under ``/key``: fine-grained for
-    containers (one append is one ``add``), a ``replace`` otherwise."""
-    path = _pointer(key)
-    if isinstance(old, (dict, list)) and type(old) is type(new):
-        import jsonpatch
-
-        ops: JsonPatch = []
-        _diff_into(old, new, path, ops)
-        try:
-            # == says 1 == 1.0 == True: check that the patch really gives `new`
-            patched = jsonpatch.apply_patch({key: old}, ops, in_place=True)[key]
-            ok = bool(ops) and _dumps(patched) == new_text
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
-            ok = False
-        if ok:
-            return ops
-    return [{"op": "replace", "path": path, "value": new}]
 
 
 class Store:
@@ -251,7 +175,7 @@ class Store:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able deep copy of the content (costs the size of the store)."""
         with self._lock:
-            return {k: json.loads(_dumps(_jsonable(k, v))) for k, v in self._data.items()}
+            return {k: json.loads(dumps(_jsonable(k, v))) for k, v in self._data.items()}
 
     # --- writing --------------------------------------------------------------------
     def set(self, key: str, value: Any) -> None:
@@ -326,26 +250,26 @@ class Store:
                 if key in self._data:
                     value = self._data[key]
                     new = _jsonable(key, value)
-                    text = _dumps(new)
+                    text = dumps(new)
                     if before is _MISSING:
-                        ops.append({"op": "add", "path": _pointer(key), "value": new})
-                    elif _dumps(before) != text:
-                        ops.extend(_diff(key, before, new, text))
+                        ops.append({"op": "add", "path": pointer(key), "value": new})
+                    elif dumps(before) != text:
+                        ops.extend(diff(key, before, new, text))
                     if isinstance(value, (_IMMUTABLE, TrackedDict, TrackedList)):
                         self._committed.pop(key, None)
                     else:
                         self._committed[key] = text
                 elif before is not _MISSING:
-                    ops.append({"op": "remove", "path": _pointer(key)})
+                    ops.append({"op": "remove", "path": pointer(key)})
                     self._committed.pop(key, None)
             for key in self._read_since:
                 if key in self._before or key not in self._committed:
                     continue
                 new = _jsonable(key, self._data[key])
-                text = _dumps(new)
+                text = dumps(new)
                 old = self._committed[key]
                 if text != old:
-                    ops.extend(_diff(key, json.loads(old), new, text))
+                    ops.extend(diff(key, json.loads(old), new, text))
                     self._committed[key] = text
             self._before.clear()
             self._read_since.clear()

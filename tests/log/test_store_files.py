@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.log._writer import close_idle_files
+from loopwright.log._file_thread import close_idle_files
 
 from ._scripted import script
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.log import _writer
+from loopwright.log import _file_thread
 from loopwright.log._db import RunStoreError
+from loopwright.log._file_thread import close_idle_files
 from loopwright.log._serialize import dump_event, event_record, load_event
-from loopwright.log._writer import RunWriter, close_idle_files
+from loopwright.log._writer import RunWriter
 
 
 def rows(db: Path) -> list[tuple[int, str, str]]:
@@ -144,7 +145,7 @@ async def test_after_a_failed_batch_new_runs_get_a_fresh_connection(
     def disk_error(message: lw.ChatMessage) -> str:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(_writer, "dump_message", disk_error)
+    monkeypatch.setattr(_file_thread, "dump_message", disk_error)
     first.message("r1", "", 0, lw.UserMessage(content="lost"))
     with pytest.raises(RunStoreError, match="disk I/O error"):
         await first.flush()
@@ -257,7 +258,7 @@ def test_a_file_replaced_between_runs_is_opened_afresh(tmp_path: Path) -> None:
 def test_an_idle_file_is_closed_by_its_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_writer, "IDLE_CLOSE", 0.05)
+    monkeypatch.setattr(_file_thread, "IDLE_CLOSE", 0.05)
     db = tmp_path / "runs.db"
     before = len(store_threads())
     one_run(db, "only")

@@ -9,9 +9,9 @@ next run reuses it): :func:`close_run_stores` closes them now (before copying a 
 
 from ._db import DB_ENV, RunStoreError, default_db_path
 from ._export import export_run, import_run
+from ._file_thread import close_idle_files as close_run_stores
 from ._reader import RunInfo, RunLog, SampleInfo, list_runs, load_run
 from ._recording import Recording, RunStatus, SampleRecording, current_recording, recording
-from ._writer import close_idle_files as close_run_stores
 
 __all__ = [
     "DB_ENV",
