@@ -22,150 +22,131 @@ from ._errors import (
     ScriptExhaustedError,
 )
 
-# --- model -------------------------------------------------------------------------
-from .model import (
-    AssistantMessage,
-    ChatMessage,
-    GenerateConfig,
-    Model,
-    ModelAPI,
-    ModelCall,
-    ModelHook,
-    ModelOutput,
-    Price,
-    ReasoningDelta,
-    RetryDecision,
-    StopReason,
-    StreamCutError,
-    SystemMessage,
-    TextDelta,
-    ToolCall,
-    ToolCallError,
-    ToolChoice,
-    ToolFunction,
-    ToolInfo,
-    ToolMessage,
-    Usage,
-    UserMessage,
-    cost_of,
-    default_model,
-    get_model,
-    model_hook,
-    price_of,
-    provider_names,
-    register_provider,
-    set_price,
-)
-
-# --- tool (issue 3) ------------------------------------------------------------------
-from .tools import (
-    Approval,
-    ApprovalDecision,
-    Approver,
-    OutputLimitExceededError,
-    StrictSchemaError,
-    Tool,
-    ToolArgumentsError,
-    ToolDefinitionError,
-    ToolError,
-    ToolExecution,
-    ToolHook,
-    ToolTerminated,
-    execute_tools,
-    strict_schema,
-    tool,
-    tool_hook,
-    tool_with,
-    truncate_output,
-    approver,
-)
-from .tools.builtin import submit, think
-
-# --- protocols (issue 5) -------------------------------------------------------------
-from .model.protocols import (
-    ActionExample,
-    JsonProtocol,
-    NativeProtocol,
-    ReActProtocol,
-    ToolProtocol,
-    is_format_error,
-    register_protocol,
-)
-
-# --- limits, history, agent (issue 4) ------------------------------------------------
-from .agents import (
-    Agent,
-    AgentState,
-    ContinueHandler,
-    Ending,
-    Handoff,
-    Hooks,
-    IterativeAgent,
-    ModelReplied,
-    ModelRequest,
-    ReactAgent,
-    Recovery,
-    RunFinished,
-    RunStream,
-    StepFinished,
-    StopRun,
-    StreamEvent,
-    ToolCallFinished,
-    ToolCallStarted,
-    agent,
-    as_tool,
-    fork,
-    get_agent,
-    handoff,
-    iterative,
-    react,
-    registered_agents,
-    run,
-    run_stream,
-    run_sync,
-)
-from .history import (
-    HistoryPolicy,
-    compact,
-    compact_when,
-    compose,
-    fix_tool_pairs,
-    prune,
-    prune_when,
-    truncate_messages,
-    truncate_when,
-)
-from .limits import (
-    DEFAULT_MAX_STEPS,
-    Limit,
-    LimitExceededError,
-    LimitInfo,
-    check_limits,
-    message_limit,
-    remaining_time,
-    step_limit,
-    time_limit,
-    token_limit,
-    working_limit,
-)
-
 # --- imported on first use (keeps `import loopwright` fast) --------------------------
 # The TYPE_CHECKING block below is the one table of these names: type checkers read it,
 # and `__getattr__` reads it (once, on the first lazy name asked for) to know which
 # module to import. Add a name there and to `__all__`.
 if TYPE_CHECKING:
+    # --- model -------------------------------------------------------------------------
+    from .model import (
+        AssistantMessage,
+        ChatMessage,
+        GenerateConfig,
+        Model,
+        ModelAPI,
+        ModelCall,
+        ModelHook,
+        ModelOutput,
+        RetryDecision,
+        StopReason,
+        SystemMessage,
+        ToolCall,
+        ToolCallError,
+        ToolChoice,
+        ToolFunction,
+        ToolInfo,
+        ToolMessage,
+        Usage,
+        UserMessage,
+        default_model,
+        get_model,
+        model_hook,
+        provider_names,
+        register_provider,
+    )
+
+    # --- tool (issue 3) ------------------------------------------------------------------
+    from .tools import (
+        Approval,
+        ApprovalDecision,
+        Approver,
+        OutputLimitExceededError,
+        StrictSchemaError,
+        Tool,
+        ToolArgumentsError,
+        ToolDefinitionError,
+        ToolError,
+        ToolExecution,
+        ToolHook,
+        ToolTerminated,
+        execute_tools,
+        strict_schema,
+        tool,
+        tool_hook,
+        tool_with,
+        truncate_output,
+        approver,
+    )
+    from .tools.builtin import submit, think
+
+    # --- protocols (issue 5) -------------------------------------------------------------
+    from .model.protocols import (
+        ActionExample,
+        JsonProtocol,
+        NativeProtocol,
+        ReActProtocol,
+        ToolProtocol,
+        is_format_error,
+        register_protocol,
+    )
+
+    # --- limits, history, agent (issue 4) ------------------------------------------------
+    from .agents import (
+        Agent,
+        AgentState,
+        ContinueHandler,
+        Handoff,
+        Hooks,
+        IterativeAgent,
+        ModelRequest,
+        ReactAgent,
+        StopRun,
+        agent,
+        as_tool,
+        fork,
+        get_agent,
+        handoff,
+        iterative,
+        react,
+        registered_agents,
+        run,
+        run_sync,
+    )
+    from .history import (
+        HistoryPolicy,
+        compact,
+        compact_when,
+        compose,
+        fix_tool_pairs,
+        prune,
+        prune_when,
+        truncate_messages,
+        truncate_when,
+    )
+    from .limits import (
+        DEFAULT_MAX_STEPS,
+        Limit,
+        LimitExceededError,
+        LimitInfo,
+        check_limits,
+        message_limit,
+        remaining_time,
+        step_limit,
+        time_limit,
+        token_limit,
+        working_limit,
+    )
+
     # --- store, transcript, log (issue 7) ------------------------------------------------
     from .display import ConsoleDisplay, console_display
     from .log import (
         Recording,
         RunInfo,
         RunLog,
-        RunDiff,
         RunStoreError,
         SampleInfo,
         SampleRecording,
         current_recording,
-        diff_runs,
         export_run,
         import_run,
         list_runs,
@@ -248,15 +229,37 @@ if TYPE_CHECKING:
         model_graded,
         pattern,
         registered_tasks,
-        rollouts,
-        rollouts_async,
-        result_match,
         scorer,
         stderr,
         task,
     )
 
     from .tools.builtin import llm_fallback
+
+    # --- added by later merges (streaming, prices, diffs, rollouts) ----------------------
+    from .agents import (
+        Ending,
+        ModelReplied,
+        Recovery,
+        RunFinished,
+        RunStream,
+        StepFinished,
+        StreamEvent,
+        ToolCallFinished,
+        ToolCallStarted,
+        run_stream,
+    )
+    from .evals import result_match, rollouts, rollouts_async
+    from .log import RunDiff, diff_runs
+    from .model import (
+        Price,
+        ReasoningDelta,
+        StreamCutError,
+        TextDelta,
+        cost_of,
+        price_of,
+        set_price,
+    )
 
 __version__ = "0.1.0"
 

@@ -3,12 +3,15 @@
 Write with :func:`recording` (``run()`` does it for you); read with :func:`list_runs`
 and :func:`load_run`, or a page at a time (:func:`runs_page`, :func:`event_page`...);
 move runs between stores with :func:`export_run` and :func:`import_run`. The file is
-``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db`` unless you say otherwise.
+``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db`` unless you say otherwise. A process
+keeps a file open a few seconds after its last run (its next run reuses it):
+:func:`close_run_stores` closes them now (before copying a file).
 """
 
 from ._db import DB_ENV, RunStoreError, default_db_path
 from ._diff import Divergence, RunDiff, diff_runs
 from ._export import export_run, import_run
+from ._file_thread import close_idle_files as close_run_stores
 from ._pages import (
     EventRow,
     event_at,
@@ -34,6 +37,7 @@ __all__ = [
     "RunStoreError",
     "SampleInfo",
     "SampleRecording",
+    "close_run_stores",
     "current_recording",
     "default_db_path",
     "diff_runs",

@@ -12,7 +12,6 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._fast import set_fields
 from .._waits import WaitClock
 from ..model import ChatMessage
 from ..stores import current_store
@@ -129,13 +128,10 @@ class Transcript:
             target, span = scope.events, scope.span_id
         else:
             target, span = self.events, self.span_id
-        values: dict[str, Any] = {}
         if event.span_id is None and span is not None:
-            values["span_id"] = span
+            event.span_id = span
         if not event.working_start:
-            values["working_start"] = self.working_time()
-        if values:
-            set_fields(event, **values)
+            event.working_start = self.working_time()
         self._append(event, target)
         return event
 
