@@ -105,8 +105,6 @@ from .agents import (
     iterative,
     react,
     registered_agents,
-    run,
-    run_sync,
 )
 from .history import (
     HistoryPolicy,
@@ -141,19 +139,16 @@ if TYPE_CHECKING:
     # --- store, transcript, log (issue 7) ------------------------------------------------
     from .display import ConsoleDisplay, console_display
     from .log import (
-        Recording,
         RunInfo,
         RunLog,
         RunStoreError,
         SampleInfo,
-        SampleRecording,
-        current_recording,
         export_run,
         import_run,
         list_runs,
         load_run,
-        recording,
     )
+    from .runtime import RunScope, current_recording, recording, run, run_sync
     from .stores import Store, StoreError, StoreModel, store, store_as, store_context
     from .transcripts import (
         ApprovalEvent,
@@ -283,9 +278,9 @@ __all__ = [
     "LoggerEvent", "LoopwrightError", "Metric", "MissingCredentialsError", "MissingDependencyError",
     "Model", "ModelAPI", "ModelAPIError", "ModelCall", "ModelError", "ModelEvent", "ModelHook",
     "ModelOutput", "ModelRequest", "ModelTimeoutError", "NativeProtocol",
-    "OutputLimitExceededError", "ProviderNotFoundError", "ReActProtocol", "ReactAgent", "Recording",
-    "RetryDecision", "RichProgress", "RunInfo", "RunLog", "RunStoreError", "Sample", "SampleInfo",
-    "SampleRecording", "SampleResult", "SandboxEnvironment", "SandboxError", "SandboxEvent",
+    "OutputLimitExceededError", "ProviderNotFoundError", "ReActProtocol", "ReactAgent",
+    "RetryDecision", "RichProgress", "RunInfo", "RunLog", "RunScope", "RunStoreError", "Sample",
+    "SampleInfo", "SampleResult", "SandboxEnvironment", "SandboxError", "SandboxEvent",
     "SandboxLimits", "SandboxUnavailableError", "Score", "Scorer", "ScriptExhaustedError",
     "SpanBegin", "SpanEnd", "StopReason", "StopRun", "Store", "StoreError", "StoreEvent",
     "StoreModel", "StrictSchemaError", "SubtaskEvent", "SystemMessage", "Task", "TaskError", "Tool",

@@ -1,11 +1,12 @@
-"""Agents: the state they work on, the standard loops, running them, composing them."""
+"""Agents: the state they work on, the standard loops, their hooks, composing them.
+
+Running one (``lw.run``) is the run scope's work: ``loopwright.runtime``."""
 
 from ._fork import fork
 from ._handoff import Handoff, as_tool, handoff
 from ._iterative import IterativeAgent, iterative
 from ._lifecycle import Hooks, ModelRequest, StopRun
 from ._react import ContinueHandler, ReactAgent, react
-from ._run import run, run_sync
 from ._state import Agent, AgentState, Completion, agent, get_agent, registered_agents
 
 __all__ = [
@@ -27,6 +28,4 @@ __all__ = [
     "iterative",
     "react",
     "registered_agents",
-    "run",
-    "run_sync",
 ]

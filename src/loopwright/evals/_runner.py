@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError, error_text
-from ..agents import AgentState, run
+from ..agents import AgentState
 from ..limits import LimitInfo
-from ..log import Recording, RunStoreError, SampleInfo, load_run, recording
+from ..log import RunStoreError, SampleInfo, load_run
 from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
+from ..runtime import RunScope, recording, run
 from ._follow import EvalProgress, Quiet, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
@@ -178,7 +179,7 @@ class _TaskRun:
             "tokens": r.tokens,
         }
 
-    async def _work(self, rec: Recording, pending: list[tuple[Sample, int]]) -> None:
+    async def _work(self, rec: RunScope, pending: list[tuple[Sample, int]]) -> None:
         items: Iterator[tuple[Sample, int]] = iter(pending)
 
         async def worker() -> None:
@@ -195,7 +196,7 @@ class _TaskRun:
             # a failure outside any sample (the run store): surface the first one
             raise group.exceptions[0] from None
 
-    async def _carry(self, rec: Recording, info: SampleInfo) -> None:
+    async def _carry(self, rec: RunScope, info: SampleInfo) -> None:
         """Copy a finished sample of the resumed run into this run."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
@@ -224,7 +225,7 @@ class _TaskRun:
             )
         )
 
-    async def _run_sample(self, rec: Recording, sample: Sample, epoch: int) -> None:
+    async def _run_sample(self, rec: RunScope, sample: Sample, epoch: int) -> None:
         task = self.task
         counter = TokenCounter(self.progress)
         out = SampleResult(id=str(sample.id), epoch=epoch, status="success")
