@@ -141,10 +141,16 @@ async def test_a_new_run_inside_a_run_records_its_own_error_and_so_does_the_oute
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "runs.db"
+
+    async def both() -> None:
+        async with (
+            lw.recording(name="outer", db=db),
+            lw.recording(name="separate", db=db, new_run=True),
+        ):
+            raise ValueError("bad")
+
     with pytest.raises(ValueError, match="bad"):
-        async with lw.recording(name="outer", db=db):
-            async with lw.recording(name="separate", db=db, new_run=True):
-                raise ValueError("bad")
+        await both()
     runs = {r.name: r for r in lw.list_runs(db)}
     assert runs["outer"].status == runs["separate"].status == "error"
     for run in runs.values():
