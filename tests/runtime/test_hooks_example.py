@@ -76,3 +76,30 @@ def test_the_veto_lets_other_tools_and_allowed_files_through() -> None:
     assert ask("submit", answer="x") is None
     assert ask("read_config", name="db.env") is not None
     assert only.denied == ["db.env"]
+
+
+class TooFew(lw.Hooks):
+    async def after_tool(self, call: lw.ToolCall) -> None:  # type: ignore[override]
+        return None
+
+
+class Keywords(lw.Hooks):
+    async def after_model(self, *, output: lw.ModelOutput) -> None:  # type: ignore[override]
+        return None
+
+
+class Flexible(lw.Hooks):
+    async def after_tool(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def test_a_hook_method_that_cannot_take_its_arguments_is_refused_where_it_is_given() -> None:
+    import pytest
+
+    for hook, method in [(TooFew(), "after_tool"), (Keywords(), "after_model")]:
+        where = rf"{type(hook).__name__}\.{method} cannot take the arguments"
+        with pytest.raises(lw.ConfigurationError, match=where):
+            lw.react(hooks=[hook])
+        with pytest.raises(lw.ConfigurationError, match=where):
+            lw.run_sync(lw.react(), "go", model="mock", db=False, hooks=[hook])
+    lw.react(hooks=[Flexible()])  # *args takes anything: accepted
