@@ -28,7 +28,9 @@ runs_group.add_command(show_command)
 @click.option("--name", help="Only runs with this name (e.g. a task's).")
 @click.option(
     "--status",
-    type=click.Choice(["running", "success", "error", "cancelled", "limit", "interrupted"]),
+    type=click.Choice(
+        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted"]
+    ),
     help="Only runs with this status.",
 )
 @db_option
@@ -62,7 +64,11 @@ def list_command(
             str(r.samples) if r.samples else "",
             short(result(r, 50), 50),
         )
-        row[3].stylize({"error": "red", "limit": "yellow", "cancelled": "yellow"}.get(r.status, ""))
+        row[3].stylize(
+            {"error": "red", "limit": "yellow", "cancelled": "yellow", "stopped": "yellow"}.get(
+                r.status, ""
+            )
+        )
         table.add_row(*row)
     console().print(table)
     return EXIT_OK
