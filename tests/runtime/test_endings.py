@@ -194,3 +194,24 @@ def test_nothing_marks_exceptions_or_keeps_ids() -> None:
                 assert node.func.id not in ("setattr", "id"), f"{path.name}:{node.lineno}"
             if isinstance(node, ast.Attribute):
                 assert node.attr not in ("WeakValueDictionary", "WeakKeyDictionary"), path.name
+
+
+async def test_what_a_sample_handles_is_not_told_to_its_run(tmp_path: Path) -> None:
+    """Only what leaves a scope is passed outwards: an eval's run does not hold on to
+    (the tracebacks of) the errors its samples recorded and handled."""
+    model = lw.get_model("mock", outputs=[KeyError("gone")], repeat=True)
+    broken = lw.react(name="broken", model=model)
+    db = tmp_path / "runs.db"
+    async with lw.recording(name="eval", db=db) as rec:
+        for i in range(3):
+            async with rec.sample(f"s{i}") as s:
+                try:
+                    await lw.run(broken, "go")
+                except KeyError as ex:
+                    s.finish(error=ex)
+        assert rec._ending is not None and rec._ending.told == []
+    with lw.load_run(db=db) as log:
+        for sample in log.samples:
+            assert sample.status == "error"
+            errors = [e for e in log.events(sample) if isinstance(e, lw.ErrorEvent)]
+            assert len(errors) == 1

@@ -2,9 +2,9 @@
 
 A limit or an error is recorded exactly once, by the scope that owns it:
 
-- an error by the innermost scope it ends (where it was raised). The scope then tells
-  the scope around it ("I recorded this"), which, when the same error ends it too,
-  records only its status; and so on outwards;
+- an error by the innermost scope it ends (where it was raised). When the error leaves
+  that scope, the scope tells the scope around it ("recorded"), which, ended by the same
+  error, records only its status, and passes the word on as the error leaves it too;
 - a limit by the scope of the run it belongs to (the run nesting depth it was entered
   at, ``Limit.depth``; a limit entered outside any run belongs to the outermost). A run
   nested in another that meets the outer run's limit lets it pass unrecorded; the outer
@@ -13,8 +13,9 @@ A limit or an error is recorded exactly once, by the scope that owns it:
   ``state.limit`` does not record it again.
 
 What a scope was told is kept on the scope (a list of the objects themselves, compared
-by identity, dropped with the scope): no marks on exception objects, no table keyed by
-``id()``.
+by identity, dropped with the scope), and only what leaves a scope is told: an error an
+eval sample handles is not passed to the eval's run. No marks on exception objects, no
+table keyed by ``id()``.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ class Ending:
     recorded.
     """
 
-    __slots__ = ("depth", "done", "outer", "row", "told")
+    __slots__ = ("depth", "done", "outer", "row", "said", "told")
 
     def __init__(self, outer: Ending | None, depth: int | None) -> None:
         self.outer, self.depth = outer, depth
         self.done = False
         self.row = RunEnd(status="running")
         self.told: list[object] = []  # errors and limits scopes inside this one recorded
+        self.said: list[object] = []  # the error and limit this scope ended on (recorded)
 
     @property
     def status(self) -> RunStatus:
@@ -64,9 +66,20 @@ class Ending:
     def _was_told(self, x: object) -> bool:
         return any(t is x for t in self.told)
 
-    def _tell_outer(self, *xs: object) -> None:
-        if self.outer is not None:
-            self.outer.told.extend(xs)
+    def leave(self, exc: BaseException | None, *, pass_limit: bool) -> None:
+        """The scope is left (raising ``exc``): tell the scope around it what it recorded
+        that leaves with it — the error it raises, or (``pass_limit``: a run returning its
+        state) the limit it ended on."""
+        outer = self.outer
+        if outer is None:
+            return
+        if exc is not None:
+            if any(x is exc for x in self.said):
+                outer.told.append(exc)
+                if isinstance(exc, LimitExceededError):
+                    outer.told.append(exc.info)
+        elif pass_limit and self.row.status == "limit":
+            outer.told.extend(x for x in self.said if isinstance(x, LimitInfo))
 
     def set(
         self,
@@ -92,13 +105,13 @@ class Ending:
                         message=info.message,
                     )
                 )
-            self._tell_outer(limit, info)
+            self.said += [limit, info]
             limit_json = info.model_dump_json()
         error_text = None
         if error is not None:
             if not self._was_told(error):
                 t.record(_error_event(error))
-            self._tell_outer(error)
+            self.said.append(error)
             error_text = error_summary(error)
         ids = None
         if messages is not None:

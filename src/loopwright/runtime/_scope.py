@@ -292,6 +292,7 @@ class RunScope:
             try:
                 if exc is not None:
                     ending.from_exception(t, exc)
+                ending.leave(exc, pass_limit=True)
             finally:
                 self._stack.close()
                 self._span.__exit__(exc_type, exc, tb)
@@ -299,6 +300,7 @@ class RunScope:
         if self.kind == "sample":
             try:
                 ending.from_exception(t, exc)
+                ending.leave(exc, pass_limit=False)  # (an eval's run does not end on it)
                 checkpoint_store(t)
             finally:
                 self._stack.close()
