@@ -215,3 +215,19 @@ async def test_what_a_sample_handles_is_not_told_to_its_run(tmp_path: Path) -> N
             assert sample.status == "error"
             errors = [e for e in log.events(sample) if isinstance(e, lw.ErrorEvent)]
             assert len(errors) == 1
+
+
+def test_a_sample_without_its_run_is_refused_when_made() -> None:
+    with pytest.raises(lw.ConfigurationError, match=r"rec\.sample"):
+        lw.RunScope(kind="sample")
+
+
+async def test_flushing_a_nested_run_flushes_the_run_around_it(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    async with lw.recording(name="outer", db=db) as outer, lw.recording(name="inner") as inner:
+        assert inner.nested and lw.current_recording() is inner
+        lw.transcript().info("written before the flush returns")
+        await inner.flush()
+        with lw.load_run(outer.run_id, db=db) as log:
+            infos = [e for e in log.events() if isinstance(e, lw.InfoEvent)]
+        assert [i.data for i in infos] == ["written before the flush returns"]

@@ -96,6 +96,10 @@ class RunScope:
         epoch: int = 1,
         target: Any = None,
     ) -> None:
+        if (kind == "sample") != (run is not None):
+            raise ConfigurationError(
+                "a sample is opened on its run (rec.sample(...)), and only a sample has a run"
+            )
         self.kind, self.name, self.input = kind, name, input
         self.model = model.name if isinstance(model, Model) else model
         self.metadata = dict(metadata or {})
@@ -170,6 +174,7 @@ class RunScope:
     def _open_span(self, around: RunScope) -> None:
         self.nested = True
         self.run_id, self.db_path = around.run_id, around.db_path
+        self._recorder = around._recorder  # (for flush(): the run around writes the rows)
         self._transcript = current_transcript()
         self._store = current_store() or around._store
         self._span = span(self.name or "run", type="run")
