@@ -231,3 +231,23 @@ async def test_flushing_a_nested_run_flushes_the_run_around_it(tmp_path: Path) -
         with lw.load_run(outer.run_id, db=db) as log:
             infos = [e for e in log.events() if isinstance(e, lw.InfoEvent)]
         assert [i.data for i in infos] == ["written before the flush returns"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"name": 3}, "name must be a string"),
+        ({"model": 3}, "model must be a name"),
+        ({"db": 3}, "db must be a file path"),
+        ({"metadata": [("a", 1)]}, "metadata must be a dict"),
+        ({"log_level": "INFO"}, "log_level"),
+        ({"subscribers": print}, "subscribers must be a list"),
+        ({"subscribers": ["not a function"]}, "every subscriber must be a function"),
+        ({"new_run": "yes"}, "new_run must be True or False"),
+    ],
+)
+def test_what_recording_cannot_use_is_refused_when_given(
+    arguments: dict[str, object], message: str
+) -> None:
+    with pytest.raises(lw.ConfigurationError, match=message):
+        lw.recording(**arguments)  # type: ignore[arg-type]

@@ -7,7 +7,8 @@ writes what it hears), and records how it ended — completed, limit, error, can
 or stopped — once, by the scope that owns it (``_ending.py``).
 """
 
+from ._recording import recording
 from ._run import run, run_sync
-from ._scope import RunScope, current_recording, recording
+from ._scope import RunScope, current_recording
 
 __all__ = ["RunScope", "current_recording", "recording", "run", "run_sync"]

@@ -1,7 +1,7 @@
 """``RunScope``: the one scope that opens a run, a sample of a run, or a span of the run
 it is nested in, and records how it ended — once, by the scope that owns it.
 
-``lw.recording()`` and ``lw.run()`` open one; so can any custom loop::
+``lw.recording()`` (``_recording.py``) and ``lw.run()`` open one; so can any custom loop::
 
     async with lw.recording(name="calc", model="mock", input=question) as rec:
         ...                                   # model and tool calls are recorded
@@ -48,7 +48,7 @@ from ..transcripts import (
 )
 from ._ending import Ending
 
-__all__ = ["RunScope", "current_recording", "recording"]
+__all__ = ["RunScope", "current_recording"]
 
 _active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
 
@@ -375,65 +375,3 @@ class RunScope:
             target=target,
             metadata=metadata,
         )
-
-
-def recording(
-    *,
-    name: str | None = None,
-    model: str | Model | None = None,
-    input: Any = None,
-    db: str | os.PathLike[str] | Literal[False] | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    log_level: int = logging.INFO,
-    subscribers: Sequence[EventSubscriber] = (),
-    new_run: bool = False,
-    record_calls: bool = True,
-) -> RunScope:
-    """Open a run: ``async with recording(...) as rec:``.
-
-    Within the block the run's new :class:`~loopwright.Store` and
-    :class:`~loopwright.Transcript` are the current ones, model and tool calls are
-    recorded, and every event and message streams to the run store by a background
-    thread (batched transactions; the event loop never waits for the disk). Leaving the
-    block records how the run ended and waits for the writes to finish.
-
-    Inside another recording (a run within a run, e.g. an agent used as a tool) no new
-    run is opened unless ``new_run=True``: the block is a span of the outer run and shares
-    its store.
-
-    Args:
-        name: A name for the run (e.g. the agent's).
-        model: The model (name) the run uses, for listings.
-        input: What the run was given (JSON-serialisable, e.g. the prompt).
-        db: The run store file; ``None``: ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``;
-            ``False``: keep the run in memory only.
-        metadata: Anything JSON-serialisable to keep with the run.
-        log_level: Python log records at or above this level are recorded.
-        subscribers: Also called with every event (see ``Transcript.subscribe``).
-        new_run: Open a new run even inside another recording.
-        record_calls: ``False``: record no model calls, tool calls or store changes in
-            the transcript (see ``Transcript``); only with ``db=False``. A recording
-            inside another records as the outer one does.
-
-    If the run store fails while the block runs (the disk is full, the file is taken
-    away), the run is stopped at once, at its next ``await``: the task that entered the
-    block is cancelled (as a time limit does) and leaving the block raises
-    :class:`RunStoreError`. What was committed before stays readable, and the run's end
-    is recorded if the file still takes it.
-
-    Raises:
-        RunStoreError: (on entering) the run store cannot be written; (on leaving) it
-            failed while the run was going.
-        ConfigurationError: (on entering) ``record_calls=False`` with a run store.
-    """
-    return RunScope(
-        name=name,
-        model=model,
-        input=input,
-        db=db,
-        metadata=metadata,
-        log_level=log_level,
-        subscribers=subscribers,
-        new_run=new_run,
-        record_calls=record_calls,
-    )
