@@ -32,10 +32,10 @@ from ..model import ChatMessage
 from ..model._redact import MAX_ERROR, error_summary
 from ..transcripts import ErrorEvent, LimitEvent, Transcript
 
-__all__ = ["Ending"]
+__all__ = ["ScopeEnding"]
 
 
-class Ending:
+class ScopeEnding:
     """How one scope (a run, a sample, a span) ended.
 
     ``depth`` is the run nesting depth the scope owns limits of (``None``: a scope that is
@@ -46,7 +46,7 @@ class Ending:
 
     __slots__ = ("depth", "done", "outer", "row", "said", "told")
 
-    def __init__(self, outer: Ending | None, depth: int | None) -> None:
+    def __init__(self, outer: ScopeEnding | None, depth: int | None) -> None:
         self.outer, self.depth = outer, depth
         self.done = False
         self.row = RunEnd(status="running")

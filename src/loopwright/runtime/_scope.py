@@ -46,7 +46,7 @@ from ..transcripts import (
     span,
     transcript_context,
 )
-from ._ending import Ending
+from ._ending import ScopeEnding
 
 __all__ = ["RunScope", "current_recording"]
 
@@ -114,7 +114,7 @@ class RunScope:
         self._transcript: Transcript | None = None
         self._store: Store | None = None
         self._recorder: RunRecorder | None = run._recorder if run is not None else None
-        self._ending: Ending | None = None
+        self._ending: ScopeEnding | None = None
         self._stack = contextlib.ExitStack()
         self._span: span | None = None
         self._entered = False
@@ -157,13 +157,13 @@ class RunScope:
         outer = around._ending if around is not None else None
         if self.kind == "sample":
             self._open_sample()
-            self._ending = Ending(outer, None)
+            self._ending = ScopeEnding(outer, None)
         elif around is not None and not self._new_run and current_transcript() is not None:
             self._open_span(around)
-            self._ending = Ending(outer, self._depth)
+            self._ending = ScopeEnding(outer, self._depth)
         else:
             await self._open_run()
-            self._ending = Ending(None, self._depth)  # a run of its own: says its own end
+            self._ending = ScopeEnding(None, self._depth)  # a run of its own: says its own end
         if self._transcript is not current_transcript():
             self._stack.enter_context(store_context(self.store))
             self._stack.enter_context(transcript_context(self.transcript))
@@ -315,7 +315,7 @@ class RunScope:
             return
         await self._end_run(exc, ending)
 
-    async def _end_run(self, exc: BaseException | None, ending: Ending) -> None:
+    async def _end_run(self, exc: BaseException | None, ending: ScopeEnding) -> None:
         self._exiting = True
         t, recorder = self.transcript, self._recorder
         failure: RunStoreError | None = None
