@@ -12,6 +12,13 @@ run, every agent in it included; ``lw.react(..., hooks=[...])`` for one agent.
   ``state.error`` says why.
 - ``RedactSecrets`` rewrites each tool result in ``after_tool``: the redacted result is
   the only one the model, the state, the transcript and the run store ever see.
+- ``OnlyFiles`` vetoes tool calls in ``before_tool``: a call to read a file that is not
+  on its list is not run, and the model gets the returned message as the call's result.
+  It is registered on one agent (``lw.react(..., hooks=[...])``), so it guards that
+  agent wherever it runs.
+
+The run store records how the run ended: a run a hook stopped is listed with the status
+``stopped`` (``loopwright runs list --status stopped``).
 """
 
 from __future__ import annotations
@@ -80,6 +87,22 @@ class RedactSecrets(lw.Hooks):
         return result.model_copy(update=update)
 
 
+class OnlyFiles(lw.Hooks):
+    """Deny ``read_config`` calls for files not in ``allowed``, with a message to the
+    model (the call is not run; the run goes on)."""
+
+    def __init__(self, allowed: Iterable[str]) -> None:
+        self.allowed = frozenset(allowed)
+        self.denied: list[str] = []
+
+    async def before_tool(self, call: lw.ToolCall) -> str | None:
+        name = call.arguments.get("name")
+        if call.function != "read_config" or name in self.allowed:
+            return None  # let the call run
+        self.denied.append(str(name))
+        return f"reading {name!r} is not allowed; the files you may read: {sorted(self.allowed)}"
+
+
 def secrets_from_environment() -> list[str]:
     """The values of environment variables whose names say they are secret."""
     secret = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -116,6 +139,28 @@ async def main(
         "Which region is the deployment in?",
         model=model or scripted_model(),
         hooks=hooks,
+        db=db,
+    )
+
+
+async def guarded(model: str | lw.Model | None = None, db: Any = False) -> lw.AgentState:
+    """An agent that may read ``app.env`` only, under the same spend cap."""
+    only = OnlyFiles(["app.env"])
+    agent = lw.react(
+        prompt="Find the deployment's region in its configuration, then submit it.",
+        tools=[read_config],
+        hooks=[only],  # the agent's own hook: it guards this agent wherever it runs
+    )
+    script = [
+        lw.ModelOutput.for_tool_call("read_config", {"name": "../../etc/shadow"}),
+        lw.ModelOutput.for_tool_call("read_config", {"name": "app.env"}),
+        lw.ModelOutput.for_tool_call("submit", {"answer": "eu-west-1"}),
+    ]
+    return await lw.run(
+        agent,
+        "Which region is the deployment in?",
+        model=model or lw.get_model("mock", outputs=script),
+        hooks=[SpendCap(0.03), RedactSecrets(secrets_from_environment())],
         db=db,
     )
 

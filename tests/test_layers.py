@@ -33,6 +33,7 @@ LAYERS: tuple[str, ...] = (
     "approval",
     "log",
     "agents",
+    "runtime",
     "display",
     "evals",
     "otel",
@@ -44,11 +45,6 @@ LAYERS: tuple[str, ...] = (
 #: Imports that point up the order on purpose: (importing module, imported part) -> why.
 #: Keep this tiny; each entry is a design question still open.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("loopwright.log._db", "agents"): (
-        "TYPE_CHECKING only: RunStoreError.state is annotated AgentState because run() "
-        "sets the stopped run's state on the error; goes when the run scope (issue 17, "
-        "item 1) records how a run ended instead of marking exceptions"
-    ),
     ("loopwright.model.providers._strict_tools", "tools"): (
         "OpenAI strict mode sends strict_schema(), which lives in tool/ with the other "
         "JSON-schema helpers; goes when those helpers become one module (issue 17, item "

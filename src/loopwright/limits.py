@@ -41,8 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from ._errors import ConfigurationError, LoopwrightError
 from ._limit_text import limit_message, whole_count
 from ._waits import WaitClock
-from .model import ModelCall
-from .model._model import _hooks
+from .model import ModelCall, model_hook
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -127,7 +126,7 @@ class Limit:
         self.used: float = 0
         self.depth = 0  # the run nesting depth this limit was entered at
         self._token: object | None = None
-        self._hooks_token: object | None = None
+        self._hooks: contextlib.AbstractContextManager[object] | None = None
         self.note: str | None = None
         """Said after the message when the limit is reached (e.g. where it came from)."""
 
@@ -142,7 +141,9 @@ class Limit:
         self.used = 0
         active = _active.get()
         if not active:  # the outermost limit installs the one hook that serves them all
-            self._hooks_token = _hooks.set((*_hooks.get(), _LIMITS_HOOK))
+            # through the public model hook interface, like any observer of model calls
+            self._hooks = model_hook(_LIMITS_HOOK)
+            self._hooks.__enter__()
         self._token = _active.set((*active, self))
         self._start()
         return self
@@ -152,9 +153,9 @@ class Limit:
             self._stop(exc)  # may raise LimitExceededError (a time limit that fired)
         finally:
             _active.reset(self._token)  # type: ignore[arg-type]
-            if self._hooks_token is not None:
-                _hooks.reset(self._hooks_token)  # type: ignore[arg-type]
-            self._token = self._hooks_token = None
+            hooks, self._hooks, self._token = self._hooks, None, None
+            if hooks is not None:
+                hooks.__exit__(None, None, None)
 
     def _start(self) -> None:
         pass

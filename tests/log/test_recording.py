@@ -144,7 +144,7 @@ async def test_a_recording_inside_a_recording_is_a_span_of_the_outer_run(tmp_pat
 async def test_samples_have_their_own_streams_stores_and_rows(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
 
-    async def item(rec: lw.Recording, i: int) -> None:
+    async def item(rec: lw.RunScope, i: int) -> None:
         model = lw.get_model("mock", outputs=script(i + 2))
         async with rec.sample(f"item-{i}", input=f"count {i}", target=i) as s:
             assert lw.transcript() is s.transcript and lw.store() is s.store

@@ -151,8 +151,8 @@ async def test_a_failure_after_the_last_step_still_hands_back_the_state(tmp_path
         """Break the run store."""
         # what the writer's thread does when a write fails, at the very end of a run
         rec = lw.current_recording()
-        assert rec is not None and rec._writer is not None
-        rec._writer._file._fail(OSError(28, "No space left on device"))
+        assert rec is not None and rec._recorder is not None and rec._recorder.writer is not None
+        rec._recorder.writer._file._fail(OSError(28, "No space left on device"))
         return "ok"
 
     model = lw.get_model(

@@ -1,14 +1,14 @@
-"""Agents: the state they work on, the standard loops, running them, composing them."""
+"""Agents: the state they work on, the standard loops, their hooks, composing them.
+
+Running one (``lw.run``) is the run scope's work: ``loopwright.runtime``."""
 
 from ._fork import fork
 from ._handoff import Handoff, as_tool, handoff
 from ._iterative import IterativeAgent, iterative
 from ._lifecycle import Hooks, ModelRequest, StopRun
 from ._react import ContinueHandler, ReactAgent, react
-from ._run import run, run_sync
 from ._state import Agent, AgentState, Ending, agent, get_agent, registered_agents
 from ._steps import Recovery
-from ._stream import RunStream, run_stream
 from ._stream_events import (
     ModelReplied,
     RunFinished,
@@ -31,7 +31,6 @@ __all__ = [
     "ReactAgent",
     "Recovery",
     "RunFinished",
-    "RunStream",
     "StepFinished",
     "StopRun",
     "StreamEvent",
@@ -45,7 +44,4 @@ __all__ = [
     "iterative",
     "react",
     "registered_agents",
-    "run",
-    "run_stream",
-    "run_sync",
 ]

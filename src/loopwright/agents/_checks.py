@@ -176,12 +176,12 @@ def check_sandbox(sandbox: object) -> None:
         )
 
 
-def check_db(db: object) -> None:
+def check_db(db: object, who: str = "run") -> None:
     """A run store: a path, ``None`` (the default store) or ``False`` (none)."""
     if db is None or db is False or isinstance(db, str | os.PathLike):
         return
     raise ConfigurationError(
-        f"run: db must be a file path, None (the default run store) or False (keep "
+        f"{who}: db must be a file path, None (the default run store) or False (keep "
         f"nothing), got {_show(db)}"
     )
 

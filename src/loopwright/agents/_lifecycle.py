@@ -186,6 +186,23 @@ def _check_methods(cls: type[Hooks], who: str) -> None:
                 )
             if not inspect.iscoroutinefunction(value):
                 raise ConfigurationError(f"{where} must be a coroutine: async def {name}(...)")
+            _check_parameters(value, name, where)
+
+
+def _check_parameters(method: Any, name: str, where: str) -> None:
+    """Refuse a hook method that could not take the arguments it is called with."""
+    expected = list(inspect.signature(getattr(Hooks, name)).parameters)[1:]
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):  # a callable Python cannot describe: let it be
+        return
+    try:
+        signature.bind(None, *expected)
+    except TypeError:
+        shown = ", ".join(["self", *expected])
+        raise ConfigurationError(
+            f"{where} cannot take the arguments it is called with: async def {name}({shown})"
+        ) from None
 
 
 def _show(value: object) -> str:

@@ -13,11 +13,12 @@ import click
 from .._errors import ConfigurationError
 from .._errors import error_text as describe
 from .._terminal import json_text, visible
-from ..agents import Agent, AgentState, react, run
+from ..agents import Agent, AgentState, react
 from ..limits import DEFAULT_MAX_STEPS, Limit, step_limit, time_limit, token_limit
-from ..log import current_recording, default_db_path, list_runs
+from ..log import default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
 from ..model._stream import stream_to
+from ..runtime import current_recording, run
 from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,

@@ -30,7 +30,9 @@ runs_group.add_command(diff_command)
 @click.option("--name", help="Only runs with this name (e.g. a task's).")
 @click.option(
     "--status",
-    type=click.Choice(["running", "success", "error", "cancelled", "limit", "interrupted"]),
+    type=click.Choice(
+        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted"]
+    ),
     help="Only runs with this status.",
 )
 @db_option
@@ -64,7 +66,11 @@ def list_command(
             str(r.samples) if r.samples else "",
             short(result(r, 50), 50),
         )
-        row[3].stylize({"error": "red", "limit": "yellow", "cancelled": "yellow"}.get(r.status, ""))
+        row[3].stylize(
+            {"error": "red", "limit": "yellow", "cancelled": "yellow", "stopped": "yellow"}.get(
+                r.status, ""
+            )
+        )
         table.add_row(*row)
     console().print(table)
     return EXIT_OK

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigurationError, MissingDependencyError
-from ..log import Recording, RunStoreError, SampleInfo, default_db_path
+from ..log import RunStoreError, SampleInfo, default_db_path
 from ..model import GenerateConfig, Model
+from ..runtime import RunScope
 from ._results import SampleResult
 from ._runner import _TaskRun
 from ._sample import Sample
@@ -141,13 +142,13 @@ class RayTaskRun(_TaskRun):
         self.ray, self.spec, self.task_args = ray, spec, task_args
         self.model_name, self.config, self.requested_samples = model_name, config, requested_samples
 
-    def _folder(self, rec: Recording) -> Path:
+    def _folder(self, rec: RunScope) -> Path:
         if self.db is False:
             return Path(tempfile.mkdtemp(prefix="loopwright-ray-"))
         db = Path(self.db) if self.db is not None else default_db_path()
         return db.parent / f"{db.stem}-shards" / rec.run_id
 
-    async def _work(self, rec: Recording, pending: list[tuple[Sample, int]]) -> None:
+    async def _work(self, rec: RunScope, pending: list[tuple[Sample, int]]) -> None:
         if not pending:
             return
         ray, task = self.ray, self.task
@@ -205,7 +206,7 @@ class RayTaskRun(_TaskRun):
 
     async def _collect(
         self,
-        rec: Recording,
+        rec: RunScope,
         stores: Mapping[Shard, Path],
         wanted: dict[tuple[str, int], tuple[Sample, int]],
         *,
@@ -241,7 +242,7 @@ class RayTaskRun(_TaskRun):
                 self.result.samples[-1].resumed = False
                 self.progress.sample_finished(self.result.samples[-1])
 
-    async def _carry_failed(self, rec: Recording, info: SampleInfo, source: str) -> None:
+    async def _carry_failed(self, rec: RunScope, info: SampleInfo, source: str) -> None:
         async with rec.sample(
             info.id,
             epoch=info.epoch,
@@ -254,7 +255,7 @@ class RayTaskRun(_TaskRun):
             SampleResult(id=info.id, epoch=info.epoch, status="error", error=info.error)
         )
 
-    async def _record_lost(self, rec: Recording, sample: Sample, epoch: int, why: str) -> None:
+    async def _record_lost(self, rec: RunScope, sample: Sample, epoch: int, why: str) -> None:
         async with rec.sample(
             str(sample.id), epoch=epoch, input=sample.input, target=sample.target
         ) as srec:

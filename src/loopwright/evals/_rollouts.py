@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .._errors import ConfigurationError, error_text
-from ..agents import Agent, AgentState, run
+from ..agents import Agent, AgentState
 from ..limits import Limit
+from ..runtime import run
 from ._task import fresh_limits
 
 __all__ = ["rollouts", "rollouts_async"]

@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from .._errors import error_text
-from ..agents import AgentState, run
+from ..agents import AgentState
 from ..limits import LimitInfo
-from ..log import Recording, RunStoreError, SampleInfo, default_db_path, load_run, recording
+from ..log import RunStoreError, SampleInfo, default_db_path, load_run
 from ..model import Model, UserMessage, default_model, model_hook
+from ..runtime import RunScope, recording, run
 from ._follow import EvalProgress, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
@@ -198,7 +199,7 @@ class _TaskRun:
             "tokens": r.tokens,
         }
 
-    async def _work(self, rec: Recording, pending: list[tuple[Sample, int]]) -> None:
+    async def _work(self, rec: RunScope, pending: list[tuple[Sample, int]]) -> None:
         items: Iterator[tuple[Sample, int]] = iter(pending)
 
         async def worker() -> None:
@@ -216,7 +217,7 @@ class _TaskRun:
             raise group.exceptions[0] from None
 
     async def _carry(
-        self, rec: Recording, info: SampleInfo, source: str, mark: str = "resumed_from"
+        self, rec: RunScope, info: SampleInfo, source: str, mark: str = "resumed_from"
     ) -> None:
         """Copy a finished sample of an earlier run (``source``, named in the sample's
         metadata under ``mark``) into this run."""
@@ -247,7 +248,7 @@ class _TaskRun:
             )
         )
 
-    async def _run_sample(self, rec: Recording, sample: Sample, epoch: int) -> None:
+    async def _run_sample(self, rec: RunScope, sample: Sample, epoch: int) -> None:
         task = self.task
         counter = TokenCounter(self.progress)
         out = SampleResult(id=str(sample.id), epoch=epoch, status="success")

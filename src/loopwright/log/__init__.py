@@ -1,17 +1,21 @@
 """The run store: every run's events and messages, in one SQLite file, as they happen.
 
-Write with :func:`recording` (``run()`` does it for you); read with :func:`list_runs`
-and :func:`load_run`, or a page at a time (:func:`runs_page`, :func:`event_page`...);
+This part writes and reads; it does not decide. The run scope (``lw.recording()``,
+``lw.run()``: ``loopwright.runtime``) opens a run and gives it a :class:`RunRecorder`,
+which writes the events the run's transcripts hear into SQLite by a background thread.
+Read with :func:`list_runs` and :func:`load_run`, or a page at a time
+(:func:`runs_page`, :func:`event_page`...); compare two runs with :func:`diff_runs`;
 move runs between stores with :func:`export_run` and :func:`import_run`. The file is
 ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db`` unless you say otherwise. A process
 keeps a file open a few seconds after its last run (its next run reuses it):
 :func:`close_run_stores` closes them now (before copying a file).
 """
 
-from ._db import DB_ENV, RunStoreError, default_db_path
+from ._db import DB_ENV, RunStoreError, default_db_path, resolve_db
 from ._diff import Divergence, RunDiff, diff_runs
 from ._export import export_run, import_run
 from ._file_thread import close_idle_files as close_run_stores
+from ._outcome import RunEnd, RunStatus, json_text
 from ._pages import (
     EventRow,
     event_at,
@@ -23,22 +27,21 @@ from ._pages import (
     usage_totals,
 )
 from ._reader import RunInfo, RunLog, SampleInfo, list_runs, load_run
-from ._recording import Recording, RunStatus, SampleRecording, current_recording, recording
+from ._recording import RunRecorder
 
 __all__ = [
     "DB_ENV",
     "Divergence",
     "EventRow",
-    "Recording",
     "RunDiff",
+    "RunEnd",
     "RunInfo",
     "RunLog",
+    "RunRecorder",
     "RunStatus",
     "RunStoreError",
     "SampleInfo",
-    "SampleRecording",
     "close_run_stores",
-    "current_recording",
     "default_db_path",
     "diff_runs",
     "event_at",
@@ -46,9 +49,10 @@ __all__ = [
     "event_page",
     "export_run",
     "import_run",
+    "json_text",
     "list_runs",
     "load_run",
-    "recording",
+    "resolve_db",
     "runs_page",
     "samples_page",
     "store_at",

@@ -6,14 +6,12 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import LoopwrightError
 
 if TYPE_CHECKING:
     import sqlite3
-
-    from ..agents import AgentState
 
 __all__ = [
     "DB_ENV",
@@ -107,10 +105,12 @@ class RunStoreError(LoopwrightError):
 
     Attributes:
         state: When raised by ``run()``: the agent's state when the run was stopped (an
-            ``AgentState``, with the conversation so far); else ``None``.
+            ``AgentState``, with the conversation so far); else ``None``. (Typed ``Any``:
+            the run store sits below the agents and does not know their types; ``run()``
+            sets it, as the scope that owns the run.)
     """
 
-    state: AgentState | None = None
+    state: Any = None
 
 
 def hostname() -> str:

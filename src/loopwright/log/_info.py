@@ -47,7 +47,8 @@ def _alive(pid: int) -> bool:
 class RunInfo(BaseModel):
     """A run, as listed: what it was, how it ended.
 
-    ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, or
+    ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, ``stopped``
+    (a hook ended it: ``lw.StopRun``), or
     ``interrupted`` for a run whose process on this host died while it was running.
     """
 

@@ -129,9 +129,11 @@ class Instrumentation:
     def _identify(self, t: Transcript, builder: TraceBuilder) -> None:
         """Name the span of ``t`` after the run being recorded (at its first event: the
         run's recording is current by then, not yet when its transcript opens)."""
-        from ..log import current_recording
+        from ..runtime import current_recording
 
         rec = current_recording()
+        while rec is not None and rec.run is not None:  # a sample: name its run
+            rec = rec.run
         if rec is None:
             builder.named = True
             return

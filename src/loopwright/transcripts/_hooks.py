@@ -11,7 +11,7 @@ from .._errors import error_text
 from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
-from ..stores import _current as _current_store
+from ..stores import current_store
 from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
 from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
 
@@ -37,7 +37,7 @@ def _recording() -> _Scope | None:
 
 def _checkpoint(t: Transcript) -> None:
     """Record the store's changes, if there are any (cheap when there are none)."""
-    s = _current_store.get()
+    s = current_store()
     if s is not None and s.dirty:
         checkpoint_store(t)
 

@@ -30,12 +30,9 @@ from types import TracebackType
 from typing import Any
 
 from .._errors import ConfigurationError
-from ..model import ChatMessage, ModelOutput, ToolCall, ToolMessage, UserMessage
-from ..model._stream import stream_to
-from ._lifecycle import Hooks, check_hooks
-from ._run import run
-from ._state import Agent, AgentState
-from ._stream_events import (
+from ..agents import Agent, AgentState, Hooks
+from ..agents._lifecycle import check_hooks
+from ..agents._stream_events import (
     DEFAULT_MAX_EVENTS,
     EventBuffer,
     ModelReplied,
@@ -45,6 +42,9 @@ from ._stream_events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ..model import ChatMessage, ModelOutput, ToolCall, ToolMessage, UserMessage
+from ..model._stream import stream_to
+from ._run import run
 
 __all__ = ["RunStream", "run_stream"]
 

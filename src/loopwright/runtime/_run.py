@@ -1,4 +1,12 @@
-"""``run()`` and ``run_sync()``: run an agent on an input within a run's context."""
+"""``run()`` and ``run_sync()``: run an agent on an input within a run's scope.
+
+``run()`` checks its arguments, settles the configuration, opens a :class:`RunScope`
+(``_scope.py``: store, transcript, run-store recording, or a span of the run around) and
+puts the run's context in force around the agent: the model, the approval policy, the
+run's hooks, the limits, the sandbox. Then it says how the run ended, once: completed,
+on one of its own limits (a limit of a run around it passes on), stopped by a hook, or
+an error (recorded by the scope as it leaves).
+"""
 
 from __future__ import annotations
 
@@ -9,9 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
-from ..limits import Limit, LimitExceededError, run_scope
-from ..model import ChatMessage, Model, UserMessage, default_model, get_model
-from ._checks import (
+from ..agents import Agent, AgentState, Hooks, StopRun
+from ..agents._checks import (
     check_agent,
     check_approver,
     check_db,
@@ -21,9 +28,13 @@ from ._checks import (
     check_text,
     check_tool_list,
 )
-from ._lifecycle import Hooks, StopRun, check_hooks, finish, run_hooks, stop_run, tell_error
-from ._state import Agent, AgentState
-from ._steps import check_tools
+from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_error
+from ..agents._steps import check_tools
+from ..limits import Limit, LimitExceededError, run_scope
+from ..log import RunStoreError
+from ..model import ChatMessage, Model, UserMessage, default_model, get_model
+from ..tools import approver
+from ._scope import RunScope
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
@@ -108,9 +119,6 @@ async def run(
             :class:`~loopwright.StopRun` ends the run: the state so far comes back with
             ``state.completed == "stopped"`` and the reason in ``state.error``.
     """
-    from ..log import RunStoreError, recording
-    from ..tools import approver
-
     # every argument is checked before anything starts: a mistake is a usage error,
     # refused here, never an AttributeError in the middle of the run
     check_agent(agent)
@@ -154,21 +162,23 @@ async def run(
                     state.error = state.error or str(ex)
 
             stack.push(keep_state)
-            rec = await stack.enter_async_context(
-                recording(
+            scope = await stack.enter_async_context(
+                RunScope(
                     name=run_name,
                     model=chosen,
                     input=_describe_input(input),
                     db=db,
                     metadata=metadata,
                     record_calls=transcript,
+                    depth=depth,
                 )
             )
-            state.run_id = rec.run_id
+            state.run_id = scope.run_id
             if policy is not None:
                 stack.enter_context(approver(policy))
             if own_hooks:
                 stack.enter_context(run_hooks(own_hooks))
+            limit_error: LimitExceededError | None = None
             try:
                 # limits exit inside the try: a time limit turns its cancellation into
                 # LimitExceededError on exit
@@ -181,32 +191,30 @@ async def run(
                         await hook.on_run_start(state)
                     state = await agent(state)
             except LimitExceededError as ex:
-                owned = ex.limit.depth == depth or (ex.limit.depth == 0 and depth == 1)
-                if not owned:
-                    raise
+                if not scope.owns(ex):
+                    raise  # a limit of a run around this one: that run ends on it
                 state.limit, state.completed = ex.info, "limit"
+                limit_error = ex
                 if raise_on_limit:
+                    scope.finish(messages=state.messages, limit=ex)
                     if own_hooks:
                         await finish(own_hooks, state, ex.info)
                     raise
-                limit_error: LimitExceededError | None = ex
             except StopRun as ex:
                 stop_run(state, ex, record=True)
-                limit_error = None
             except Exception as ex:
                 if own_hooks:
                     await tell_error(own_hooks, ex)
-                raise
-            else:
-                limit_error = None
+                raise  # the scope records the error as it leaves
             if own_hooks:
                 ended = state.limit if state.completed == "limit" else None
                 await finish(own_hooks, state, ended)
-            state.run_id = rec.run_id  # (an agent may return another state than it got)
-            rec.finish(
+            state.run_id = scope.run_id  # (an agent may return another state than it got)
+            scope.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
                 limit=limit_error or state.limit,
+                status="stopped" if state.completed == "stopped" else None,
             )
             return state
 
