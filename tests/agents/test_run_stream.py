@@ -178,6 +178,10 @@ async def test_a_consumer_that_raises_ends_the_run(sse: SSEServer, tmp_path: Pat
     with pytest.raises(ValueError, match="consumer broke"):
         await consume()
     assert s.cancelled
+    for _ in range(20):  # the loop's finalizers of closed async generators may still run
+        if asyncio.all_tasks() == {asyncio.current_task()}:
+            break
+        await asyncio.sleep(0.01)
     assert asyncio.all_tasks() == {asyncio.current_task()}
     [info] = list_runs(db)
     assert info.status == "cancelled"
