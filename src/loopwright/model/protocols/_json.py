@@ -41,15 +41,20 @@ Parsing policy:
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, ClassVar
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
 
 from ..._errors import ConfigurationError
 from ..._nesting import MAX_NESTING, nesting_exceeds
-from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
+from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
+from ._base import ProtocolRequest
+from ._cache import LRU
 from ._example import ActionExample
+from ._grounding import Grounding, conversation_values, ground_answer, ground_schema, worked_example
 from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
 from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint
@@ -65,6 +70,9 @@ _FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 _ENVELOPE = 3
 """The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
 the reply may nest that much deeper than arguments may."""
+
+_PLAIN = r'[^0-9"\\\x00-\x1f\x7f]'
+"""A character of a plain thought: what a JSON string may hold unescaped, but no digit."""
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -132,6 +140,18 @@ class JsonProtocol(TextProtocol):
         max_string: The most characters the schema allows for each free-text string
             argument (one without its own ``maxLength``, ``enum``, ``pattern``...), so
             the whole action is bounded, not only the thought (default: no bound).
+        examples: Example replies (see :class:`ActionExample`), or ``"auto"``: a worked
+            example made from the agent's own first tool (a made-up question, the call
+            copying its values, the result, the final answer copying the result).
+        ground_numbers: Limit each numeric argument to the numbers written in the
+            user's turns and the tool results (when there are any of its type), so a
+            small model copies values instead of inventing them (default False: a
+            capable model may need a number of its own, like 1000 to convert km).
+        ground_answer: Once a tool has returned something, limit the final answer to
+            one of the results, whole or one of their numbers (default False).
+        plain_thought: Allow no digit in the thought (a ``pattern`` in the schema): a
+            small model that does arithmetic in its thought invents numbers, then
+            repeats them ("14320 is 14320, 14320 is...") until its bound (default False).
     """
 
     name = "json"
@@ -143,9 +163,21 @@ class JsonProtocol(TextProtocol):
         constrain: bool = True,
         max_thought: int | None = None,
         max_string: int | None = None,
+        examples: Iterable[ActionExample] | Literal["auto"] = (),
+        ground_numbers: bool = False,
+        ground_answer: bool = False,
+        plain_thought: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        auto = isinstance(examples, str)
+        if auto and examples != "auto":
+            raise ConfigurationError(f'examples must be ActionExamples or "auto", got {examples!r}')
+        super().__init__(examples=() if isinstance(examples, str) else examples, **kwargs)
+        self.auto_example = auto
+        self.ground_numbers = ground_numbers
+        self.ground_answer = ground_answer
+        self.plain_thought = plain_thought
+        self._grounded: LRU[tuple[str, str], dict[str, Any]] = LRU(64)
         self.constrain = constrain
         for what, bound in (("max_thought", max_thought), ("max_string", max_string)):
             if bound is not None and bound < 1:
@@ -176,21 +208,41 @@ class JsonProtocol(TextProtocol):
             toolset.answer is not None and toolset.forced == toolset.answer.name
         ):
             actions.append((finish, params))
+        toolset.extra["actions"] = actions
+        toolset.extra["schema"] = self._schema(actions, finish, toolset.answer_param, None)
+        toolset.extra["action_names"] = ", ".join(name for name, _ in actions)
+        toolset.extra["worked_example"] = self._worked_example(toolset) if self.auto_example else ""
+
+    def _schema(
+        self,
+        actions: list[tuple[str, dict[str, Any]]],
+        finish: str,
+        answer_param: str,
+        values: Grounding | None,
+    ) -> dict[str, Any]:
         defs: dict[str, Any] = {}
-        choices = [
-            {
-                "type": "object",
-                "properties": {
-                    "name": {"const": name},
-                    "arguments": _embed(params, f"{name}__", defs, self.max_string),
-                },
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            }
-            for name, params in actions
-        ]
+        choices = []
+        for name, params in actions:
+            if values is not None and name == finish and self.ground_answer:
+                params = ground_answer(params, answer_param, values)
+            elif values is not None and self.ground_numbers:
+                params = ground_schema(params, values.numbers)
+            choices.append(
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"const": name},
+                        "arguments": _embed(params, f"{name}__", defs, self.max_string),
+                    },
+                    "required": ["name", "arguments"],
+                    "additionalProperties": False,
+                }
+            )
         thought: dict[str, Any] = {"type": "string"}
-        if self.max_thought is not None:
+        if self.plain_thought:  # JSON string characters but no digit, at most max_thought
+            bound = f"{{0,{self.max_thought}}}" if self.max_thought is not None else "*"
+            thought["pattern"] = f"^{_PLAIN}{bound}$"
+        elif self.max_thought is not None:
             thought["maxLength"] = self.max_thought
         schema: dict[str, Any] = {
             "type": "object",
@@ -203,14 +255,40 @@ class JsonProtocol(TextProtocol):
         }
         if defs:
             schema["$defs"] = defs
-        toolset.extra["schema"] = schema
-        toolset.extra["action_names"] = ", ".join(name for name, _ in actions)
+        return schema
+
+    def _worked_example(self, toolset: ToolSet) -> str:
+        made = next(
+            ((t, example) for t in toolset.visible if (example := worked_example(t)) is not None),
+            None,
+        )
+        if made is None:
+            return ""
+        tool, (question, arguments) = made
+        result = f"<the result of {tool.name}>"
+        lines = [
+            f"User: {question}",
+            self._example_line(f"{tool.name} answers this.", tool.name, arguments),
+            json.dumps({"observation": result}),
+            self._example_line(
+                "The observation answers the question.",
+                toolset.extra["finish"],
+                {toolset.answer_param: result},
+            ),
+        ]
+        return "\n".join(lines)
+
+    @staticmethod
+    def _example_line(thought: str, name: str, arguments: dict[str, Any]) -> str:
+        action = {"name": name, "arguments": arguments}
+        return json.dumps({"thought": thought, "action": action}, ensure_ascii=False)
 
     def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
         return {
             "finish": toolset.extra["finish"],
             "finish_arguments": toolset.extra["finish_arguments"],
             "action_names": toolset.extra["action_names"],
+            "worked_example": toolset.extra["worked_example"],
         }
 
     def request_config(self, config: GenerateConfig, toolset: ToolSet | None) -> GenerateConfig:
@@ -218,6 +296,27 @@ class JsonProtocol(TextProtocol):
         if toolset is None or not self.constrain:
             return config
         return config.model_copy(update={"response_schema": toolset.extra["schema"]})
+
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ProtocolRequest:
+        request = super().render(messages, tools, config)
+        toolset = request.state
+        grounded = self.ground_numbers or self.ground_answer
+        if not grounded or not self.constrain or not isinstance(toolset, ToolSet):
+            return request
+        values = conversation_values(messages)
+        key = (toolset.key, values.key)
+        schema = self._grounded.get(key)
+        if schema is None:
+            extra = toolset.extra
+            schema = self._schema(extra["actions"], extra["finish"], toolset.answer_param, values)
+            self._grounded.put(key, schema)
+        config = request.config.model_copy(update={"response_schema": schema})
+        return dataclasses.replace(request, config=config)
 
     # --- rendering -------------------------------------------------------------------
 

@@ -65,6 +65,20 @@ DEFAULT_TEMPERATURE = 0.0
 """Sampling temperature, unless the config's ``temperature`` says otherwise: greedy, the
 most reliable choice for a small model (and reproducible)."""
 
+SMALL_MODEL_JSON: dict[str, Any] = {
+    "max_thought": 60,
+    "max_string": 120,
+    "examples": "auto",
+    "ground_numbers": True,
+    "ground_answer": True,
+    "plain_thought": True,
+}
+"""The json protocol's options for the embedded 135M model: a thought of at most 60
+characters (so at most 60 tokens) and no digits (no room to repeat a phrase, no
+arithmetic in its head), a worked example from the agent's own tools, numeric
+arguments copied from the question or a tool result, and a final answer copied from a
+tool result once there is one. See :class:`~loopwright.model.protocols.JsonProtocol`."""
+
 _STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "context": "model_length"}
 _DEFAULT_NAMES = {"", "smollm2", DEFAULT_MODEL_FILE.lower(), "smollm2-135m-instruct"}
 
@@ -100,9 +114,9 @@ class LocalModelAPI(ModelAPI):
 
     provider = "local"
     supports_tools = False
-    # a small model rambles: bound the json protocol's free-text thought and string
-    # arguments so the whole action fits in max_tokens (the grammar enforces maxLength)
     protocol_options = {"json": {"max_thought": 160, "max_string": 200}}
+    """Any GGUF model: the json protocol's thought and string arguments are bounded so the
+    whole action fits in ``max_tokens`` (the grammar enforces ``maxLength``)."""
 
     def __init__(
         self,
@@ -142,6 +156,8 @@ class LocalModelAPI(ModelAPI):
         threads = n_threads or _default_threads()
         settings = {"n_ctx": n_ctx, "n_threads": threads, "n_threads_batch": threads}
         settings.update(llama_args)
+        if not self.model_name:
+            self.protocol_options = {"json": dict(SMALL_MODEL_JSON)}
         self.path = path
         self._engine: LlamaEngine = get_engine(path, settings)
         # requests of one event loop wait here, not in worker threads
