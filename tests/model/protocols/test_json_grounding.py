@@ -3,7 +3,7 @@ no digits, a worked example from the agent's own tools."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 import pytest
@@ -157,3 +157,68 @@ async def test_the_worked_example_uses_the_agents_own_tool() -> None:
 def test_examples_must_be_examples_or_auto() -> None:
     with pytest.raises(lw.ConfigurationError, match="auto"):
         lw.JsonProtocol(examples="some")  # type: ignore[arg-type]
+
+
+@lw.tool
+def convert(value: float, unit: Literal["km", "m", "mile"]) -> float:
+    """Convert a length to metres.
+
+    Args:
+        value: The length.
+        unit: Its unit.
+    """
+    return value
+
+
+async def test_enum_values_are_limited_to_those_written_as_words() -> None:
+    ask = [lw.UserMessage(content="Convert 5 km, please.")]
+    schema = await _schemas(ask, [convert], **SMALL)
+    assert _valid(schema, _action("convert", {"value": 5, "unit": "km"}))
+    assert not _valid(schema, _action("convert", {"value": 5, "unit": "m"}))  # "m" is no word
+    # none of the values written: all of them stay
+    schema = await _schemas([lw.UserMessage(content="Convert 5 leagues")], [convert], **SMALL)
+    assert _valid(schema, _action("convert", {"value": 5, "unit": "mile"}))
+
+
+def _reply(text: str) -> Any:
+    return lambda messages, tools, config: text
+
+
+async def test_a_repeated_call_is_taken_as_the_answer_with_its_result() -> None:
+    call = lw.ToolCall(id="c1", function="multiply", arguments={"a": 465.0, "b": 321})
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="What is 465 * 321?"),
+        lw.AssistantMessage(tool_calls=[call]),
+        lw.ToolMessage(content="149265.0", tool_call_id="c1", function="multiply"),
+    ]
+    again = '{"thought": "x", "action": {"name": "multiply", "arguments": {"a": 465, "b": 321}}}'
+    protocol = lw.JsonProtocol(repeat_answers=True)
+    model = lw.get_model("mock", outputs=_reply(again), tool_protocol=protocol)
+    out = await model.generate(messages, [multiply, lw.submit()])
+    assert [(c.function, c.arguments) for c in out.tool_calls] == [
+        ("submit", {"answer": "149265.0"})
+    ]
+    # another call goes through; so does the repeat without the option
+    other = again.replace("321", "465")
+    model = lw.get_model("mock", outputs=_reply(other), tool_protocol=protocol)
+    out = await model.generate(messages, [multiply, lw.submit()])
+    assert out.tool_calls[0].function == "multiply"
+    model = lw.get_model("mock", outputs=_reply(again), tool_protocol=lw.JsonProtocol())
+    out = await model.generate(messages, [multiply, lw.submit()])
+    assert out.tool_calls[0].function == "multiply"
+
+
+async def test_a_failed_call_repeated_is_a_call_again() -> None:
+    call = lw.ToolCall(id="c1", function="multiply", arguments={"a": 1, "b": 2})
+    error = lw.ToolCallError(type="tool_error", message="busy")
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="What is 1 * 2?"),
+        lw.AssistantMessage(tool_calls=[call]),
+        lw.ToolMessage(content="busy", tool_call_id="c1", function="multiply", error=error),
+    ]
+    again = '{"thought": "x", "action": {"name": "multiply", "arguments": {"a": 1, "b": 2}}}'
+    model = lw.get_model(
+        "mock", outputs=_reply(again), tool_protocol=lw.JsonProtocol(repeat_answers=True)
+    )
+    out = await model.generate(messages, [multiply, lw.submit()])
+    assert out.tool_calls[0].function == "multiply"

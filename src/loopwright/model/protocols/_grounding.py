@@ -19,20 +19,36 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from .._chat import ChatMessage, ToolInfo, ToolMessage
+from .._chat import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
 
-__all__ = ["MAX_VALUES", "SCAN_CHARS", "Grounding", "conversation_values", "worked_example"]
+__all__ = [
+    "MAX_VALUES",
+    "SCAN_CHARS",
+    "Grounding",
+    "call_key",
+    "conversation_values",
+    "embed_schema",
+    "ground_answer",
+    "ground_schema",
+    "worked_example",
+    "worked_examples",
+]
 
 MAX_VALUES = 48
 """The most numbers (and the most result texts) a grammar offers."""
 SCAN_CHARS = 4000
 """How much of each message is read for values."""
+EXAMPLE_TOOLS = 6
+"""The most tools the automatic worked example shows."""
+_SKIP = frozenset({"enum", "const", "default", "examples"})
+_FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 MAX_RESULT = 120
 """A tool result longer than this is not offered whole as an answer (its numbers are)."""
 
+_WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|\.\d|,\d{3})")
 
 
@@ -44,10 +60,29 @@ class Grounding:
     """Numbers of the user's turns and the tool results, first seen first."""
     results: tuple[str, ...] = ()
     """The tool results' texts (short ones), latest first."""
+    words: frozenset[str] = frozenset()
+    """The words of the user's turns and the tool results (as written)."""
+    done: dict[str, str] = field(default_factory=dict)
+    """The successful calls so far (:func:`call_key`) and their results."""
 
     @property
     def key(self) -> str:
-        return json.dumps([self.numbers, self.results])
+        return json.dumps([self.numbers, self.results, sorted(self.words)])
+
+
+def call_key(function: str, arguments: Any) -> str:
+    """A call's identity: its tool and arguments (numbers compared by value)."""
+    return json.dumps([function, _canonical(arguments)], sort_keys=True, default=str)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
 
 
 def _numbers(text: str) -> list[int | float]:
@@ -68,28 +103,46 @@ def conversation_values(messages: Sequence[ChatMessage]) -> Grounding:
     """The numbers and tool results a small model's actions may copy (see the module)."""
     numbers: list[int | float] = []
     results: list[str] = []
+    words: set[str] = set()
+    calls: dict[str, str] = {}
+    done: dict[str, str] = {}
     for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                calls[call.id] = call_key(call.function, call.arguments)
+            continue
         if message.role == "user":
-            numbers += _numbers(message.text)
-        elif isinstance(message, ToolMessage):
-            text = message.content if message.error is None else ""
-            numbers += _numbers(text)
-            text = text.strip()
-            if text and len(text) <= MAX_RESULT and text not in results:
-                results.insert(0, text)
+            text = message.text
+        elif isinstance(message, ToolMessage) and message.error is None:
+            text = message.content
+            if message.tool_call_id in calls:
+                done[calls[message.tool_call_id]] = text
+        else:
+            continue
+        numbers += _numbers(text)
+        words.update(_WORD.findall(text[:SCAN_CHARS]))
+        text = text.strip()
+        if message.role == "tool" and text and len(text) <= MAX_RESULT and text not in results:
+            results.insert(0, text)
     unique = list(dict.fromkeys((type(n) is float, n) for n in numbers))
     found = tuple(n for _, n in unique)
     if len(found) > MAX_VALUES:  # the latest ones: the question may be far back
         found = found[:8] + found[-(MAX_VALUES - 8) :]
-    return Grounding(found, tuple(results[:MAX_VALUES]))
+    return Grounding(found, tuple(results[:MAX_VALUES]), frozenset(words), done)
 
 
-def ground_schema(schema: Any, numbers: Sequence[int | float]) -> Any:
+def ground_schema(schema: Any, values: Grounding) -> Any:
     """``schema`` (a tool's arguments) with each ``integer``/``number`` property limited
-    to ``numbers`` (those of the right type), recursively through properties and items.
-    A property with its own ``enum``/``const``, or with no number of its type, is kept."""
+    to the conversation's numbers (those of the right type), and each string ``enum``
+    to the values written in it as words, recursively through properties and items.
+    A property with its own ``const``, or with none of its values written, is kept."""
     if not isinstance(schema, dict):
         return schema
+    numbers = values.numbers
+    options = schema.get("enum")
+    if isinstance(options, list) and all(isinstance(o, str) for o in options):
+        written = [o for o in options if o in values.words]
+        return {**schema, "enum": written} if written else schema
     kind = schema.get("type")
     if kind in ("integer", "number") and "enum" not in schema and "const" not in schema:
         allowed = [n for n in numbers if kind == "number" or isinstance(n, int)]
@@ -102,12 +155,12 @@ def ground_schema(schema: Any, numbers: Sequence[int | float]) -> Any:
     out = dict(schema)
     props = schema.get("properties")
     if isinstance(props, dict):
-        out["properties"] = {k: ground_schema(v, numbers) for k, v in props.items()}
+        out["properties"] = {k: ground_schema(v, values) for k, v in props.items()}
     if isinstance(schema.get("items"), dict):
-        out["items"] = ground_schema(schema["items"], numbers)
+        out["items"] = ground_schema(schema["items"], values)
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
-            out[key] = [ground_schema(s, numbers) for s in schema[key]]
+            out[key] = [ground_schema(s, values) for s in schema[key]]
     return out
 
 
@@ -163,3 +216,60 @@ def worked_example(tool: ToolInfo) -> tuple[str, dict[str, Any]] | None:
     what = " ".join(tool.description.split()).split(". ")[0].rstrip(".") or tool.name
     values = ", ".join(_spoken(v) for v in arguments.values())
     return f"{what}: {values}", arguments
+
+
+def embed_schema(
+    schema: Any, prefix: str, defs: dict[str, Any], max_string: int | None = None
+) -> Any:
+    """``schema`` with its ``$defs`` moved into ``defs`` (names prefixed) and its
+    ``$ref``\\ s rewritten, so it can sit anywhere inside a larger schema; with
+    ``max_string``, every free-text string gets that ``maxLength`` (unless it has one)."""
+    if isinstance(schema, list):
+        return [embed_schema(s, prefix, defs, max_string) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("$defs", "definitions") and isinstance(value, dict):
+            for name, sub in value.items():
+                defs[prefix + name] = embed_schema(sub, prefix, defs, max_string)
+        elif key == "$ref" and isinstance(value, str):
+            for root in ("#/$defs/", "#/definitions/"):
+                if value.startswith(root):
+                    value = "#/$defs/" + prefix + value[len(root) :]
+            out[key] = value
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {k: embed_schema(v, prefix, defs, max_string) for k, v in value.items()}
+        elif key in _SKIP:
+            out[key] = value
+        else:
+            out[key] = embed_schema(value, prefix, defs, max_string)
+    if max_string is not None and out.get("type") == "string" and not _FIXED_TEXT.intersection(out):
+        out["maxLength"] = max_string
+    return out
+
+
+def worked_examples(tools: Sequence[ToolInfo], finish: str, answer_param: str) -> str:
+    """One made-up question per tool (at most :data:`EXAMPLE_TOOLS`) and its call, in the
+    json protocol's format; the first goes on to its result and the final answer."""
+    lines: list[str] = []
+    for tool in tools[:EXAMPLE_TOOLS]:
+        made = worked_example(tool)
+        if made is None:
+            continue
+        question, arguments = made
+        if lines:
+            lines.append("")
+        lines.append(f"User: {question}")
+        lines.append(_example_line(f"I use {tool.name}.", tool.name, arguments))
+        if len(lines) == 2:
+            result = f"<the result of {tool.name}>"
+            lines.append(json.dumps({"observation": result}))
+            thought = "The observation answers the question."
+            lines.append(_example_line(thought, finish, {answer_param: result}))
+    return "\n".join(lines)
+
+
+def _example_line(thought: str, name: str, arguments: dict[str, Any]) -> str:
+    action = {"name": name, "arguments": arguments}
+    return json.dumps({"thought": thought, "action": action}, ensure_ascii=False)

@@ -54,7 +54,15 @@ from .._output import StopReason
 from ._base import ProtocolRequest
 from ._cache import LRU
 from ._example import ActionExample
-from ._grounding import Grounding, conversation_values, ground_answer, ground_schema, worked_example
+from ._grounding import (
+    Grounding,
+    call_key,
+    conversation_values,
+    embed_schema,
+    ground_answer,
+    ground_schema,
+    worked_examples,
+)
 from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
 from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint
@@ -65,14 +73,13 @@ _MISSING: Any = object()
 _ACTION_KEYS = ("action", "name", "tool", "final_answer", "answer")
 _NAME_KEYS = ("name", "tool", "function", "tool_name")
 _ARG_KEYS = ("arguments", "args", "input", "parameters", "action_input")
-_SKIP = frozenset({"enum", "const", "default", "examples"})
-_FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 _ENVELOPE = 3
 """The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
 the reply may nest that much deeper than arguments may."""
 
 _PLAIN = r'[^0-9"\\\x00-\x1f\x7f]'
 """A character of a plain thought: what a JSON string may hold unescaped, but no digit."""
+
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -91,35 +98,6 @@ def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
         if key in obj:
             return obj[key]
     return _MISSING
-
-
-def _embed(schema: Any, prefix: str, defs: dict[str, Any], max_string: int | None = None) -> Any:
-    """``schema`` with its ``$defs`` moved into ``defs`` (names prefixed) and its
-    ``$ref``\\ s rewritten, so it can sit anywhere inside a larger schema; with
-    ``max_string``, every free-text string gets that ``maxLength`` (unless it has one)."""
-    if isinstance(schema, list):
-        return [_embed(s, prefix, defs, max_string) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("$defs", "definitions") and isinstance(value, dict):
-            for name, sub in value.items():
-                defs[prefix + name] = _embed(sub, prefix, defs, max_string)
-        elif key == "$ref" and isinstance(value, str):
-            for root in ("#/$defs/", "#/definitions/"):
-                if value.startswith(root):
-                    value = "#/$defs/" + prefix + value[len(root) :]
-            out[key] = value
-        elif key == "properties" and isinstance(value, dict):
-            out[key] = {k: _embed(v, prefix, defs, max_string) for k, v in value.items()}
-        elif key in _SKIP:
-            out[key] = value
-        else:
-            out[key] = _embed(value, prefix, defs, max_string)
-    if max_string is not None and out.get("type") == "string" and not _FIXED_TEXT.intersection(out):
-        out["maxLength"] = max_string
-    return out
 
 
 class JsonProtocol(TextProtocol):
@@ -144,14 +122,19 @@ class JsonProtocol(TextProtocol):
             example made from the agent's own first tool (a made-up question, the call
             copying its values, the result, the final answer copying the result).
         ground_numbers: Limit each numeric argument to the numbers written in the
-            user's turns and the tool results (when there are any of its type), so a
-            small model copies values instead of inventing them (default False: a
+            user's turns and the tool results (when there are any of its type), and
+            each string enum to its values written there as words, so a small model
+            copies values instead of inventing them (default False: a
             capable model may need a number of its own, like 1000 to convert km).
         ground_answer: Once a tool has returned something, limit the final answer to
             one of the results, whole or one of their numbers (default False).
         plain_thought: Allow no digit in the thought (a ``pattern`` in the schema): a
             small model that does arithmetic in its thought invents numbers, then
             repeats them ("14320 is 14320, 14320 is...") until its bound (default False).
+        repeat_answers: A call identical to one that already succeeded in this
+            conversation (same tool, same arguments) is taken as the final answer, with
+            that call's result: a small model asking again for what it has means it has
+            its answer (default False; it assumes tools give the same result twice).
     """
 
     name = "json"
@@ -167,6 +150,7 @@ class JsonProtocol(TextProtocol):
         ground_numbers: bool = False,
         ground_answer: bool = False,
         plain_thought: bool = False,
+        repeat_answers: bool = False,
         **kwargs: Any,
     ) -> None:
         auto = isinstance(examples, str)
@@ -177,6 +161,7 @@ class JsonProtocol(TextProtocol):
         self.ground_numbers = ground_numbers
         self.ground_answer = ground_answer
         self.plain_thought = plain_thought
+        self.repeat_answers = repeat_answers
         self._grounded: LRU[tuple[str, str], dict[str, Any]] = LRU(64)
         self.constrain = constrain
         for what, bound in (("max_thought", max_thought), ("max_string", max_string)):
@@ -211,7 +196,11 @@ class JsonProtocol(TextProtocol):
         toolset.extra["actions"] = actions
         toolset.extra["schema"] = self._schema(actions, finish, toolset.answer_param, None)
         toolset.extra["action_names"] = ", ".join(name for name, _ in actions)
-        toolset.extra["worked_example"] = self._worked_example(toolset) if self.auto_example else ""
+        toolset.extra["worked_example"] = (
+            worked_examples(toolset.visible, finish, toolset.answer_param)
+            if self.auto_example
+            else ""
+        )
 
     def _schema(
         self,
@@ -226,13 +215,13 @@ class JsonProtocol(TextProtocol):
             if values is not None and name == finish and self.ground_answer:
                 params = ground_answer(params, answer_param, values)
             elif values is not None and self.ground_numbers:
-                params = ground_schema(params, values.numbers)
+                params = ground_schema(params, values)
             choices.append(
                 {
                     "type": "object",
                     "properties": {
                         "name": {"const": name},
-                        "arguments": _embed(params, f"{name}__", defs, self.max_string),
+                        "arguments": embed_schema(params, f"{name}__", defs, self.max_string),
                     },
                     "required": ["name", "arguments"],
                     "additionalProperties": False,
@@ -257,32 +246,6 @@ class JsonProtocol(TextProtocol):
             schema["$defs"] = defs
         return schema
 
-    def _worked_example(self, toolset: ToolSet) -> str:
-        made = next(
-            ((t, example) for t in toolset.visible if (example := worked_example(t)) is not None),
-            None,
-        )
-        if made is None:
-            return ""
-        tool, (question, arguments) = made
-        result = f"<the result of {tool.name}>"
-        lines = [
-            f"User: {question}",
-            self._example_line(f"{tool.name} answers this.", tool.name, arguments),
-            json.dumps({"observation": result}),
-            self._example_line(
-                "The observation answers the question.",
-                toolset.extra["finish"],
-                {toolset.answer_param: result},
-            ),
-        ]
-        return "\n".join(lines)
-
-    @staticmethod
-    def _example_line(thought: str, name: str, arguments: dict[str, Any]) -> str:
-        action = {"name": name, "arguments": arguments}
-        return json.dumps({"thought": thought, "action": action}, ensure_ascii=False)
-
     def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
         return {
             "finish": toolset.extra["finish"],
@@ -305,7 +268,7 @@ class JsonProtocol(TextProtocol):
     ) -> ProtocolRequest:
         request = super().render(messages, tools, config)
         toolset = request.state
-        grounded = self.ground_numbers or self.ground_answer
+        grounded = self.ground_numbers or self.ground_answer or self.repeat_answers
         if not grounded or not self.constrain or not isinstance(toolset, ToolSet):
             return request
         values = conversation_values(messages)
@@ -316,7 +279,10 @@ class JsonProtocol(TextProtocol):
             schema = self._schema(extra["actions"], extra["finish"], toolset.answer_param, values)
             self._grounded.put(key, schema)
         config = request.config.model_copy(update={"response_schema": schema})
-        return dataclasses.replace(request, config=config)
+        if self.repeat_answers and values.done:
+            extra = {**toolset.extra, "done": values.done}
+            toolset = dataclasses.replace(toolset, extra=extra, _lookup={})
+        return dataclasses.replace(request, config=config, state=toolset)
 
     # --- rendering -------------------------------------------------------------------
 
@@ -406,6 +372,10 @@ class JsonProtocol(TextProtocol):
             arguments = f"The arguments of {function} are not usable: {TOO_DEEP}."
         if isinstance(arguments, str):
             return self.format_error(arguments, toolset, text[:kept], function)
+        done = toolset.extra.get("done")
+        if done and tool is not None and call_key(function, arguments) in done:
+            # asked again for a result it has: that result is the answer (repeat_answers)
+            return self.final_answer(done[call_key(function, arguments)], toolset, thought, kept)
         call = ToolCall(function=function, arguments=arguments)
         return Reply(thought=thought, calls=[call], kept=kept)
 

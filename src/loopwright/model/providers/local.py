@@ -72,19 +72,24 @@ SMALL_MODEL_JSON: dict[str, Any] = {
     "ground_numbers": True,
     "ground_answer": True,
     "plain_thought": True,
+    "repeat_answers": True,
 }
 """The json protocol's options for the embedded 135M model: a thought of at most 60
 characters (so at most 60 tokens) and no digits (no room to repeat a phrase, no
 arithmetic in its head), a worked example from the agent's own tools, numeric
-arguments copied from the question or a tool result, and a final answer copied from a
-tool result once there is one. See :class:`~loopwright.model.protocols.JsonProtocol`."""
+arguments (and enum values) copied from the question or a tool result, a final answer
+copied from a tool result once there is one, and a repeated call taken as the answer.
+See :class:`~loopwright.model.protocols.JsonProtocol`."""
 
 _STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "context": "model_length"}
 _DEFAULT_NAMES = {"", "smollm2", DEFAULT_MODEL_FILE.lower(), "smollm2-135m-instruct"}
 
 
 def _default_threads() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    # one core left free: on a busy machine, llama.cpp's threads wait for each other at
+    # every layer, and a 2-thread prompt evaluation took 5x longer than a 1-thread one
+    # (bench/README.md)
+    return max(1, min((os.cpu_count() or 1) - 1, 8))
 
 
 def to_template_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
@@ -131,7 +136,8 @@ class LocalModelAPI(ModelAPI):
             model_name: Empty (or ``smollm2``) for the embedded SmolLM2 model, else the path
                 of a ``.gguf`` file (``local:/path/model.gguf``).
             n_ctx: The context window in tokens.
-            n_threads: CPU threads for llama.cpp (default: the CPU count, at most 8).
+            n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
+                least 1, at most 8).
             **llama_args: Passed to ``llama_cpp.Llama`` (e.g. ``n_gpu_layers``).
 
         Raises:
