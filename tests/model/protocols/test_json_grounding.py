@@ -222,3 +222,27 @@ async def test_a_failed_call_repeated_is_a_call_again() -> None:
     )
     out = await model.generate(messages, [multiply, lw.submit()])
     assert out.tool_calls[0].function == "multiply"
+
+
+async def test_the_observation_hint_follows_successful_results_only() -> None:
+    seen: list[str] = []
+
+    def respond(messages: Any, tools: Any, config: lw.GenerateConfig) -> str:
+        seen.extend(m.content for m in messages if m.role == "user")
+        return '{"thought": "done", "action": {"name": "finish", "arguments": {"answer": "x"}}}'
+
+    ok = lw.ToolCall(id="c1", function="multiply", arguments={"a": 1, "b": 2})
+    bad = lw.ToolCall(id="c2", function="multiply", arguments={"a": 1, "b": 0})
+    error = lw.ToolCallError(type="tool_error", message="nope")
+    messages: list[lw.ChatMessage] = [
+        lw.UserMessage(content="go"),
+        lw.AssistantMessage(tool_calls=[ok]),
+        lw.ToolMessage(content="2", tool_call_id="c1", function="multiply"),
+        lw.AssistantMessage(tool_calls=[bad]),
+        lw.ToolMessage(content="nope", tool_call_id="c2", function="multiply", error=error),
+    ]
+    protocol = lw.JsonProtocol(observation_hint="HINT LINE", merge_user_turns=False)
+    model = lw.get_model("mock", outputs=respond, tool_protocol=protocol)
+    await model.generate(messages, [multiply])
+    assert '{"observation": "2"}\nHINT LINE' in seen
+    assert '{"error": "nope"}' in seen

@@ -135,6 +135,9 @@ class JsonProtocol(TextProtocol):
             conversation (same tool, same arguments) is taken as the final answer, with
             that call's result: a small model asking again for what it has means it has
             its answer (default False; it assumes tools give the same result twice).
+        observation_hint: A line shown after each successful tool result (e.g. "If
+            this answers the question, use finish with it."), for a small model that
+            otherwise calls a tool again with the result (default: none).
     """
 
     name = "json"
@@ -151,6 +154,7 @@ class JsonProtocol(TextProtocol):
         ground_answer: bool = False,
         plain_thought: bool = False,
         repeat_answers: bool = False,
+        observation_hint: str | None = None,
         **kwargs: Any,
     ) -> None:
         auto = isinstance(examples, str)
@@ -162,6 +166,7 @@ class JsonProtocol(TextProtocol):
         self.ground_answer = ground_answer
         self.plain_thought = plain_thought
         self.repeat_answers = repeat_answers
+        self.observation_hint = observation_hint
         self._grounded: LRU[tuple[str, str], dict[str, Any]] = LRU(64)
         self.constrain = constrain
         for what, bound in (("max_thought", max_thought), ("max_string", max_string)):
@@ -302,7 +307,10 @@ class JsonProtocol(TextProtocol):
     def render_observation(self, message: ToolMessage) -> str:
         text = self.observation_text(message)
         key = "error" if message.error is not None else "observation"
-        return json.dumps({key: text}, ensure_ascii=False)
+        shown = json.dumps({key: text}, ensure_ascii=False)
+        if self.observation_hint and message.error is None:
+            shown = f"{shown}\n{self.observation_hint}"
+        return shown
 
     def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
         name = example.tool

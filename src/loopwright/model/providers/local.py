@@ -73,12 +73,14 @@ SMALL_MODEL_JSON: dict[str, Any] = {
     "ground_answer": True,
     "plain_thought": True,
     "repeat_answers": True,
+    "observation_hint": 'If this answers the question, use the action "finish" with it.',
 }
 """The json protocol's options for the embedded 135M model: a thought of at most 60
 characters (so at most 60 tokens) and no digits (no room to repeat a phrase, no
 arithmetic in its head), a worked example from the agent's own tools, numeric
 arguments (and enum values) copied from the question or a tool result, a final answer
-copied from a tool result once there is one, and a repeated call taken as the answer.
+copied from a tool result once there is one (and a line after each result saying so),
+and a repeated call taken as the answer.
 See :class:`~loopwright.model.protocols.JsonProtocol`."""
 
 _STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "context": "model_length"}
