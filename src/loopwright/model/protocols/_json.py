@@ -118,26 +118,18 @@ class JsonProtocol(TextProtocol):
         max_string: The most characters the schema allows for each free-text string
             argument (one without its own ``maxLength``, ``enum``, ``pattern``...), so
             the whole action is bounded, not only the thought (default: no bound).
-        examples: Example replies (see :class:`ActionExample`), or ``"auto"``: a worked
-            example made from the agent's own first tool (a made-up question, the call
-            copying its values, the result, the final answer copying the result).
-        ground_numbers: Limit each numeric argument to the numbers written in the
-            user's turns and the tool results (when there are any of its type), and
-            each string enum to its values written there as words, so a small model
-            copies values instead of inventing them (default False: a
-            capable model may need a number of its own, like 1000 to convert km).
-        ground_answer: Once a tool has returned something, limit the final answer to
-            one of the results, whole or one of their numbers (default False).
-        plain_thought: Allow no digit in the thought (a ``pattern`` in the schema): a
-            small model that does arithmetic in its thought invents numbers, then
-            repeats them ("14320 is 14320, 14320 is...") until its bound (default False).
-        repeat_answers: A call identical to one that already succeeded in this
-            conversation (same tool, same arguments) is taken as the final answer, with
-            that call's result: a small model asking again for what it has means it has
-            its answer (default False; it assumes tools give the same result twice).
-        observation_hint: A line shown after each successful tool result (e.g. "If
-            this answers the question, use finish with it."), for a small model that
-            otherwise calls a tool again with the result (default: none).
+        examples: Example replies (see :class:`ActionExample`), or ``"auto"``: one
+            made-up question and call per tool, the first one through to its answer.
+        ground_numbers: Numeric arguments only from the numbers in the user's turns and
+            tool results, string enums only from the words there (default False: a
+            capable model may need its own number, like 1000 to convert km to m).
+        ground_answer: After a tool result, the answer is a result or one of its
+            numbers (default False).
+        plain_thought: No digit in the thought, so no arithmetic in it and no number
+            repeated ("14320 is 14320, ...") to its bound (default False).
+        repeat_answers: A call identical to one that succeeded earlier is the final
+            answer, with that result (default False; assumes repeatable tools).
+        observation_hint: A line after each successful tool result (default: none).
     """
 
     name = "json"
