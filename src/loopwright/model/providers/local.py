@@ -20,6 +20,10 @@ How it behaves:
   the tools into the prompt (the ``json`` protocol by default). Tools passed to
   :meth:`LocalModelAPI.generate` are ignored; tool calls and tool results still in the
   history are rendered as text.
+- The embedded 135M model gets the json protocol's small-model options
+  (:data:`SMALL_MODEL_JSON`): a short thought with no digits, a worked example from the
+  agent's tools, arguments and answers copied from the conversation by the grammar, a
+  repeated call taken as the answer. A ``local:/path`` model gets the plain bounds.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
@@ -55,7 +59,13 @@ from ._llama_engine import (
 )
 from ._tool_args import tool_result_text
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_N_CTX", "DEFAULT_TEMPERATURE", "LocalModelAPI"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_N_CTX",
+    "DEFAULT_TEMPERATURE",
+    "SMALL_MODEL_JSON",
+    "LocalModelAPI",
+]
 
 DEFAULT_N_CTX = 8192
 """Context window in tokens, unless ``n_ctx=`` says otherwise."""
