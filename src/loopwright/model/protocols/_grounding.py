@@ -180,11 +180,16 @@ def ground_answer(params: dict[str, Any], param: str, values: Grounding) -> dict
     return {**params, "properties": {**props, param: answer}}
 
 
-def _sample(name: str, schema: Any, index: int) -> Any:
+_WORDS = ("apple pie", "river", "north", "blue")
+"""Made-up text values of the worked example: plainly not a parameter's name, which a
+small model would copy instead of the question's words."""
+
+
+def _sample(schema: Any, index: int) -> Any:
     if not isinstance(schema, dict):
-        return name.replace("_", " ")
-    if schema.get("enum"):
-        return schema["enum"][0]
+        return _WORDS[index % 4]
+    if schema.get("enum"):  # a different value per parameter: not "from mm to mm"
+        return schema["enum"][index % len(schema["enum"])]
     if "const" in schema:
         return schema["const"]
     kind = schema.get("type")
@@ -195,14 +200,14 @@ def _sample(name: str, schema: Any, index: int) -> Any:
     if kind == "boolean":
         return True
     if kind == "array":
-        return [_sample(name, schema.get("items"), index)]
+        return [_sample(schema.get("items"), index)]
     if kind == "object":
         return {}
-    return name.replace("_", " ")
+    return _WORDS[index % 4]
 
 
 def _spoken(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    return f"'{value}'" if isinstance(value, str) else json.dumps(value)
 
 
 def worked_example(tool: ToolInfo) -> tuple[str, dict[str, Any]] | None:
@@ -212,7 +217,7 @@ def worked_example(tool: ToolInfo) -> tuple[str, dict[str, Any]] | None:
     required = [p for p in tool.parameters.get("required") or [] if p in props]
     if not required:
         return None
-    arguments = {p: _sample(p, props[p], i) for i, p in enumerate(required)}
+    arguments = {p: _sample(props[p], i) for i, p in enumerate(required)}
     what = " ".join(tool.description.split()).split(". ")[0].rstrip(".") or tool.name
     values = ", ".join(_spoken(v) for v in arguments.values())
     return f"{what}: {values}", arguments
