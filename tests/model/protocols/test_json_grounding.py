@@ -246,3 +246,19 @@ async def test_the_observation_hint_follows_successful_results_only() -> None:
     await model.generate(messages, [multiply])
     assert '{"observation": "2"}\nHINT LINE' in seen
     assert '{"error": "nope"}' in seen
+
+
+async def test_free_text_is_copied_from_the_question_or_a_result() -> None:
+    ask = [lw.UserMessage(content="Repeat 'hello world' 3 times, please")]
+    schema = await _schemas(ask, [repeat], **SMALL)
+    assert _valid(schema, _action("repeat", {"text": "hello world", "times": 3}))
+    assert not _valid(schema, _action("repeat", {"text": "apple pie", "times": 3}))
+    assert not _valid(schema, _action("repeat", {"text": "hello world' 3", "times": 3}))
+    call = lw.ToolCall(id="c1", function="repeat", arguments={"text": "hello world", "times": 3})
+    messages: list[lw.ChatMessage] = [
+        *ask,
+        lw.AssistantMessage(tool_calls=[call]),
+        lw.ToolMessage(content="Oslo Norway", tool_call_id="c1", function="repeat"),
+    ]
+    schema = await _schemas(messages, [repeat], **SMALL)
+    assert _valid(schema, _action("repeat", {"text": "Oslo", "times": 3}))

@@ -45,10 +45,15 @@ EXAMPLE_TOOLS = 6
 """The most tools the automatic worked example shows."""
 _SKIP = frozenset({"enum", "const", "default", "examples"})
 _FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
+MAX_PHRASE = 6
+"""The most words of a phrase a free-text argument may copy."""
+MAX_PHRASES = 256
+"""The most phrases a grammar offers."""
 MAX_RESULT = 120
 """A tool result longer than this is not offered whole as an answer (its numbers are)."""
 
 _WORD = re.compile(r"[^\W_]+")
+_PART = re.compile(r"[\"'`,;:!?()\[\]{}]+|\.(?!\d)")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|\.\d|,\d{3})")
 
 
@@ -64,10 +69,12 @@ class Grounding:
     """The words of the user's turns and the tool results (as written)."""
     done: dict[str, str] = field(default_factory=dict)
     """The successful calls so far (:func:`call_key`) and their results."""
+    phrases: tuple[str, ...] = ()
+    """Runs of 1 to :data:`MAX_PHRASE` words of the user's turns and the tool results."""
 
     @property
     def key(self) -> str:
-        return json.dumps([self.numbers, self.results, sorted(self.words)])
+        return json.dumps([self.numbers, self.results, sorted(self.words), self.phrases])
 
 
 def call_key(function: str, arguments: Any) -> str:
@@ -106,6 +113,7 @@ def conversation_values(messages: Sequence[ChatMessage]) -> Grounding:
     words: set[str] = set()
     calls: dict[str, str] = {}
     done: dict[str, str] = {}
+    phrases: dict[str, None] = {}
     for message in messages:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
@@ -121,6 +129,8 @@ def conversation_values(messages: Sequence[ChatMessage]) -> Grounding:
             continue
         numbers += _numbers(text)
         words.update(_WORD.findall(text[:SCAN_CHARS]))
+        for phrase in _phrases(text):
+            phrases.setdefault(phrase, None)
         text = text.strip()
         if message.role == "tool" and text and len(text) <= MAX_RESULT and text not in results:
             results.insert(0, text)
@@ -128,14 +138,30 @@ def conversation_values(messages: Sequence[ChatMessage]) -> Grounding:
     found = tuple(n for _, n in unique)
     if len(found) > MAX_VALUES:  # the latest ones: the question may be far back
         found = found[:8] + found[-(MAX_VALUES - 8) :]
-    return Grounding(found, tuple(results[:MAX_VALUES]), frozenset(words), done)
+    every = tuple(phrases)  # the question's first, the latest results' last
+    half = MAX_PHRASES // 2
+    kept = every if len(every) <= MAX_PHRASES else every[:half] + every[-half:]
+    return Grounding(found, tuple(results[:MAX_VALUES]), frozenset(words), done, kept)
+
+
+def _phrases(text: str) -> list[str]:
+    """Runs of 1 to :data:`MAX_PHRASE` words of ``text``, each within one sentence part
+    (quotes, commas, colons... end a run)."""
+    out: list[str] = []
+    for part in _PART.split(text[:SCAN_CHARS]):
+        tokens = part.split()
+        for i in range(len(tokens)):
+            for n in range(1, min(MAX_PHRASE, len(tokens) - i) + 1):
+                out.append(" ".join(tokens[i : i + n]))
+    return out
 
 
 def ground_schema(schema: Any, values: Grounding) -> Any:
     """``schema`` (a tool's arguments) with each ``integer``/``number`` property limited
-    to the conversation's numbers (those of the right type), and each string ``enum``
-    to the values written in it as words, recursively through properties and items.
-    A property with its own ``const``, or with none of its values written, is kept."""
+    to the conversation's numbers (those of the right type), each string ``enum`` to
+    the values written in it as words, and each free-text string to its phrases,
+    recursively through properties and items. A property with its own ``const``, or
+    with none of its values written, is kept."""
     if not isinstance(schema, dict):
         return schema
     numbers = values.numbers
@@ -144,6 +170,8 @@ def ground_schema(schema: Any, values: Grounding) -> Any:
         written = [o for o in options if o in values.words]
         return {**schema, "enum": written} if written else schema
     kind = schema.get("type")
+    if kind == "string" and values.phrases and not _FIXED_TEXT.intersection(schema):
+        return {**{k: v for k, v in schema.items() if k != "type"}, "enum": list(values.phrases)}
     if kind in ("integer", "number") and "enum" not in schema and "const" not in schema:
         allowed = [n for n in numbers if kind == "number" or isinstance(n, int)]
         if not allowed:

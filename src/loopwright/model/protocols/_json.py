@@ -120,9 +120,10 @@ class JsonProtocol(TextProtocol):
             the whole action is bounded, not only the thought (default: no bound).
         examples: Example replies (see :class:`ActionExample`), or ``"auto"``: one
             made-up question and call per tool, the first one through to its answer.
-        ground_numbers: Numeric arguments only from the numbers in the user's turns and
-            tool results, string enums only from the words there (default False: a
-            capable model may need its own number, like 1000 to convert km to m).
+        ground_numbers: Arguments copied from the user's turns and tool results:
+            numbers from their numbers, string enums from their words, free text from
+            their phrases of up to 6 words (default False: a capable model may need
+            values of its own, like 1000 to convert km to m).
         ground_answer: After a tool result, the answer is a result or one of its
             numbers (default False).
         plain_thought: No digit in the thought, so no arithmetic in it and no number
