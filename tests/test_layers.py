@@ -33,6 +33,7 @@ LAYERS: tuple[str, ...] = (
     "approval",
     "log",
     "agents",
+    "mcp",  # MCP servers' tools as tools (client), tools and agents served (server)
     "display",
     "evals",
     "cli",

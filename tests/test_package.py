@@ -40,7 +40,7 @@ def test_import_loads_no_optional_or_deferred_module() -> None:
     loaded = run_python(
         "import sys, loopwright\n"
         "heavy = ('openai', 'anthropic', 'llama_cpp', 'rich', 'jinja2', 'click', 'sqlite3',"
-        " 'loopwright.log', 'loopwright.evals', 'loopwright.cli')\n"
+        " 'loopwright.log', 'loopwright.evals', 'loopwright.cli', 'loopwright.mcp', 'mcp')\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     assert loaded == ""

@@ -237,6 +237,9 @@ if TYPE_CHECKING:
 
     from .tools.builtin import llm_fallback
 
+    # --- mcp (issue 20) ------------------------------------------------------------------
+    from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp
+
 __version__ = "0.1.0"
 
 
@@ -307,5 +310,7 @@ __all__ = [
     "think", "time_limit", "token_limit", "tool", "tool_hook", "tool_with", "transcript",
     "transcript_context", "truncate_messages", "truncate_output", "truncate_when", "use_sandbox",
     "working_limit",
+    # mcp (issue 20)
+    "MCPServer", "MCPServerError", "mcp_app", "mcp_server", "serve_mcp",
 ]
 # fmt: on

@@ -1,0 +1,12 @@
+"""MCP both ways: any MCP server's tools as loopwright tools, loopwright's tools served.
+
+Needs the ``mcp`` extra (``pip install 'loopwright[mcp]'``), the official MCP Python SDK,
+imported only when a server is used. See :func:`mcp_server` (client) and
+:func:`serve_mcp` (server).
+"""
+
+from loopwright.mcp._client import MCPServer, mcp_server
+from loopwright.mcp._connection import MCPServerError
+from loopwright.mcp._serve import mcp_app, serve_mcp
+
+__all__ = ["MCPServer", "MCPServerError", "mcp_app", "mcp_server", "serve_mcp"]
