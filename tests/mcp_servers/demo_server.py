@@ -64,6 +64,14 @@ def crash(marker: str) -> str:
     os._exit(1)
 
 
+@server.tool(description="Stop this whole process (SIGSTOP): it answers nothing, not even a ping.")
+def freeze() -> str:
+    import signal
+
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return "thawed"
+
+
 @server.tool(description="A result of n characters.")
 def huge(n: int) -> str:
     return "x" * n

@@ -17,6 +17,7 @@ import click
 from .._errors import ConfigurationError, error_text
 from ..log import RunStoreError
 from ._eval import eval_command
+from ._mcp import mcp_group
 from ._models import models_command
 from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ._run import run_command
@@ -44,6 +45,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     loopwright eval FILE.py        evaluate an agent over a dataset
     loopwright runs list           browse the run store
     loopwright models              list model providers and how to configure them
+    loopwright mcp serve FILE.py:X serve tools or an agent as an MCP server
 
     `loopwright COMMAND --help` tells more.
     """
@@ -54,6 +56,7 @@ cli.add_command(run_command)
 cli.add_command(eval_command)
 cli.add_command(runs_group)
 cli.add_command(models_command)
+cli.add_command(mcp_group)
 
 
 def _debug(args: list[str]) -> tuple[list[str], bool]:

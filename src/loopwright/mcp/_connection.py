@@ -70,6 +70,7 @@ class Connection:
         self.error: BaseException | None = None
         self._stop = asyncio.Event()
         self._stderr: IO[str] | None = None
+        self._last_tail = ""  # the stderr's end when the file was closed
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -80,7 +81,7 @@ class Connection:
         """The end of the server's stderr so far (stdio servers; "" otherwise)."""
         f = self._stderr
         if f is None or f.closed:
-            return ""
+            return self._last_tail
         try:
             f.flush()
             size = os.fstat(f.fileno()).st_size
@@ -125,7 +126,8 @@ class Connection:
         self._close_stderr()
 
     def _close_stderr(self) -> None:
-        if self._stderr is not None and self.ended.is_set():
+        if self._stderr is not None and self.ended.is_set() and not self._stderr.closed:
+            self._last_tail = self.stderr_tail()
             self._stderr.close()
 
     async def _run(
