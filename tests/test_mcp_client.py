@@ -269,9 +269,9 @@ SCRIPT = textwrap.dedent(
     [
         ('await tools["sleep"].run({"seconds": 60})', "sigint"),
         (
-            'with lw.time_limit(1):\n            await lw.run(lw.react(tools=list(tools.values())), '
-            '"x", model=lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("sleep", '
-            '{"seconds": 60})]), db=False)',
+            "with lw.time_limit(1):\n            await lw.run("
+            'lw.react(tools=list(tools.values())), "x", model=lw.get_model("mock", '
+            'outputs=[lw.ModelOutput.for_tool_call("sleep", {"seconds": 60})]), db=False)',
             "exit",
         ),
     ],

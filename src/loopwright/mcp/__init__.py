@@ -7,6 +7,6 @@ imported only when a server is used. See :func:`mcp_server` (client) and
 
 from loopwright.mcp._client import MCPServer, mcp_server
 from loopwright.mcp._connection import MCPServerError
-from loopwright.mcp._serve import mcp_app, serve_mcp
+from loopwright.mcp._serve import mcp_app, serve_mcp, served_tools
 
-__all__ = ["MCPServer", "MCPServerError", "mcp_app", "mcp_server", "serve_mcp"]
+__all__ = ["MCPServer", "MCPServerError", "mcp_app", "mcp_server", "serve_mcp", "served_tools"]

@@ -224,7 +224,9 @@ class MCPServer:
             if (self.include is not None and t.name not in self.include) or t.name in self.exclude:
                 continue
             old = self._tools.get(t.name)
-            tools[t.name] = old if old is not None and self._defs.get(t.name) == t else self._tool(t)
+            tools[t.name] = (
+                old if old is not None and self._defs.get(t.name) == t else self._tool(t)
+            )
             defs[t.name] = t
         self._tools, self._defs = tools, defs
 

@@ -142,7 +142,7 @@ class Connection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._open(stack))
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, message_handler=on_message)
+                    ClientSession(read, write, message_handler=on_message)  # type: ignore[arg-type]
                 )
                 async with asyncio.timeout(startup_timeout):
                     await session.initialize()
@@ -171,7 +171,8 @@ class Connection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         assert t.command is not None
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # closed by stop() once the server is gone (its tail is kept for messages)
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         params = StdioServerParameters(
             command=t.command, args=list(t.args), env=dict(t.env or {}), cwd=t.cwd
         )
@@ -218,8 +219,7 @@ async def open_connection(
         if transport.url is not None:
             err = ""
         raise MCPServerError(
-            f"{what} could not {kind}: `{clean(transport.describe(), 500)}` failed with "
-            f"{why}.{err}"
+            f"{what} could not {kind}: `{clean(transport.describe(), 500)}` failed with {why}.{err}"
         ) from ex
     return conn
 

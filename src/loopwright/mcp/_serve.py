@@ -61,9 +61,7 @@ def mcp_app(
     tools = served_tools(items)
     listed = types.ListToolsResult(
         tools=[
-            types.Tool(
-                name=t.name, description=t.description, input_schema=dict(t.info.parameters)
-            )
+            types.Tool(name=t.name, description=t.description, input_schema=dict(t.info.parameters))
             for t in tools
         ]
     )
