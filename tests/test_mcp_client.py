@@ -355,3 +355,52 @@ async def test_a_published_server_from_pypi() -> None:
         assert result.error is None and '"timezone": "UTC"' in result.content
         bad = await run_one(list(tools.values()), "time_get_current_time", timezone="Nowhere/X")
         assert bad.error is not None
+
+
+def add_script() -> lw.Model:
+    return lw.get_model(
+        "mock", outputs=[lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 2}), "3."]
+    )
+
+
+async def test_with_mcp_starts_the_server_for_a_run_and_stops_it_after() -> None:
+    s = demo(include=["add"])
+    agent = lw.with_mcp(lw.react(submit=False), s)
+    state = await lw.run(agent, "add", model=add_script(), db=False)
+    assert '"total": 3' in [m for m in state.messages if isinstance(m, lw.ToolMessage)][0].content
+    assert state.extra_tools == []
+    assert demo_processes() == []
+    await lw.run(agent, "add", model=add_script(), db=False)
+    assert s.connects == 2 and demo_processes() == []
+
+
+async def test_with_mcp_shares_a_held_server_across_runs() -> None:
+    s = demo(include=["add"])
+    agent = lw.with_mcp(lw.react(submit=False), s)
+    async with s:
+        for _ in range(2):
+            await lw.run(agent, "add", model=add_script(), db=False)
+            assert len(demo_processes()) == 1
+    assert s.connects == 1 and demo_processes() == []
+
+
+async def test_with_mcp_stops_the_server_when_the_run_is_cancelled() -> None:
+    s = demo(include=["sleep"])
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("sleep", {"seconds": 60})])
+    task = asyncio.create_task(lw.run(lw.with_mcp(lw.react(), s), "x", model=model, db=False))
+    while not demo_processes():
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert demo_processes() == []
+
+
+async def test_the_transcript_names_the_server() -> None:
+    async with demo(include=["add"]) as s:
+        with lw.transcript_context(lw.Transcript()) as t:
+            await run_one(await s.tools(), "add", a=1, b=1)
+    [event] = [e for e in t.events if isinstance(e, lw.ToolEvent)]
+    infos = [e for e in event.events if isinstance(e, lw.InfoEvent)]
+    assert infos and infos[0].data == {"mcp_server": "demo", "tool": "add"}

@@ -238,7 +238,7 @@ if TYPE_CHECKING:
     from .tools.builtin import llm_fallback
 
     # --- mcp (issue 20) ------------------------------------------------------------------
-    from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp
+    from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp, with_mcp
 
 __version__ = "0.1.0"
 
@@ -312,6 +312,6 @@ __all__ = [
     "store_as", "store_context", "strict_schema", "submit", "subtask", "task", "text_editor",
     "think", "time_limit", "token_limit", "tool", "tool_hook", "tool_with", "transcript",
     "transcript_context", "truncate_messages", "truncate_output", "truncate_when", "use_sandbox",
-    "working_limit",
+    "with_mcp", "working_limit",
 ]
 # fmt: on

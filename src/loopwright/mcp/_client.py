@@ -78,16 +78,29 @@ class MCPServer:
         self._tools: dict[str, Tool[..., Any]] = {}
         self._defs: dict[str, mcp_types.Tool] = {}
         self._stale = True
+        self._users = 0  # async with blocks and runs using it; the last one stops it
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r}, {clean(self.transport.describe(), 200)!r})"
 
     async def __aenter__(self) -> MCPServer:
-        await self._session()
+        self._users += 1
+        try:
+            await self._session()
+        except BaseException:
+            await self.release()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        await self.release()
+
+    async def release(self) -> None:
+        """One user (an ``async with`` block, a run of :func:`with_mcp`) is done: the
+        last one stops the server."""
+        self._users = max(0, self._users - 1)
+        if self._users == 0:
+            await self.aclose()
 
     @property
     def tools_changed(self) -> bool:
@@ -243,6 +256,10 @@ class MCPServer:
         return Tool.from_info(info, call, parallel=True)
 
     async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str:
+        from loopwright.transcripts import transcript
+
+        # nested in the call's tool event: which server answered (the run store keeps it)
+        transcript().info({"mcp_server": self.name, "tool": name}, source="mcp")
         try:
             result = await self.call(name, arguments)
         except (MCPServerError, TimeoutError) as ex:

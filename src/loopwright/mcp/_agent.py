@@ -1,0 +1,68 @@
+"""``with_mcp()``: an agent whose runs start the MCP servers they use and stop them after."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from typing import Any
+
+from loopwright._errors import ConfigurationError
+from loopwright.agents import Agent, AgentState
+from loopwright.mcp._client import MCPServer
+
+__all__ = ["MCPAgent", "with_mcp"]
+
+
+class MCPAgent:
+    """``agent`` with the tools of MCP servers; see :func:`with_mcp`."""
+
+    def __init__(self, agent: Agent, servers: tuple[MCPServer, ...]) -> None:
+        self.agent = agent
+        self.servers = servers
+        self.name: str = getattr(agent, "name", None) or getattr(agent, "__name__", "agent")
+        self.description: str = getattr(agent, "description", "") or ""
+
+    def __repr__(self) -> str:
+        return f"with_mcp({self.agent!r}, {', '.join(s.name for s in self.servers)})"
+
+    async def __call__(self, state: AgentState) -> AgentState:
+        async with AsyncExitStack() as stack:
+            added: list[Any] = []
+            for server in self.servers:
+                await stack.enter_async_context(server)
+                added.extend(await server.tools())
+            known = {t.name for t in state.extra_tools}
+            extra = [t for t in added if t.name not in known]
+            state.extra_tools.extend(extra)
+            stack.callback(_remove, state, extra)
+            try:
+                return await self.agent(state)
+            except asyncio.CancelledError:
+                # stop the servers even though this task is being cancelled
+                await asyncio.shield(stack.aclose())
+                raise
+
+
+def _remove(state: AgentState, tools: list[Any]) -> None:
+    ids = {id(t) for t in tools}
+    state.extra_tools = [t for t in state.extra_tools if id(t) not in ids]
+
+
+def with_mcp(agent: Agent, *servers: MCPServer) -> MCPAgent:
+    """``agent``, offered the tools of ``servers`` beside its own (the agent's own win a
+    name both use), each server started when a run starts and stopped when it ends,
+    however it ends (an answer, an error, a limit, a cancellation) — unless the server
+    is also held by an ``async with`` block or another run, which keeps it running::
+
+        agent = lw.with_mcp(lw.react(), lw.mcp_server(["mcp-server-time"]))
+        lw.run_sync(agent, "What time is it in Tokyo?")
+
+    The tool list is read when each run starts (listed again if the server said it
+    changed).
+    """
+    for s in servers:
+        if not isinstance(s, MCPServer):
+            raise ConfigurationError(f"with_mcp: {s!r} is not an MCP server (lw.mcp_server(...))")
+    if not callable(agent):
+        raise ConfigurationError(f"with_mcp: {agent!r} is not an agent")
+    return MCPAgent(agent, servers)
