@@ -367,7 +367,8 @@ async def test_with_mcp_starts_the_server_for_a_run_and_stops_it_after() -> None
     s = demo(include=["add"])
     agent = lw.with_mcp(lw.react(submit=False), s)
     state = await lw.run(agent, "add", model=add_script(), db=False)
-    assert '"total": 3' in [m for m in state.messages if isinstance(m, lw.ToolMessage)][0].content
+    result = next(m for m in state.messages if isinstance(m, lw.ToolMessage))
+    assert '"total": 3' in result.content
     assert state.extra_tools == []
     assert demo_processes() == []
     await lw.run(agent, "add", model=add_script(), db=False)
@@ -388,7 +389,9 @@ async def test_with_mcp_stops_the_server_when_the_run_is_cancelled() -> None:
     s = demo(include=["sleep"])
     model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("sleep", {"seconds": 60})])
     task = asyncio.create_task(lw.run(lw.with_mcp(lw.react(), s), "x", model=model, db=False))
-    while not demo_processes():
+    for _ in range(400):  # until the server runs
+        if demo_processes():
+            break
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.5)
     task.cancel()
@@ -404,3 +407,21 @@ async def test_the_transcript_names_the_server() -> None:
     [event] = [e for e in t.events if isinstance(e, lw.ToolEvent)]
     infos = [e for e in event.events if isinstance(e, lw.InfoEvent)]
     assert infos and infos[0].data == {"mcp_server": "demo", "tool": "add"}
+
+
+def test_the_readme_mcp_example_runs(tmp_path: Path) -> None:
+    pytest.importorskip("mcp_server_time")
+    text = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## MCP servers, both ways", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    src = str(Path(lw.__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": src},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Asia/Tokyo"
