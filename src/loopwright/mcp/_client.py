@@ -256,10 +256,12 @@ class MCPServer:
         return Tool.from_info(info, call, parallel=True)
 
     async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str:
-        from loopwright.transcripts import transcript
+        from loopwright.transcripts import current_transcript
 
         # nested in the call's tool event: which server answered (the run store keeps it)
-        transcript().info({"mcp_server": self.name, "tool": name}, source="mcp")
+        t = current_transcript()
+        if t is not None:
+            t.info({"mcp_server": self.name, "tool": name}, source="mcp")
         try:
             result = await self.call(name, arguments)
         except (MCPServerError, TimeoutError) as ex:
