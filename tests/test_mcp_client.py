@@ -425,3 +425,35 @@ def test_the_readme_mcp_example_runs(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Asia/Tokyo"
+
+
+async def test_approval_policies_apply_to_mcp_tools(tmp_path: Path) -> None:
+    policy = lw.approval_policy([("d_pid", "reject"), ("*", "approve")])
+    async with demo(prefix="d_") as s:
+        tools = await s.tools()
+        with lw.approver(policy):
+            refused = await run_one(tools, "d_pid", path=str(tmp_path / "p"))
+            allowed = await run_one(tools, "d_echo", text="ok")
+    assert refused.error is not None and refused.error.type == "approval"
+    assert not (tmp_path / "p").exists()  # the server never saw the call
+    assert allowed.content == "ok"
+
+
+async def test_a_server_that_never_answers_initialize_times_out() -> None:
+    s = mcp_server(["sleep", "600"], startup_timeout=1, retries=0)
+    with pytest.raises(MCPServerError, match=r"could not start: `sleep 600`.*initialize"):
+        await s.tools()
+    leftovers = [p for p in psutil.Process().children(recursive=True) if p.name() == "sleep"]
+    assert all(p.status() == psutil.STATUS_ZOMBIE for p in leftovers)
+
+
+async def test_a_hostile_tool_list() -> None:
+    hostile = Path(__file__).parent / "mcp_servers" / "hostile_server.py"
+    async with mcp_server([sys.executable, str(hostile)]) as s:
+        with pytest.warns(UserWarning, match="'bad' is left out"):
+            tools = {t.name: t for t in await s.tools()}
+        assert set(tools) == {"a_b", "a_b_2", "n" * 64, "wordy"}
+        assert len(tools["wordy"].description) < 8100
+        # each safe name still calls the server's own tool
+        assert (await run_one(list(tools.values()), "a_b")).content == "a.b"
+        assert (await run_one(list(tools.values()), "a_b_2")).content == "a_b"

@@ -19,8 +19,8 @@ class MCPAgent:
     def __init__(self, agent: Agent, servers: tuple[MCPServer, ...]) -> None:
         self.agent = agent
         self.servers = servers
-        self.name: str = getattr(agent, "name", None) or getattr(agent, "__name__", "agent")
-        self.description: str = getattr(agent, "description", "") or ""
+        self.name: str = str(getattr(agent, "name", None) or getattr(agent, "__name__", "agent"))
+        self.description: str = str(getattr(agent, "description", "") or "")
 
     def __repr__(self) -> str:
         return f"with_mcp({self.agent!r}, {', '.join(s.name for s in self.servers)})"

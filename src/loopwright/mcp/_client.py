@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from loopwright.mcp._connection import (
 )
 from loopwright.mcp._results import clean, result_text
 from loopwright.model import ToolInfo
-from loopwright.tools import Tool, ToolError
+from loopwright.tools import Tool, ToolDefinitionError, ToolError
 
 if TYPE_CHECKING:
     import mcp_types
@@ -38,6 +39,7 @@ __all__ = ["MCPServer", "mcp_server"]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _PING_TIMEOUT = 5.0
+_MAX_DESCRIPTION = 8000  # characters of a tool's description the model is shown
 
 
 class MCPServer:
@@ -233,27 +235,49 @@ class MCPServer:
     def _update(self, listed: Sequence[mcp_types.Tool]) -> None:
         tools: dict[str, Tool[..., Any]] = {}
         defs: dict[str, mcp_types.Tool] = {}
+        used: set[str] = set()
         for t in listed:
             if (self.include is not None and t.name not in self.include) or t.name in self.exclude:
                 continue
+            if t.name in defs:
+                continue  # a name listed twice: the first one
             old = self._tools.get(t.name)
-            tools[t.name] = (
-                old if old is not None and self._defs.get(t.name) == t else self._tool(t)
-            )
-            defs[t.name] = t
+            if old is not None and self._defs.get(t.name) == t and old.name not in used:
+                made: Tool[..., Any] | None = old
+            else:
+                made = self._tool(t, used)
+            if made is not None:
+                tools[t.name], defs[t.name] = made, t
+                used.add(made.name)
         self._tools, self._defs = tools, defs
 
-    def _tool(self, t: mcp_types.Tool) -> Tool[..., Any]:
-        name = _UNSAFE_NAME.sub("_", self.prefix + t.name)[:64]
+    def _tool(self, t: mcp_types.Tool, used: set[str]) -> Tool[..., Any] | None:
+        """``t`` as a loopwright tool; ``None`` (and a warning) when its schema is unusable."""
+        name = _UNSAFE_NAME.sub("_", self.prefix + t.name)[:64] or "tool"
+        n = 2
+        while name in used:  # two names made the same by the substitution
+            name = f"{name[:60]}_{n}"
+            n += 1
         schema = dict(t.input_schema) if t.input_schema else {}
         schema.setdefault("type", "object")
-        info = ToolInfo(name=name, description=t.description or t.title or "", parameters=schema)
+        description = t.description or t.title or ""
+        if len(description) > _MAX_DESCRIPTION:
+            description = description[:_MAX_DESCRIPTION] + " [...]"
+        info = ToolInfo(name=name, description=description, parameters=schema)
         server, remote = self, t.name
 
         async def call(**arguments: Any) -> str:
             return await server._call_for_model(remote, arguments)
 
-        return Tool.from_info(info, call, parallel=True)
+        try:
+            return Tool.from_info(info, call, parallel=True)
+        except ToolDefinitionError as ex:
+            warnings.warn(
+                f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: {ex}",
+                UserWarning,
+                stacklevel=4,
+            )
+            return None
 
     async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str:
         from loopwright.transcripts import current_transcript

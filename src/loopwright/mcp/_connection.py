@@ -46,10 +46,10 @@ class Transport:
 
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)  # may hold secrets
     cwd: str | None = None
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # authorization
 
     def describe(self) -> str:
         """The command line or the URL, for messages (header values are never shown)."""
@@ -179,10 +179,16 @@ class Connection:
         return stdio_client(params, errlog=self._stderr)
 
 
-def _describe(ex: BaseException) -> str:
-    """An exception as one line, an exception group by its first leaf."""
+def _leaf(ex: BaseException) -> BaseException:
+    """An exception group's first leaf (the anyio task groups in the SDK wrap errors)."""
     while isinstance(ex, BaseExceptionGroup) and ex.exceptions:
         ex = ex.exceptions[0]
+    return ex
+
+
+def _describe(ex: BaseException) -> str:
+    """An exception as one line, an exception group by its first leaf."""
+    ex = _leaf(ex)
     text = str(ex) or type(ex).__name__
     return clean(f"{type(ex).__name__}: {text}" if str(ex) else text, 500)
 
@@ -213,7 +219,10 @@ async def open_connection(
     except Exception as ex:
         await conn.stop()
         kind = "be reached" if transport.url is not None else "start"
-        why = "no answer to initialize" if isinstance(ex, TimeoutError) else _describe(ex)
+        if isinstance(_leaf(ex), TimeoutError):
+            why = f"no answer to initialize within {startup_timeout:g} s"
+        else:
+            why = _describe(ex)
         tail = conn.stderr_tail()
         err = f"\nIts stderr ends with:\n{tail}" if tail else " (nothing on its stderr)"
         if transport.url is not None:
