@@ -457,3 +457,26 @@ async def test_a_hostile_tool_list() -> None:
         # each safe name still calls the server's own tool
         assert (await run_one(list(tools.values()), "a_b")).content == "a.b"
         assert (await run_one(list(tools.values()), "a_b_2")).content == "a_b"
+
+
+async def test_with_mcp_picks_up_changed_tools_at_the_next_step() -> None:
+    offered: list[list[str]] = []
+    script = [
+        lw.ModelOutput.for_tool_call("grow", {}),
+        lw.ModelOutput.for_tool_call("echo", {"text": "wait for the notification"}),
+        lw.ModelOutput.for_tool_call("extra", {}),
+        "done",
+    ]
+
+    def respond(messages: object, tools: list[lw.ToolInfo], config: object) -> lw.ModelOutput:
+        offered.append([t.name for t in tools])
+        return script[len(offered) - 1]  # type: ignore[return-value]
+
+    s = demo(include=["grow", "echo", "extra"])
+    agent = lw.with_mcp(lw.react(submit=False), s)
+    state = await lw.run(agent, "grow", model=lw.get_model("mock", outputs=respond), db=False)
+    results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert "extra" not in offered[0]
+    assert "extra" in offered[-1]
+    assert results[-1].function == "extra" and results[-1].content == "extra!"
+    assert results[-1].error is None
