@@ -52,7 +52,7 @@ async def test_sdk_client_lists_and_calls_served_tools_over_stdio() -> None:
     ):
         await session.initialize()
         listed = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(listed) == {"multiply", "refuse"}
+        assert set(listed) == {"multiply", "noisy", "refuse"}
         assert listed["multiply"].description == "Multiply two integers."
         assert listed["multiply"].input_schema["properties"]["a"]["type"] == "integer"
         result = await session.call_tool("multiply", {"a": 6, "b": 7})
@@ -65,6 +65,9 @@ async def test_sdk_client_lists_and_calls_served_tools_over_stdio() -> None:
         assert refused.is_error and text_of(refused) == "refused: no"
         unknown = await session.call_tool("nope", {})
         assert unknown.is_error
+        noisy = await session.call_tool("noisy", {"text": "clean"})
+        assert text_of(noisy) == "clean"  # a tool's print() did not break the stream
+        assert text_of(await session.call_tool("multiply", {"a": 2, "b": 2})) == "4"
 
 
 async def test_an_agent_served_as_one_tool() -> None:
@@ -109,7 +112,7 @@ def http_server() -> Iterator[str]:
 async def test_streamable_http_served_and_used_by_loopwrights_client(http_server: str) -> None:
     async with mcp_server(url=http_server, prefix="lw_") as s:
         tools = {t.name: t for t in await s.tools()}
-        assert set(tools) == {"lw_multiply", "lw_refuse", "lw_think"}
+        assert set(tools) == {"lw_multiply", "lw_noisy", "lw_refuse", "lw_think"}
         message = lw.AssistantMessage(
             tool_calls=[lw.ToolCall(function="lw_multiply", arguments={"a": 3, "b": 5})]
         )
@@ -127,3 +130,51 @@ def test_serving_refuses_what_is_not_a_tool_or_agent() -> None:
 def test_cli_reports_a_bad_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mcp", "serve", f"{TOOLS}:missing"]) == 2
     assert "has no 'missing'" in capsys.readouterr().err
+
+
+def test_stdout_carries_only_protocol_messages() -> None:
+    """On the wire: a tool that prints does not put its text on the protocol's stdout."""
+    import json
+
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "noisy", "arguments": {"text": "clean"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        serve_argv(f"{TOOLS}:tools"),
+        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = []
+    try:
+        for m in messages:
+            proc.stdin.write(json.dumps(m) + "\n")
+            proc.stdin.flush()
+            if "id" in m:
+                lines.append(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    answers = [json.loads(line) for line in lines]  # each line is JSON, not noise
+    assert answers[1]["id"] == 2
+    assert answers[1]["result"]["content"][0]["text"] == "clean"
+    assert proc.stderr is not None and "noise on stdout" in proc.stderr.read()

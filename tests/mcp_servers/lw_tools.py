@@ -26,7 +26,18 @@ def refuse(why: str) -> str:
     raise lw.ToolError(f"refused: {why}")
 
 
-tools = [multiply, refuse]
+@lw.tool
+def noisy(text: str) -> str:
+    """Print to stdout (which a stdio MCP server must not), then answer.
+
+    Args:
+        text: What to answer.
+    """
+    print("noise on stdout\n{not json")
+    return text
+
+
+tools = [multiply, refuse, noisy]
 
 helper = lw.react(
     name="helper",

@@ -120,7 +120,9 @@ class Connection:
         if task is not None and not task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
-            except (TimeoutError, asyncio.CancelledError):
+            except TimeoutError:
+                task.cancel()  # the SDK's shutdown is bounded; this is a last resort
+            except asyncio.CancelledError:
                 task.cancel()
                 raise
         self._close_stderr()

@@ -9,6 +9,8 @@ is a result with ``isError``. Served over stdio or Streamable HTTP (uvicorn).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -101,7 +103,9 @@ async def serve_mcp(
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            # stdout is the protocol's: a tool's print() goes to stderr instead
+            with contextlib.redirect_stdout(sys.stderr):
+                await server.run(read, write, server.create_initialization_options())
         return
     if transport != "http":
         raise ConfigurationError(f"serve_mcp: transport must be stdio or http, not {transport!r}")
