@@ -170,7 +170,9 @@ class MCPServer:
 
         conn = await self._session()
         session = conn.session
-        assert session is not None
+        if session is None:  # it ended since: the next request reconnects
+            await self._drop(conn)
+            raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}")
         try:
             async with asyncio.timeout(timeout or self.timeout):
                 return await conn.race(getattr(session, fn)(*args, **kwargs))
@@ -189,7 +191,7 @@ class MCPServer:
                 await self._drop(conn)
                 raise TimeoutError(
                     f"{what} got no answer within {timeout or self.timeout:g} s and the server "
-                    "did not answer a ping either; it was restarted"
+                    "did not answer a ping either; it was stopped, and the next call restarts it"
                 ) from None
             raise TimeoutError(
                 f"{what} got no answer within {timeout or self.timeout:g} s"
