@@ -161,6 +161,16 @@ async def test_server_killed_mid_call_then_used_again(tmp_path: Path) -> None:
         assert s.connects == 3
 
 
+async def test_a_server_that_closes_its_stream_then_used_again(tmp_path: Path) -> None:
+    async with demo(timeout=30) as s:
+        tools = await s.tools()
+        result = await asyncio.wait_for(run_one(tools, "hang_up", path=str(tmp_path / "p")), 20)
+        assert result.error is not None and "went away" in result.content
+        assert wait_gone(int((tmp_path / "p").read_text()))  # the silent process was stopped
+        assert (await run_one(tools, "echo", text="again")).content == "again"
+        assert s.connects == 2
+
+
 async def test_a_server_that_cannot_start_names_command_and_stderr() -> None:
     s = mcp_server(
         [sys.executable, str(DEMO)], env={"DEMO_FAIL_AT_START": "1"}, retries=1, backoff=0.01

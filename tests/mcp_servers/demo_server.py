@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from pydantic import BaseModel
@@ -70,6 +71,23 @@ def freeze() -> str:
 
     os.kill(os.getpid(), signal.SIGSTOP)
     return "thawed"
+
+
+@server.tool(description="Close stdout (the protocol's stream) and stay alive, silent.")
+async def hang_up(path: str) -> str:
+    Path(path).write_text(str(os.getpid()))  # noqa: ASYNC240 - a test server
+    # the SDK serves the wire from a private duplicate of stdout: close every pipe
+    # but stdin's, so the client reads the end of the stream from a live process
+    stdin = os.readlink("/proc/self/fd/0")
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("pipe:") and target != stdin:
+            os.close(int(fd))
+    await asyncio.sleep(600)
+    return "never"
 
 
 @server.tool(description="A result of n characters.")
