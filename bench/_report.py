@@ -38,7 +38,7 @@ class Report:
     def finish(self) -> None:
         if self._targets:
             rows = [[w, m, "met" if ok else "NOT met"] for w, m, ok in self._targets]
-            self.table("Targets (issue 10)", ["target", "measured", ""], rows)
+            self.table("Targets", ["target", "measured", ""], rows)
 
     def markdown(self) -> str:
         return "\n".join(self._md) + "\n"

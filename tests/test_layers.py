@@ -36,6 +36,8 @@ LAYERS: tuple[str, ...] = (
     "mcp",  # MCP servers' tools as tools (client), tools and agents served (server)
     "display",
     "evals",
+    "otel",
+    "viewer",
     "cli",
     "__init__",  # and __main__.py
 )

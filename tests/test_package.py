@@ -40,10 +40,25 @@ def test_import_loads_no_optional_or_deferred_module() -> None:
     loaded = run_python(
         "import sys, loopwright\n"
         "heavy = ('openai', 'anthropic', 'llama_cpp', 'rich', 'jinja2', 'click', 'sqlite3',"
-        " 'loopwright.log', 'loopwright.evals', 'loopwright.cli', 'loopwright.mcp', 'mcp')\n"
+        " 'loopwright.log', 'loopwright.evals', 'loopwright.cli', 'loopwright.sandboxes',"
+        " 'loopwright.model', 'loopwright.agents', 'loopwright.viewer', 'loopwright.otel',"
+        " 'starlette', 'uvicorn', 'ray', 'opentelemetry', 'loopwright.mcp', 'mcp')\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     assert loaded == ""
+
+
+def test_the_agent_parts_load_without_the_sandboxes() -> None:
+    """Running an agent needs the model, tools and agents parts, not the sandboxes
+    (the sandbox tools load them when asked for)."""
+    loaded = run_python(
+        "import sys, loopwright as lw\n"
+        "lw.run, lw.react, lw.submit, lw.think\n"
+        "print('loopwright.agents' in sys.modules, 'loopwright.sandboxes' in sys.modules)\n"
+        "from loopwright.tools.builtin import bash\n"
+        "print(callable(bash), 'loopwright.sandboxes' in sys.modules)"
+    )
+    assert loaded.splitlines() == ["True False", "True True"]
 
 
 def test_no_public_name_shares_its_name_with_a_module_of_its_package() -> None:

@@ -22,122 +22,121 @@ from ._errors import (
     ScriptExhaustedError,
 )
 
-# --- model -------------------------------------------------------------------------
-from .model import (
-    AssistantMessage,
-    ChatMessage,
-    GenerateConfig,
-    Model,
-    ModelAPI,
-    ModelCall,
-    ModelHook,
-    ModelOutput,
-    RetryDecision,
-    StopReason,
-    SystemMessage,
-    ToolCall,
-    ToolCallError,
-    ToolChoice,
-    ToolFunction,
-    ToolInfo,
-    ToolMessage,
-    Usage,
-    UserMessage,
-    default_model,
-    get_model,
-    model_hook,
-    provider_names,
-    register_provider,
-)
-
-# --- tool (issue 3) ------------------------------------------------------------------
-from .tools import (
-    Approval,
-    ApprovalDecision,
-    Approver,
-    OutputLimitExceededError,
-    StrictSchemaError,
-    Tool,
-    ToolArgumentsError,
-    ToolDefinitionError,
-    ToolError,
-    ToolExecution,
-    ToolHook,
-    ToolTerminated,
-    execute_tools,
-    strict_schema,
-    tool,
-    tool_hook,
-    tool_with,
-    truncate_output,
-    approver,
-)
-from .tools.builtin import submit, think
-
-# --- protocols (issue 5) -------------------------------------------------------------
-from .model.protocols import (
-    ActionExample,
-    JsonProtocol,
-    NativeProtocol,
-    ReActProtocol,
-    ToolProtocol,
-    is_format_error,
-    register_protocol,
-)
-
-# --- limits, history, agent (issue 4) ------------------------------------------------
-from .agents import (
-    Agent,
-    AgentState,
-    Completion,
-    ContinueHandler,
-    Handoff,
-    Hooks,
-    IterativeAgent,
-    ModelRequest,
-    ReactAgent,
-    StopRun,
-    agent,
-    as_tool,
-    fork,
-    get_agent,
-    handoff,
-    iterative,
-    react,
-    registered_agents,
-    run,
-    run_sync,
-)
-from .history import (
-    HistoryPolicy,
-    compact,
-    compact_when,
-    compose,
-    fix_tool_pairs,
-    prune,
-    prune_when,
-    truncate_messages,
-    truncate_when,
-)
-from .limits import (
-    DEFAULT_MAX_STEPS,
-    Limit,
-    LimitExceededError,
-    LimitInfo,
-    check_limits,
-    message_limit,
-    remaining_time,
-    step_limit,
-    time_limit,
-    token_limit,
-    working_limit,
-)
-
 # --- imported on first use (keeps `import loopwright` fast) --------------------------
 # The TYPE_CHECKING block below is the one table of these names: type checkers read it,
 # and `__getattr__` reads it (once, on the first lazy name asked for) to know which
 # module to import. Add a name there and to `__all__`.
 if TYPE_CHECKING:
+    # --- model -------------------------------------------------------------------------
+    from .model import (
+        AssistantMessage,
+        ChatMessage,
+        GenerateConfig,
+        Model,
+        ModelAPI,
+        ModelCall,
+        ModelHook,
+        ModelOutput,
+        RetryDecision,
+        StopReason,
+        SystemMessage,
+        ToolCall,
+        ToolCallError,
+        ToolChoice,
+        ToolFunction,
+        ToolInfo,
+        ToolMessage,
+        Usage,
+        UserMessage,
+        default_model,
+        get_model,
+        model_hook,
+        provider_names,
+        register_provider,
+    )
+
+    # --- tool (issue 3) ------------------------------------------------------------------
+    from .tools import (
+        Approval,
+        ApprovalDecision,
+        Approver,
+        OutputLimitExceededError,
+        StrictSchemaError,
+        Tool,
+        ToolArgumentsError,
+        ToolDefinitionError,
+        ToolError,
+        ToolExecution,
+        ToolHook,
+        ToolTerminated,
+        execute_tools,
+        strict_schema,
+        tool,
+        tool_hook,
+        tool_with,
+        truncate_output,
+        approver,
+    )
+    from .tools.builtin import submit, think
+
+    # --- protocols (issue 5) -------------------------------------------------------------
+    from .model.protocols import (
+        ActionExample,
+        JsonProtocol,
+        NativeProtocol,
+        ReActProtocol,
+        ToolProtocol,
+        is_format_error,
+        register_protocol,
+    )
+
+    # --- limits, history, agent (issue 4) ------------------------------------------------
+    from .agents import (
+        Agent,
+        AgentState,
+        ContinueHandler,
+        Handoff,
+        Hooks,
+        IterativeAgent,
+        ModelRequest,
+        ReactAgent,
+        StopRun,
+        agent,
+        as_tool,
+        fork,
+        get_agent,
+        handoff,
+        iterative,
+        react,
+        registered_agents,
+        run,
+        run_sync,
+    )
+    from .history import (
+        HistoryPolicy,
+        compact,
+        compact_when,
+        compose,
+        fix_tool_pairs,
+        prune,
+        prune_when,
+        truncate_messages,
+        truncate_when,
+    )
+    from .limits import (
+        DEFAULT_MAX_STEPS,
+        Limit,
+        LimitExceededError,
+        LimitInfo,
+        check_limits,
+        message_limit,
+        remaining_time,
+        step_limit,
+        time_limit,
+        token_limit,
+        working_limit,
+    )
+
     # --- store, transcript, log (issue 7) ------------------------------------------------
     from .display import ConsoleDisplay, console_display
     from .log import (
@@ -237,6 +236,31 @@ if TYPE_CHECKING:
 
     from .tools.builtin import llm_fallback
 
+    # --- added by later merges (streaming, prices, diffs, rollouts) ----------------------
+    from .agents import (
+        Ending,
+        ModelReplied,
+        Recovery,
+        RunFinished,
+        RunStream,
+        StepFinished,
+        StreamEvent,
+        ToolCallFinished,
+        ToolCallStarted,
+        run_stream,
+    )
+    from .evals import result_match, rollouts, rollouts_async
+    from .log import RunDiff, diff_runs
+    from .model import (
+        Price,
+        ReasoningDelta,
+        StreamCutError,
+        TextDelta,
+        cost_of,
+        price_of,
+        set_price,
+    )
+
     # --- mcp (issue 20) ------------------------------------------------------------------
     from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp, with_mcp
 
@@ -278,40 +302,41 @@ def __dir__() -> list[str]:
 # fmt: off
 __all__ = [
     "DEFAULT_MAX_STEPS", "ActionExample", "Agent", "AgentState", "Approval", "ApprovalDecision",
-    "ApprovalEvent", "ApprovalRule", "Approver", "AssistantMessage", "ChatMessage", "Completion",
-    "ConfigurationError", "ConsoleDisplay", "ContinueHandler", "Dataset", "DatasetError",
+    "ApprovalEvent", "ApprovalRule", "Approver", "AssistantMessage", "ChatMessage",
+    "ConfigurationError", "ConsoleDisplay", "ContinueHandler", "Dataset", "DatasetError", "Ending",
     "ErrorEvent", "EvalProgress", "EvalResult", "Event", "ExecResult", "ExecTimeoutError",
     "FieldSpec", "GenerateConfig", "Handoff", "HistoryPolicy", "Hooks", "InfoEvent",
     "IterativeAgent", "JsonProtocol", "Limit", "LimitEvent", "LimitExceededError", "LimitInfo",
-    "LoggerEvent", "LoopwrightError", "MCPServer", "MCPServerError",
-    "Metric", "MissingCredentialsError", "MissingDependencyError",
-    "Model", "ModelAPI", "ModelAPIError", "ModelCall", "ModelError", "ModelEvent", "ModelHook",
-    "ModelOutput", "ModelRequest", "ModelTimeoutError", "NativeProtocol",
-    "OutputLimitExceededError", "ProviderNotFoundError", "ReActProtocol", "ReactAgent", "Recording",
-    "RetryDecision", "RichProgress", "RunInfo", "RunLog", "RunStoreError", "Sample", "SampleInfo",
-    "SampleRecording", "SampleResult", "SandboxEnvironment", "SandboxError", "SandboxEvent",
-    "SandboxLimits", "SandboxUnavailableError", "Score", "Scorer", "ScriptExhaustedError",
-    "SpanBegin", "SpanEnd", "StopReason", "StopRun", "Store", "StoreError", "StoreEvent",
-    "StoreModel", "StrictSchemaError", "SubtaskEvent", "SystemMessage", "Task", "TaskError", "Tool",
-    "ToolArgumentsError", "ToolCall", "ToolCallError", "ToolChoice", "ToolDefinitionError",
-    "ToolError", "ToolEvent", "ToolExecution", "ToolFunction", "ToolHook", "ToolInfo",
-    "ToolMessage", "ToolProtocol", "ToolTerminated", "Transcript", "Usage", "UserMessage",
-    "__version__", "accuracy", "agent", "approval_policy", "approver", "as_dataset", "as_tool",
-    "auto_approver", "bash", "check_limits", "compact", "compact_when", "compose",
-    "console_display", "csv_dataset", "current_recording", "default_model", "eval", "eval_async",
+    "LoggerEvent", "LoopwrightError", "MCPServer", "MCPServerError", "Metric",
+    "MissingCredentialsError", "MissingDependencyError", "Model", "ModelAPI", "ModelAPIError",
+    "ModelCall", "ModelError", "ModelEvent", "ModelHook", "ModelOutput", "ModelReplied",
+    "ModelRequest", "ModelTimeoutError", "NativeProtocol", "OutputLimitExceededError", "Price",
+    "ProviderNotFoundError", "ReActProtocol", "ReactAgent", "ReasoningDelta", "Recording",
+    "Recovery", "RetryDecision", "RichProgress", "RunDiff", "RunFinished", "RunInfo", "RunLog",
+    "RunStoreError", "RunStream", "Sample", "SampleInfo", "SampleRecording", "SampleResult",
+    "SandboxEnvironment", "SandboxError", "SandboxEvent", "SandboxLimits",
+    "SandboxUnavailableError", "Score", "Scorer", "ScriptExhaustedError", "SpanBegin", "SpanEnd",
+    "StepFinished", "StopReason", "StopRun", "Store", "StoreError", "StoreEvent", "StoreModel",
+    "StreamCutError", "StreamEvent", "StrictSchemaError", "SubtaskEvent", "SystemMessage", "Task",
+    "TaskError", "TextDelta", "Tool", "ToolArgumentsError", "ToolCall", "ToolCallError",
+    "ToolCallFinished", "ToolCallStarted", "ToolChoice", "ToolDefinitionError", "ToolError",
+    "ToolEvent", "ToolExecution", "ToolFunction", "ToolHook", "ToolInfo", "ToolMessage",
+    "ToolProtocol", "ToolTerminated", "Transcript", "Usage", "UserMessage", "__version__",
+    "accuracy", "agent", "approval_policy", "approver", "as_dataset", "as_tool", "auto_approver",
+    "bash", "check_limits", "compact", "compact_when", "compose", "console_display", "cost_of",
+    "csv_dataset", "current_recording", "default_model", "diff_runs", "eval", "eval_async",
     "execute_tools", "export_run", "files", "fix_tool_pairs", "fork", "get_agent",
     "get_approval_policy", "get_model", "get_task", "handoff", "human_approver", "import_run",
     "includes", "is_format_error", "iterative", "json_dataset", "list_runs", "llm_fallback",
-    "load_run", "load_tasks", "match", "max_sandboxes", "mcp_app", "mcp_server",
-    "mean", "message_limit", "model_graded",
-    "model_hook", "observe_transcripts", "pattern", "provider_names", "prune", "prune_when",
-    "python", "react", "recording", "register_protocol", "register_provider", "register_sandbox",
-    "registered_agents", "registered_tasks", "remaining_time", "run", "run_sync", "sandbox",
-    "sandbox_backends", "scorer", "serve_mcp",
-    "set_max_sandboxes", "span", "stderr", "step_limit", "store",
-    "store_as", "store_context", "strict_schema", "submit", "subtask", "task", "text_editor",
-    "think", "time_limit", "token_limit", "tool", "tool_hook", "tool_with", "transcript",
-    "transcript_context", "truncate_messages", "truncate_output", "truncate_when", "use_sandbox",
-    "with_mcp", "working_limit",
+    "load_run", "load_tasks", "match", "max_sandboxes", "mcp_app", "mcp_server", "mean",
+    "message_limit", "model_graded", "model_hook", "observe_transcripts", "pattern", "price_of",
+    "provider_names", "prune", "prune_when", "python", "react", "recording", "register_protocol",
+    "register_provider", "register_sandbox", "registered_agents", "registered_tasks",
+    "remaining_time", "result_match", "rollouts", "rollouts_async", "run", "run_stream", "run_sync",
+    "sandbox", "sandbox_backends", "scorer", "serve_mcp", "set_max_sandboxes", "set_price", "span",
+    "stderr", "step_limit", "store", "store_as", "store_context", "strict_schema", "submit",
+    "subtask", "task", "text_editor", "think", "time_limit", "token_limit", "tool", "tool_hook",
+    "tool_with", "transcript", "transcript_context", "truncate_messages", "truncate_output",
+    "truncate_when", "use_sandbox", "with_mcp", "working_limit",
 ]
 # fmt: on

@@ -111,8 +111,7 @@ def prune(messages: Sequence[ChatMessage], keep_last: int) -> list[ChatMessage]:
     Tool results and tool calls left without their partner are dropped, so the result
     may hold fewer than ``keep_last`` recent messages.
     """
-    if keep_last < 0:
-        raise ConfigurationError(f"keep_last must be >= 0, got {keep_last}")
+    _check_count(keep_last, "keep_last", "prune", least=0, optional=False)
     anchors = _anchors(messages)
     tail_start = max(len(messages) - keep_last, 0)
     head = [messages[i] for i in anchors if i < tail_start]
@@ -280,13 +279,28 @@ def prune_when(
     """Prune to the newest ``keep_last`` messages (plus anchors) whenever the history has
     more than ``max_messages`` messages or the last call used more than ``max_tokens``
     tokens. On overflow, prune to half the history (at most ``keep_last``)."""
-    _check_trigger("prune_when", max_messages, keep_last)
+    _check_trigger("prune_when", max_messages, keep_last, max_tokens)
     return _Prune(max_messages, max_tokens, keep_last)
 
 
-def _check_trigger(who: str, max_messages: int | None, keep_last: int) -> None:
-    if keep_last < 0:
-        raise ConfigurationError(f"{who}: keep_last must be >= 0, got {keep_last}")
+def _check_count(value: object, what: str, who: str, *, least: int, optional: bool) -> None:
+    """Refuse what is not a whole number >= ``least`` (or None when ``optional``), when
+    the policy is made, not at the step that would compare it."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        also = " or None" if optional else ""
+        raise ConfigurationError(
+            f"{who}: {what} must be >= {least} (a whole number{also}), got {value!r}"
+        )
+
+
+def _check_trigger(
+    who: str, max_messages: int | None, keep_last: int, max_tokens: int | None = None
+) -> None:
+    _check_count(keep_last, "keep_last", who, least=0, optional=False)
+    _check_count(max_messages, "max_messages", who, least=1, optional=True)
+    _check_count(max_tokens, "max_tokens", who, least=1, optional=True)
     if max_messages is not None and max_messages <= keep_last:
         raise ConfigurationError(
             f"{who}: max_messages ({max_messages}) must be larger than keep_last ({keep_last}), "
@@ -328,8 +342,8 @@ class _Truncate(HistoryPolicy):
 def truncate_when(max_bytes: int) -> HistoryPolicy:
     """Cut any tool result or user message longer than ``max_bytes`` (head and tail kept).
     On overflow, cut everything to half that."""
-    if max_bytes <= 0:
-        raise ConfigurationError(f"truncate_when: max_bytes must be > 0, got {max_bytes}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigurationError(f"truncate_when: max_bytes must be > 0, got {max_bytes!r}")
     return _Truncate(max_bytes)
 
 
@@ -363,7 +377,11 @@ def compact_when(
 ) -> HistoryPolicy:
     """Summarise older turns with a model call when over ``max_messages`` messages or
     ``max_tokens`` tokens, keeping the newest ``keep_last``."""
-    _check_trigger("compact_when", max_messages, keep_last)
+    _check_trigger("compact_when", max_messages, keep_last, max_tokens)
+    if model is not None and not isinstance(model, str | Model):
+        raise ConfigurationError(
+            f"compact_when: model must be a model name, a Model or None (the run's), got {model!r}"
+        )
     return _Compact(max_messages, max_tokens, keep_last, model)
 
 

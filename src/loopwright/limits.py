@@ -20,9 +20,10 @@ Counting happens in every context under the limit, including sub-agents and task
 within it. When a limit is exceeded, :class:`LimitExceededError` is raised; ``run()``
 turns it into ``state.limit``.
 
-The standard agents never run unbounded: ``react()`` (and ``iterative()`` without a time
-budget) stop after :data:`DEFAULT_MAX_STEPS` model calls unless a step limit is already in
-force around them or their ``max_steps`` says otherwise (``max_steps=None`` lifts it).
+The standard agents never run unbounded: without a ``time_limit`` of their own,
+``react()`` and ``iterative()`` stop after :data:`DEFAULT_MAX_STEPS` model calls unless a
+step limit is already in force around them or their ``max_steps`` says otherwise
+(``max_steps=None`` lifts it). Their own bound and time budget are limits of this module.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
 
 DEFAULT_MAX_STEPS = 25
 """The step bound of the standard agents when nobody chose one: ``react()`` and
-``iterative()`` (the latter only without a ``time_limit``) end with ``state.limit`` (a
+``iterative()`` (without a ``time_limit`` of their own) end with ``state.limit`` (a
 step limit) after this many model calls, unless a step limit is in force around them
 (``run(limits=[lw.step_limit(n)])``, ``with lw.step_limit(n):``, an eval task's limits,
 ``loopwright run --max-steps``) or their ``max_steps`` is given (``None``: no bound of
@@ -189,7 +190,8 @@ class _StepLimit(Limit):
     type = "step"
 
     def check(self, call: ModelCall | None = None) -> None:
-        if call is not None and self.used >= self.limit:
+        # between steps too: a loop never starts a step whose model call it would refuse
+        if self.used >= self.limit:
             raise self.exceeded(self.used)  # the steps made: the limit, reached
 
     def count(self, call: ModelCall) -> None:

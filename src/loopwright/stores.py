@@ -15,14 +15,20 @@ share state through it::
 
 Changes are recorded as JSON patches (RFC 6902) in ``StoreEvent``\\ s of the transcript,
 at each *checkpoint*: before and after every model call, tool call and span, and when a
-subtask or run ends. The cost of a checkpoint is proportional to what changed since the
-previous one — the keys set or deleted, plus the mutable values read (they may have been
-changed in place) — never to the size of the whole store.
+subtask or run ends. What a change costs, and the patch it gives, follow the change,
+never the size of the store or of the value changed:
+
+- a dict or list value is kept as a tracked copy (``loopwright._tracked``: a ``dict`` or
+  ``list`` subclass) that records each change made through it as one operation, so an
+  append to a list of 100,000 items costs and records one ``add``;
+- ``set`` and ``delete`` cost the size of the old and new values of that key (the patch
+  is their difference);
+- other values (pydantic models, tuples...) are compared with their JSON at the last
+  checkpoint when they were read since (they may have been changed in place).
 
 Values must be JSON-serialisable (pydantic models are dumped to JSON for the patches).
-An in-place change of a container is seen at the next checkpoint if the container was
-read (``get``, ``[]``, ``items()``, ``values()``) since the previous checkpoint; if you
-keep a reference across steps and mutate it later, ``set`` it again.
+The store keeps its own copy of a dict or list you give it: change it through the store
+(``store.get("k").append(x)``), not through the object you passed in.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ._errors import LoopwrightError
 from ._ids import new_id
+from ._json_patch import JsonPatch, diff, dumps, pointer
+from ._tracked import TrackedDict, TrackedList, is_plain, track
 
 __all__ = [
     "JsonPatch",
@@ -50,10 +58,9 @@ __all__ = [
     "store_context",
 ]
 
-JsonPatch = list[dict[str, Any]]
-"""A list of RFC 6902 operations (``{"op": "add", "path": "/key", "value": ...}``)."""
 
 _IMMUTABLE = (str, int, float, bool, type(None))
+_MISSING: Any = object()
 M = TypeVar("M", bound="StoreModel")
 
 
@@ -72,81 +79,6 @@ def _jsonable(key: str, value: Any) -> Any:
             f"{ex}. Store plain data (dict, list, str, numbers, bools, None) or pydantic "
             "models"
         ) from ex
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
-
-
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _pointer(key: str) -> str:
-    return "/" + _esc(key)
-
-
-def _diff_into(old: Any, new: Any, path: str, ops: JsonPatch) -> None:
-    """Append to ``ops`` the operations turning ``old`` into ``new`` at ``path``.
-
-    Equal subtrees are skipped with ``==`` (at C speed), so the work is linear in the
-    values' size, and an append to a long list is a single ``add``.
-    """
-    if type(old) is not type(new) or not isinstance(old, (dict, list)):
-        ops.append({"op": "replace", "path": path, "value": new})
-    elif isinstance(old, dict):
-        for k in old:
-            if k not in new:
-                ops.append({"op": "remove", "path": f"{path}/{_esc(k)}"})
-        for k, v in new.items():
-            if k not in old:
-                ops.append({"op": "add", "path": f"{path}/{_esc(k)}", "value": v})
-            elif old[k] != v:
-                _diff_into(old[k], v, f"{path}/{_esc(k)}", ops)
-    else:
-        n, m = len(old), len(new)
-        if m >= n and new[:n] == old:  # appended
-            ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(n, m))
-            return
-        if m < n and old[:m] == new:  # cut at the end
-            ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - 1, m - 1, -1))
-            return
-        lo = 0
-        while lo < min(n, m) and old[lo] == new[lo]:
-            lo += 1
-        hi = 0
-        while hi < min(n, m) - lo and old[n - 1 - hi] == new[m - 1 - hi]:
-            hi += 1
-        if n == m:  # the same slots changed: diff each
-            for i in range(lo, n - hi):
-                if old[i] != new[i]:
-                    _diff_into(old[i], new[i], f"{path}/{i}", ops)
-            return
-        ops.extend({"op": "remove", "path": f"{path}/{i}"} for i in range(n - hi - 1, lo - 1, -1))
-        ops.extend(
-            {"op": "add", "path": f"{path}/{lo + j}", "value": new[lo + j]}
-            for j in range(m - hi - lo)
-        )
-
-
-def _diff(key: str, old: Any, new: Any, new_text: str) -> JsonPatch:
-    """The operations turning ``old`` into ``new`` under ``/key``: fine-grained for
-    containers (one append is one ``add``), a ``replace`` otherwise."""
-    path = _pointer(key)
-    if isinstance(old, (dict, list)) and type(old) is type(new):
-        import jsonpatch
-
-        ops: JsonPatch = []
-        _diff_into(old, new, path, ops)
-        try:
-            # == says 1 == 1.0 == True: check that the patch really gives `new`
-            patched = jsonpatch.apply_patch({key: old}, ops, in_place=True)[key]
-            ok = bool(ops) and _dumps(patched) == new_text
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
-            ok = False
-        if ok:
-            return ops
-    return [{"op": "replace", "path": path, "value": new}]
 
 
 class Store:
@@ -168,10 +100,15 @@ class Store:
         """
         self.id = new_id()
         self._data: dict[str, Any] = {}
-        # key -> canonical JSON text of its value at the last checkpoint
+        # what changed since the last checkpoint: the changes made through tracked
+        # containers, in order; the keys set or deleted, with their JSON value before
+        # (_MISSING: there was none); the keys of other values read
+        self._journal: JsonPatch = []
+        self._before: dict[str, Any] = {}
+        self._read_since: dict[str, None] = {}
+        # the JSON text at the last checkpoint of each value that is neither tracked nor
+        # immutable (it may change in place unseen)
         self._committed: dict[str, str] = {}
-        # keys that may differ from _committed (an ordered set)
-        self._dirty: dict[str, None] = {}
         self._lock = threading.RLock()
         for key, value in (data or {}).items():
             self.set(key, value)
@@ -179,23 +116,31 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({len(self._data)} keys)"
 
+    # --- what tracked containers report (see loopwright._tracked) -------------------
+    def _lock_for(self) -> threading.RLock:
+        return self._lock
+
+    def _changed_in_place(self, key: str, op: dict[str, Any]) -> None:
+        if key not in self._before:  # (else the key's new value is recorded whole)
+            self._journal.append(op)
+
     # --- reading --------------------------------------------------------------------
     def get(self, key: str, default: Any = None) -> Any:
         """The value of ``key``; if it is missing, ``default`` (which, when not ``None``,
-        is stored under ``key`` first, so a mutable default can be filled in place)."""
+        is stored under ``key`` first and the stored copy returned, so a mutable default
+        can be filled in place)."""
         with self._lock:
             if key in self._data:
                 return self._read(key)
             if default is None:
                 return None
             self.set(key, default)
-            return default
+            return self._data[key]
 
     def _read(self, key: str) -> Any:
-        value = self._data[key]
-        if not isinstance(value, _IMMUTABLE):
-            self._dirty[key] = None  # may be changed in place: look at it next checkpoint
-        return value
+        if key in self._committed:  # may be changed in place: look at it next checkpoint
+            self._read_since[key] = None
+        return self._data[key]
 
     def __getitem__(self, key: str) -> Any:
         with self._lock:
@@ -230,7 +175,7 @@ class Store:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able deep copy of the content (costs the size of the store)."""
         with self._lock:
-            return {k: json.loads(_dumps(_jsonable(k, v))) for k, v in self._data.items()}
+            return {k: json.loads(dumps(_jsonable(k, v))) for k, v in self._data.items()}
 
     # --- writing --------------------------------------------------------------------
     def set(self, key: str, value: Any) -> None:
@@ -242,9 +187,27 @@ class Store:
         if not isinstance(key, str):
             raise StoreError(f"store keys must be strings, got {type(key).__name__} {key!r}")
         _jsonable(key, value)
+        if isinstance(value, (dict, list)) and is_plain(value):
+            value = track(value, self, key)  # a tracked copy
         with self._lock:
+            self._forget(key)
             self._data[key] = value
-            self._dirty[key] = None
+
+    def _forget(self, key: str) -> None:
+        """``key`` is about to be set or deleted: keep its JSON value as of the last
+        checkpoint plus the changes recorded since (the patch starts from it)."""
+        if key not in self._before:
+            if key not in self._data:
+                self._before[key] = _MISSING
+            elif key in self._committed:
+                self._before[key] = json.loads(self._committed[key])
+            else:
+                from pydantic_core import to_jsonable_python
+
+                self._before[key] = to_jsonable_python(self._data[key])
+        old = self._data.get(key)
+        if isinstance(old, (TrackedDict, TrackedList)):
+            old._parent = None  # changes through it are no longer the store's
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.set(key, value)
@@ -253,8 +216,8 @@ class Store:
         """Remove ``key`` (nothing happens if it is missing)."""
         with self._lock:
             if key in self._data:
+                self._forget(key)
                 del self._data[key]
-                self._dirty[key] = None
 
     def __delitem__(self, key: str) -> None:
         with self._lock:
@@ -272,32 +235,44 @@ class Store:
     @property
     def dirty(self) -> bool:
         """Whether something may have changed since the last :meth:`checkpoint`."""
-        return bool(self._dirty)
+        return bool(self._journal or self._before or self._read_since)
 
     def checkpoint(self) -> JsonPatch:
         """The changes since the previous checkpoint as a JSON patch, and start anew.
 
-        Costs time proportional to the keys changed or read since then (and their
-        values' size), not to the store's size.
+        Costs time proportional to the changes made since then (for keys set or
+        deleted, and other values read, the size of those values), not to the store's
+        size.
         """
         with self._lock:
-            if not self._dirty:
-                return []
-            ops: JsonPatch = []
-            for key in self._dirty:
-                old = self._committed.get(key)
+            ops, self._journal = self._journal, []
+            for key, before in self._before.items():
                 if key in self._data:
-                    new = _jsonable(key, self._data[key])
-                    text = _dumps(new)
-                    if old is None:
-                        ops.append({"op": "add", "path": _pointer(key), "value": new})
-                    elif text != old:
-                        ops.extend(_diff(key, json.loads(old), new, text))
+                    value = self._data[key]
+                    new = _jsonable(key, value)
+                    text = dumps(new)
+                    if before is _MISSING:
+                        ops.append({"op": "add", "path": pointer(key), "value": new})
+                    elif dumps(before) != text:
+                        ops.extend(diff(key, before, new, text))
+                    if isinstance(value, (_IMMUTABLE, TrackedDict, TrackedList)):
+                        self._committed.pop(key, None)
+                    else:
+                        self._committed[key] = text
+                elif before is not _MISSING:
+                    ops.append({"op": "remove", "path": pointer(key)})
+                    self._committed.pop(key, None)
+            for key in self._read_since:
+                if key in self._before or key not in self._committed:
+                    continue
+                new = _jsonable(key, self._data[key])
+                text = dumps(new)
+                old = self._committed[key]
+                if text != old:
+                    ops.extend(diff(key, json.loads(old), new, text))
                     self._committed[key] = text
-                elif old is not None:
-                    ops.append({"op": "remove", "path": _pointer(key)})
-                    del self._committed[key]
-            self._dirty.clear()
+            self._before.clear()
+            self._read_since.clear()
             # the values in ops are fresh JSON data (to_jsonable_python builds new
             # containers), so later changes to the store's values do not reach them
             return ops

@@ -46,13 +46,26 @@ def submitter(*before: lw.ModelOutput | str) -> lw.Model:
         ({"prompt": ["be brief"]}, "prompt must be a string"),
         ({"name": None}, "name must be a string"),
         ({"on_continue": 5}, "on_continue must be a string, a function or None"),
-        ({"max_format_errors": -1}, "max_format_errors must be a whole number"),
-        ({"max_tokens_continues": "3"}, "max_tokens_continues must be a whole number"),
+        ({"recovery": {"format_errors": 1}}, "recovery must be a lw.Recovery"),
     ],
 )
 def test_react_refuses_a_bad_setting_when_it_is_made(kwargs: dict[str, Any], expected: str) -> None:
     with pytest.raises(lw.ConfigurationError, match=expected):
         lw.react(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"format_errors": -1}, "format_errors must be a whole number"),
+        ({"max_tokens": "3"}, "max_tokens must be a whole number"),
+    ],
+)
+def test_recovery_refuses_a_bad_bound_when_it_is_made(
+    kwargs: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(lw.ConfigurationError, match=expected):
+        lw.Recovery(**kwargs)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +78,6 @@ def test_react_refuses_a_bad_setting_when_it_is_made(kwargs: dict[str, Any], exp
         ({"time_limit": 0}, "time_limit must be a number of seconds"),
         ({"nudge": None}, "nudge must be a string"),
         ({"progress_every": 0}, "progress_every must be a whole number >= 1"),
-        ({"clock": 0.0}, "clock must be a function"),
         ({"productive_time": "yes"}, "productive_time must be True or False"),
     ],
 )
@@ -173,4 +185,4 @@ def test_compose_takes_functions_and_refuses_what_is_not_a_policy() -> None:
 
 def test_tools_may_come_from_any_iterable_and_none_is_lost() -> None:
     agent = lw.react(tools=(t for t in [note]))  # a generator was read once, then empty
-    assert [t.name for t in agent.tools] == ["note", "submit"]
+    assert [t.name for t in agent.offered] == ["note", "submit"]

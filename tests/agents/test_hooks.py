@@ -216,8 +216,9 @@ async def test_on_limit_is_heard_once_with_the_step_limit() -> None:
         assert hook.calls.count("limit:step") == 1
         assert [c for c in hook.calls if c.startswith("limit")] == ["limit:step"]
         assert hook.calls[-2:] == ["limit:step", "run_end:limit"]
-        # the step limit counts model calls: the third step starts, its call is refused
-        assert hook.calls.count("step_start") == hook.calls.count("step_end") == 3
+        # the step limit counts model calls and is checked between steps: a third step,
+        # whose call it would refuse, never starts (as the iterative agent always did)
+        assert hook.calls.count("step_start") == hook.calls.count("step_end") == 2
         assert "after_model" not in hook.calls[-5:]
 
 

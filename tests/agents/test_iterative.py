@@ -1,11 +1,13 @@
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 import loopwright as lw
+import loopwright.limits
 from loopwright.log import load_run
 from loopwright.transcripts import InfoEvent
 
@@ -47,30 +49,37 @@ async def test_nudge_is_sent_every_step_and_never_persisted() -> None:
     assert [m.role for m in state.messages] == ["user"] + ["assistant", "tool"] * 3
 
 
-async def test_time_budget_with_an_injected_clock() -> None:
+async def test_time_budget_with_a_fake_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
+    # the budget is a time limit: its clock is the limits module's (the event loop's
+    # own timer, real time, never fires in this test)
+    monkeypatch.setattr(loopwright.limits, "time", SimpleNamespace(monotonic=clock))
     budgets: list[float | None] = []
 
-    @contextlib.asynccontextmanager
-    async def recording_timeout(seconds: float | None) -> AsyncIterator[None]:
-        budgets.append(seconds)
-        yield
+    @lw.tool
+    def timed(text: str) -> str:
+        """Write a note.
+
+        Args:
+            text: The note.
+        """
+        budgets.append(lw.remaining_time())
+        return text
 
     def responder(msgs: object, tools: object, config: object) -> lw.ModelOutput:
+        budgets.append(lw.remaining_time())
         clock.now += 40  # each model call "takes" 40 s
-        return call("note", {"text": "x"})
+        return call("timed", {"text": "x"})
 
-    agent = lw.iterative(
-        tools=[note], time_limit=100, clock=clock, timeout_factory=recording_timeout
-    )
+    agent = lw.iterative(tools=[timed], time_limit=100)
     state = await lw.run(agent, "task", model=lw.get_model("mock", outputs=responder))
     assert state.completed == "limit"
     assert state.limit is not None
     assert state.limit.type == "time"
     assert clock.now == 120  # steps at t=0, 40, 80; stopped at 120
-    # each model call and each tool execution got the budget left when it started
+    # each model call and each tool execution had the budget left when it started
     # (the model call's 40 s are not granted again to the tools)
-    assert budgets == [100, 60, 60, 20, 20, 0.001]
+    assert budgets == [100, 60, 60, 20, 20, 0]
 
 
 async def test_productive_time_excludes_retry_waits() -> None:
@@ -149,17 +158,16 @@ async def test_progress_goes_to_logging_without_a_transcript(
     assert len(progress) == 2
 
 
-async def test_a_wait_that_begins_after_a_held_timeout_expired_leaves_it_alone() -> None:
-    """productive_time: a model call (in a parallel tool) that starts to wait just after the
-    tools' timeout expired, before the cancellation reached it, must not touch that
-    timeout (rescheduling an expiring asyncio.Timeout raises)."""
+async def test_a_wait_that_begins_after_the_working_limit_fired_leaves_it_alone() -> None:
+    """productive_time: a model call (in a parallel tool) that starts to wait just after
+    the working-time budget ran out, before the cancellation reached it, must not touch
+    the budget's timer (nor restart it)."""
     import asyncio
     import time
 
-    from loopwright.agents._iterative import _WaitMeter
-    from loopwright.model import model_hook
+    from loopwright.limits import LimitExceededError, working_limit
 
-    scope: list[asyncio.Timeout] = []
+    budget: list[Any] = []
     seen: list[str] = []
 
     class _Busy(lw.ModelAPI):
@@ -170,8 +178,7 @@ async def test_a_wait_that_begins_after_a_held_timeout_expired_leaves_it_alone()
             loop = asyncio.get_running_loop()
             reply: asyncio.Future[lw.ModelOutput] = loop.create_future()
             error = lw.ModelAPIError("busy", retryable=True, retry_after=1.0)
-            when = scope[0].when()
-            assert when is not None
+            when = budget[0]._timer.when()
             loop.call_at(when - 0.001, reply.set_exception, error)
             return await reply
 
@@ -194,17 +201,16 @@ async def test_a_wait_that_begins_after_a_held_timeout_expired_leaves_it_alone()
         await asyncio.sleep(10)
         return "done"
 
-    meter = _WaitMeter(hold_timeouts=True)
     message = lw.AssistantMessage(
         tool_calls=[lw.ToolCall(function="ask"), lw.ToolCall(function="work")]
     )
 
-    async def tools_with_a_timeout() -> None:
-        async with meter.timeout(asyncio.timeout, 0.3):
-            scope.append(meter.scopes[-1])
+    async def tools_within_a_budget() -> None:
+        with working_limit(0.3) as limit:
+            budget.append(limit)
             await lw.execute_tools(message, [ask, work])
 
-    with model_hook(meter), pytest.raises(TimeoutError):
-        await tools_with_a_timeout()
-    assert seen == ["CancelledError"]  # cancelled by the timeout, not a RuntimeError
-    assert not meter.waits.waiting_now and not meter._held
+    with pytest.raises(LimitExceededError):
+        await tools_within_a_budget()
+    assert seen == ["CancelledError"]  # cancelled by the budget, not a RuntimeError
+    assert not budget[0].waits.waiting_now

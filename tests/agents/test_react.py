@@ -152,7 +152,7 @@ async def test_max_tokens_is_continued() -> None:
     assert state.completed == "submit"
     assert "cut off" in state.messages[2].text
     stopped = await lw.run(
-        lw.react(submit=False, max_tokens_continues=0),
+        lw.react(submit=False, recovery=lw.Recovery(max_tokens=0)),
         "task",
         model=lw.get_model("mock", outputs=[cut]),
     )
@@ -190,7 +190,7 @@ async def test_context_overflow_is_recovered_by_pruning() -> None:
 async def test_repeated_overflow_gives_up() -> None:
     overflow = lw.ModelOutput.from_text("", stop_reason="model_length")
     model = lw.get_model("mock", outputs=[overflow], repeat=True)
-    state = await lw.run(lw.react(max_overflow_recoveries=2), "task", model=model)
+    state = await lw.run(lw.react(recovery=lw.Recovery(overflows=2)), "task", model=model)
     assert state.completed == "model_length"
 
 
@@ -202,7 +202,9 @@ async def test_unparseable_tool_calls_are_capped() -> None:
         stop_reason="tool_calls",
     )
     model = lw.get_model("mock", outputs=[bad], repeat=True)
-    state = await lw.run(lw.react(tools=[multiply], max_format_errors=2), "task", model=model)
+    state = await lw.run(
+        lw.react(tools=[multiply], recovery=lw.Recovery(format_errors=2)), "task", model=model
+    )
     assert state.completed == "format_errors"
     errors = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert len(errors) == 3
@@ -325,3 +327,55 @@ async def test_terminate_by_approval_ends_the_run_without_dangling_calls() -> No
     assert isinstance(last, lw.ToolMessage)
     assert last.error is not None
     assert "too risky" in last.text
+
+
+def test_an_agent_is_its_options_and_replace_makes_another() -> None:
+    import dataclasses
+
+    helper = lw.react(name="helper", submit=False)
+    agent = lw.react(tools=[multiply, lw.handoff(helper)], max_steps=5)
+    other = dataclasses.replace(agent, name="other", prompt="Be brief.")
+    assert isinstance(other, lw.ReactAgent) and other.name == "other"
+    assert [t.name for t in other.offered] == ["multiply", "submit"]
+    assert list(other.handoffs) == ["transfer_to_helper"] and other.max_steps == 5
+    assert repr(other) == "react(name='other', tools=['multiply', 'submit'])"
+    with pytest.raises(lw.ConfigurationError, match="max_steps must be"):
+        dataclasses.replace(agent, max_steps=0)  # checked again: a new agent
+    worker = dataclasses.replace(lw.iterative(), time_limit=60)
+    assert isinstance(worker, lw.IterativeAgent) and worker.nudge == lw.iterative().nudge
+
+
+@pytest.mark.parametrize(("productive", "kind"), [(False, "time"), (True, "working")])
+async def test_an_agents_own_time_budget_is_a_limit_it_records_itself(
+    productive: bool, kind: str
+) -> None:
+    @lw.tool
+    async def slow() -> str:
+        """Take forever."""
+        await asyncio.sleep(60)
+        return "never"
+
+    hook_limits: list[str] = []
+
+    class Heard(lw.Hooks):
+        async def on_limit(self, info: lw.LimitInfo) -> None:
+            hook_limits.append(info.type)
+
+    model = lw.get_model("mock", outputs=[call("slow")])
+    agent = lw.react(tools=[slow], time_limit=0.2, productive_time=productive, hooks=[Heard()])
+    state = await lw.run(agent, "go", model=model, db=False, hooks=[Heard()])
+    assert state.completed == "limit"
+    assert state.limit is not None and state.limit.type == kind
+    assert hook_limits == [kind, kind]  # the agent's hook, then the run's: once each
+    result = state.messages[-1]
+    assert isinstance(result, lw.ToolMessage) and result.error is not None
+    assert result.content.startswith(f"Not run to the end: {state.limit.message}")
+
+
+async def test_an_outer_limit_is_not_the_agents_to_record() -> None:
+    model = lw.get_model("mock", outputs=[call("multiply", {"a": 1, "b": 2})], repeat=True)
+    agent = lw.react(tools=[multiply], time_limit=3600)  # a budget: no default step bound
+    with pytest.raises(lw.LimitExceededError) as raised:
+        await lw.run(agent, "go", model=model, db=False, limits=[lw.step_limit(2)],
+                     raise_on_limit=True)  # fmt: skip
+    assert raised.value.type == "step"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,6 +44,28 @@ def test_help_texts(tmp_path: Path) -> None:
     text = " ".join(run.out.split())
     assert "Exit codes: 0 answered, 1 error" in text and "3 ended by a limit" in text
     assert "[native|react|json]" in run.out and "[ci|dev|prod|auto|human]" in run.out
+
+
+def test_help_lists_the_commands_with_their_own_help_without_importing_them() -> None:
+    """``loopwright --help`` shows each command's first help line from a table (so it
+    need not import the commands, which load the library): the table is the truth."""
+    import click
+
+    from loopwright.cli._main import COMMANDS
+    from loopwright.cli._main import cli as group
+
+    ctx = click.Context(group)
+    for name, (_, _, line) in COMMANDS.items():
+        command = group.get_command(ctx, name)
+        assert command is not None and command.get_short_help_str(limit=300) == line
+    assert group.get_command(ctx, "nope") is None
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom loopwright.cli import main\nmain(['--help'])\n"
+         "print(sorted(m for m in ('loopwright.model', 'loopwright.log', 'loopwright.agents',"
+         " 'loopwright.evals', 'pydantic') if m in sys.modules))"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_installed_console_script() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
+from loopwright.log._file_thread import close_idle_files
 
 from ._scripted import script
 
@@ -23,7 +24,10 @@ def record(db: Path, steps: int, name: str = "run") -> lw.AgentState:
     from ._scripted import add
 
     agent = lw.react(tools=[add], submit=False, max_steps=steps + 1)
-    return lw.run_sync(agent, "count", model=model, db=db, name=name)
+    try:
+        return lw.run_sync(agent, "count", model=model, db=db, name=name)
+    finally:
+        close_idle_files()  # as the process's end would: a file at rest, WAL folded in
 
 
 def read_everything(db: Path) -> int:
@@ -60,6 +64,7 @@ def mount(tmp_path: Path) -> Iterator[Path]:
 
 
 def remount_ro(where: Path) -> None:
+    close_idle_files()  # this process's open run store files (kept for its next run)
     subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
     with pytest.raises(OSError):
         (where / "probe").write_text("x")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.log import _writer
+from loopwright.log import _file_thread
 
 
 @pytest.fixture
@@ -66,13 +66,13 @@ async def test_a_full_disk_stops_the_run_within_a_step_and_returns_its_state(
     db = small_disk / "runs.db"
     calls.clear()
     failed_at: list[int] = []  # how many calls had run when the writer's thread failed
-    real_fail = _writer._FileWriter._fail
+    real_fail = _file_thread._FileWriter._fail
 
-    def fail(self: _writer._FileWriter, error: BaseException) -> None:
+    def fail(self: _file_thread._FileWriter, error: BaseException) -> None:
         failed_at.append(len(calls))
         real_fail(self, error)
 
-    monkeypatch.setattr(_writer._FileWriter, "_fail", fail)
+    monkeypatch.setattr(_file_thread._FileWriter, "_fail", fail)
     model = lw.get_model("mock", outputs=script())
     agent = lw.react(tools=[write_chunk], submit=False, max_steps=STEPS + 5)
     t0 = time.monotonic()
@@ -98,7 +98,7 @@ async def test_a_full_disk_stops_the_run_within_a_step_and_returns_its_state(
     # the run stopped within a step or two of the writer's failure
     assert failed_at and len(calls) - failed_at[0] <= 2, (len(calls), failed_at)
     # the store's thread let go of the file
-    assert not any(f.path == db for f in _writer._files.values())
+    assert not any(f.path == db for f in _file_thread._files.values())
 
 
 async def test_the_writer_thread_failing_stops_a_run_within_milliseconds(
@@ -106,7 +106,7 @@ async def test_the_writer_thread_failing_stops_a_run_within_milliseconds(
 ) -> None:
     """Any failure of the writer's thread (here SQLite's own SQLITE_FULL, with a page cap
     on its connection) reaches the run at once, even while it waits on a slow tool."""
-    real_connect = _writer.connect
+    real_connect = _file_thread.connect
 
     def capped(path: str | Path) -> object:
         conn = real_connect(path)
@@ -114,7 +114,7 @@ async def test_the_writer_thread_failing_stops_a_run_within_milliseconds(
         conn.execute(f"PRAGMA max_page_count = {pages + 2}")
         return conn
 
-    monkeypatch.setattr(_writer, "connect", capped)
+    monkeypatch.setattr(_file_thread, "connect", capped)
 
     @lw.tool
     async def slow(i: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.log import _writer
+from loopwright.log import _file_thread
 from loopwright.log._db import RunStoreError
+from loopwright.log._file_thread import close_idle_files
 from loopwright.log._serialize import dump_event, event_record, load_event
 from loopwright.log._writer import RunWriter
 
@@ -103,7 +105,10 @@ async def test_concurrent_runs_on_one_file_share_one_thread(tmp_path: Path) -> N
         assert len(store_threads()) == before + 2  # another file: its own thread
     release.set()
     ids = await asyncio.gather(*tasks)
-    assert len(store_threads()) == before  # the last run closed the file
+    # the file stays open for the process's next run, until closed (or idle a while)
+    assert len(store_threads()) == before + 2  # (other.db's too)
+    close_idle_files()
+    assert len(store_threads()) == before
     assert not Path(f"{db}-wal").exists()  # noqa: ASYNC240 - the WAL was folded into the file
     runs = {r.id: r for r in lw.list_runs(db)}
     assert set(runs) == set(ids) and all(r.status == "success" for r in runs.values())
@@ -140,7 +145,7 @@ async def test_after_a_failed_batch_new_runs_get_a_fresh_connection(
     def disk_error(message: lw.ChatMessage) -> str:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(_writer, "dump_message", disk_error)
+    monkeypatch.setattr(_file_thread, "dump_message", disk_error)
     first.message("r1", "", 0, lw.UserMessage(content="lost"))
     with pytest.raises(RunStoreError, match="disk I/O error"):
         await first.flush()
@@ -154,6 +159,7 @@ async def test_after_a_failed_batch_new_runs_get_a_fresh_connection(
     for writer in (first, second):
         with pytest.raises(RunStoreError):
             await writer.aclose()
+    close_idle_files()  # (the healthy one stays open for the next run until then)
     assert len(store_threads()) == before  # both connections were closed
 
 
@@ -170,9 +176,8 @@ def test_writers_used_from_a_thread_without_an_event_loop(tmp_path: Path) -> Non
 
 
 async def test_model_events_serialise_as_their_record_does(tmp_path: Path) -> None:
-    """The model event's JSON is built from pieces (the tools once per list of tools):
-    it must say what the general record says, pending or done, with or without output,
-    and fall back to the general way for values the fast way refuses."""
+    """A model event's JSON says what its record says, pending or done, with or without
+    output (its message by reference), a lone surrogate in an argument included."""
     from pydantic_core import to_json
 
     events: list[lw.Event] = []
@@ -207,3 +212,60 @@ async def test_model_events_serialise_as_their_record_does(tmp_path: Path) -> No
     assert json.loads(dump_event(models[0]))["output"]["message"] == {
         "$ref": models[0].output.message.id  # type: ignore[union-attr]
     }
+
+
+def one_run(db: Path, name: str) -> str:
+    model = lw.get_model("mock", outputs=["done"])
+    state = lw.run_sync(lw.react(submit=False), "t", model=model, db=db, name=name)
+    assert state.output is not None
+    [info] = [r for r in lw.list_runs(db) if r.name == name]
+    return info.id
+
+
+def test_runs_one_after_another_reuse_the_open_file_and_survive_kill_9(tmp_path: Path) -> None:
+    """Closing a run does not close the file (no WAL fold, no sync at every run's end):
+    the next run reuses the thread; what was committed is in the WAL, which a reader (or
+    the next process, after a kill -9) reads."""
+    db = tmp_path / "runs.db"
+    before = len(store_threads())
+    one_run(db, "first")
+    [thread] = store_threads()[before:]
+    assert Path(f"{db}-wal").exists()  # not folded in at the run's close
+    one_run(db, "second")
+    assert store_threads()[before:] == [thread]  # the same thread and connection
+    # a copy of the files as a kill -9 would leave them (the connection still open)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in ("", "-wal"):
+        copy.joinpath(f"runs.db{suffix}").write_bytes(Path(f"{db}{suffix}").read_bytes())
+    names = sorted(r.name or "" for r in lw.list_runs(copy / "runs.db"))
+    assert names == ["first", "second"]
+
+
+def test_a_file_replaced_between_runs_is_opened_afresh(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    one_run(db, "old")
+    os.rename(db, tmp_path / "moved.db")
+    for suffix in ("-wal", "-shm"):
+        if Path(f"{db}{suffix}").exists():
+            os.rename(f"{db}{suffix}", tmp_path / f"moved.db{suffix}")
+    one_run(db, "new")  # written to the new file, not to the moved one
+    assert [r.name for r in lw.list_runs(db)] == ["new"]
+    close_idle_files()
+    assert [r.name for r in lw.list_runs(tmp_path / "moved.db")] == ["old"]
+
+
+def test_an_idle_file_is_closed_by_its_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_file_thread, "IDLE_CLOSE", 0.05)
+    db = tmp_path / "runs.db"
+    before = len(store_threads())
+    one_run(db, "only")
+    for _ in range(200):
+        if len(store_threads()) == before:
+            break
+        threading.Event().wait(0.05)
+    assert len(store_threads()) == before
+    assert not Path(f"{db}-wal").exists()  # folded into the file when it was closed
+    assert [r.name for r in lw.list_runs(db)] == ["only"]

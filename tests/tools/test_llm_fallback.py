@@ -23,7 +23,7 @@ def test_its_schema_asks_for_one_question() -> None:
 
 def test_it_is_off_by_default() -> None:
     agent = lw.react(tools=[])
-    assert [t.name for t in agent.tools] == ["submit"]
+    assert [t.name for t in agent.offered] == ["submit"]
 
 
 async def test_it_asks_the_default_model_with_a_short_prompt_and_no_tools() -> None:

@@ -6,19 +6,37 @@ from ._iterative import IterativeAgent, iterative
 from ._lifecycle import Hooks, ModelRequest, StopRun
 from ._react import ContinueHandler, ReactAgent, react
 from ._run import run, run_sync
-from ._state import Agent, AgentState, Completion, agent, get_agent, registered_agents
+from ._state import Agent, AgentState, Ending, agent, get_agent, registered_agents
+from ._steps import Recovery
+from ._stream import RunStream, run_stream
+from ._stream_events import (
+    ModelReplied,
+    RunFinished,
+    StepFinished,
+    StreamEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 
 __all__ = [
     "Agent",
     "AgentState",
-    "Completion",
     "ContinueHandler",
+    "Ending",
     "Handoff",
     "Hooks",
     "IterativeAgent",
+    "ModelReplied",
     "ModelRequest",
     "ReactAgent",
+    "Recovery",
+    "RunFinished",
+    "RunStream",
+    "StepFinished",
     "StopRun",
+    "StreamEvent",
+    "ToolCallFinished",
+    "ToolCallStarted",
     "agent",
     "as_tool",
     "fork",
@@ -28,5 +46,6 @@ __all__ = [
     "react",
     "registered_agents",
     "run",
+    "run_stream",
     "run_sync",
 ]

@@ -105,10 +105,8 @@ def check_agent(agent: object) -> None:
     from ._react import react
 
     if agent is react or agent is iterative:
-        name = agent.__name__
-        raise ConfigurationError(
-            f"run: pass an agent, {name}(...), not the function that makes one ({name})"
-        )
+        name = "react" if agent is react else "iterative"
+        raise ConfigurationError(f"run: pass an agent, {name}(...), not {name} itself")
     if not callable(agent) or isinstance(agent, type):
         raise ConfigurationError(
             "run: agent must be an agent (lw.react(...), lw.iterative(...), or an async "

@@ -236,6 +236,16 @@ class HookRun:
             return None
         return cls(own, runs + own)
 
+    @classmethod
+    def start_loop(cls, loop: tuple[Hooks, ...], own: tuple[Hooks, ...]) -> HookRun | None:
+        """Like :meth:`start`, with the loop's own hooks (its history policy, nudge,
+        progress line: see ``_loop_hooks``) first, so that every other hook sees their
+        work; they hear no start or end of the agent. ``None`` when no hook is in force."""
+        runs = _in_force.get()
+        if not loop and not runs and not own:
+            return None
+        return cls(own, loop + runs + own)
+
     async def begin_step(self, state: AgentState) -> None:
         """Start a step (the loop ends the one before with ``end_step`` first)."""
         self.step_open = True

@@ -1,10 +1,20 @@
-"""``react()``: the standard agent loop — generate, run the tools asked for, repeat."""
+"""The standard agent loop — generate, run the tools asked for, repeat — and its options.
+
+:class:`ReactAgent` (``lw.react``) is the one loop; an agent is its options, written
+once as the fields of the dataclass and checked when it is made. ``lw.iterative`` is a
+preset of it (:class:`~loopwright.IterativeAgent`: other defaults, same loop). What the
+options add to a step (a history policy, a nudge, progress lines) comes in as the loop's
+own hooks (``_loop_hooks``); its time budget and step bound are ordinary limits
+(``limits.py``) that it enters for each run and whose end it records as its own.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeAlias
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import HistoryFunction, HistoryPolicy
@@ -23,6 +33,7 @@ from ._checks import (
     check_callable,
     check_config,
     check_count,
+    check_flag,
     check_history,
     check_model,
     check_text,
@@ -30,21 +41,25 @@ from ._checks import (
 )
 from ._handoff import Handoff, run_handoff
 from ._lifecycle import HookRun, Hooks, check_hooks
+from ._loop_hooks import ApplyHistory, Nudge, Progress
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
     MaxSteps,
+    Recovery,
     check_max_steps,
+    check_time_limit,
     check_tools,
     has_stop_keyword,
     install_prompt,
     max_tool_output,
     offered_tools,
-    own_step_limit,
+    own_limits,
     recover_overflow,
     run_tool_calls,
 )
 from ._steps import stop_keywords as stop_keywords_of
+from ._typed import DEFAULT_OUTPUT_RETRIES, TypedOutput, typed_output
 
 __all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
@@ -79,82 +94,170 @@ def _default_submit() -> AnyTool:
     return submit()
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class ReactAgent:
-    """The standard loop, built by :func:`react`. Call it with an :class:`AgentState`."""
+    """The standard agent: generate, run the tool calls with ``execute_tools``, repeat.
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        description: str,
-        prompt: str | None,
-        tools: Sequence[ToolLike],
-        model: str | Model | None,
-        submit: bool | AnyTool,
-        on_continue: ContinueHandler | None,
-        max_steps: MaxSteps,
-        stop_keywords: str | Sequence[str] | None,
-        history: HistoryPolicy | HistoryFunction | None,
-        config: GenerateConfig | None,
-        max_format_errors: int,
-        max_content_filter: int,
-        max_tokens_continues: int,
-        max_overflow_recoveries: int,
-        hooks: Sequence[Hooks] = (),
-    ) -> None:
-        who = "react"
-        self.hooks = check_hooks(hooks, who)
-        check_text(name, "name", who)
-        check_text(description, "description", who)
-        check_text(prompt, "prompt", who, optional=True)
-        check_model(model, who)
-        check_config(config, who)
-        if on_continue is not None and not isinstance(on_continue, str):
-            check_callable(on_continue, "on_continue", who, "a string, a function or None")
-        for what, count in [
-            ("max_format_errors", max_format_errors),
-            ("max_content_filter", max_content_filter),
-            ("max_tokens_continues", max_tokens_continues),
-            ("max_overflow_recoveries", max_overflow_recoveries),
-        ]:
-            check_count(count, what, who)
-        tools = check_tool_list(tools, who)
-        self.name, self.description, self.prompt = name, description, prompt
-        self.model, self.config = model, config
-        self.history = check_history(history, who)
-        self.on_continue = on_continue
-        self.max_steps = check_max_steps(max_steps, who)
-        self.stop_keywords = stop_keywords_of(stop_keywords, who)
-        self.max_format_errors = max_format_errors
-        self.max_content_filter = max_content_filter
-        self.max_tokens_continues = max_tokens_continues
-        self.max_overflow_recoveries = max_overflow_recoveries
-        self.handoffs = {h.name: h for h in tools if isinstance(h, Handoff)}
-        self.tools: list[AnyTool] = [t for t in tools if not isinstance(t, Handoff)]
-        self.submit_tool: AnyTool | None = None
-        if submit is True:
+    ``lw.react(...)`` makes one (``react`` is this class). It ends when the model calls
+    ``submit`` successfully (its answer becomes ``state.output``), when it answers
+    without a tool call and ``submit=False`` (and no ``nudge``), when ``on_continue``
+    says stop, when a stop keyword appears in its text, or when a limit is reached
+    (``state.limit``). ``state.completed`` says which. A setting of the wrong kind is
+    refused when the agent is made, with a :class:`~loopwright.ConfigurationError`
+    naming what was expected. Call the agent with an :class:`AgentState`.
+
+    It is never unbounded by accident: unless ``max_steps`` or ``time_limit`` is given
+    or a step limit is in force when it starts (``run(limits=[lw.step_limit(n)])``, an
+    outer agent's), it stops after :data:`~loopwright.DEFAULT_MAX_STEPS` (25) model
+    calls, with ``state.limit`` saying so. An agent used as a tool or handed the
+    conversation runs within its caller's step limit, which then counts its steps too.
+    """
+
+    name: str = "react"
+    """The agent's name (used by ``as_tool`` and transcripts)."""
+    description: str = "A general agent that reasons and calls tools to complete a task."
+    """What the agent does (used by ``as_tool``)."""
+    prompt: str | None = None
+    """A system prompt, placed first in the conversation."""
+    tools: Sequence[ToolLike] = ()
+    """The tools it may call; :func:`handoff` entries pass the conversation on (kept as
+    a list of what was given)."""
+    model: str | Model | None = None
+    """The model (default: the run's model)."""
+    submit: bool | AnyTool = True
+    """``True`` adds the built-in ``submit`` tool; a :class:`Tool` (terminal) uses that
+    one; ``False`` ends the agent at the first answer without tools (unless it has a
+    ``nudge``)."""
+    on_continue: ContinueHandler | None = None
+    """What to do when the model answers without a tool call while ``submit`` is on
+    (see :data:`ContinueHandler`); default: a message asking it to go on."""
+    max_steps: MaxSteps = "default"
+    """At most this many model calls (a step limit for this agent, ending the agent
+    with ``state.limit``). ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS` unless
+    a step limit is already in force or the agent has a ``time_limit``; ``None``: no
+    bound of its own (the limits in force still apply)."""
+    time_limit: float | None = None
+    """A time budget in seconds for each run of the agent: a :func:`~loopwright.time_limit`
+    it enters (a :func:`~loopwright.working_limit` with ``productive_time``), which
+    cancels a model call, tool or history policy still at work when it runs out and ends
+    the agent with ``state.limit``."""
+    productive_time: bool = False
+    """Count only productive time against ``time_limit``: time model calls spend
+    waiting for retries or a connection slot is not charged (calls waiting at once are
+    charged nothing for their common wait, once), and nothing is cut off while waiting."""
+    stop_keywords: str | Sequence[str] | None = None
+    """End when any of these appears in the model's text (any case), once the tools
+    that reply asked for ran."""
+    history: HistoryPolicy | HistoryFunction | None = None
+    """How to keep the history bounded (see :mod:`loopwright.history`): a policy or a
+    function ``messages -> messages`` (sync or async), applied at each step's start;
+    also used for overflow recovery (default: truncate then prune)."""
+    config: GenerateConfig | None = None
+    """Generation settings for every call."""
+    recovery: Recovery = field(default_factory=Recovery)
+    """How many bad replies in a row it recovers from (see :class:`~loopwright.Recovery`)."""
+    nudge: str | None = None
+    """An ephemeral message sent after the conversation with every model call and never
+    kept in it; ``{remaining}`` is replaced by the time left ("12 min 5 s", or
+    "unlimited" without a time limit in force). With a nudge, an answer without a tool
+    call does not end the agent: the next step's nudge asks it to go on."""
+    progress_every: int | None = None
+    """Record a progress line ("NAME agent: step N, ...") every N steps (``None``:
+    never), in the run's transcript (outside a run, in the ``loopwright.agents`` log)."""
+    hooks: Sequence[Hooks] = ()
+    """:class:`~loopwright.Hooks` of this agent: they hear each run of it (its start,
+    end, limit, error) and its steps (a step is one model call, its nudge included, and
+    the tool calls it asks for), model calls and tool calls, after the run's hooks
+    (``run(..., hooks=)``)."""
+    output: Any = None
+    """A type for the final answer (a pydantic model, dataclass, TypedDict or JSON type):
+    the submit tool takes an ``answer`` of that type, and ``state.result`` holds the
+    validated value (see :mod:`loopwright.agents._typed`). Needs ``submit=True``."""
+    max_output_retries: int = DEFAULT_OUTPUT_RETRIES
+    """Answers failing validation the model may correct before the run stops."""
+
+    offered: list[AnyTool] = field(init=False, default_factory=list)
+    """The tools it offers the model (besides the run's): ``tools`` without the
+    handoffs, and the ``submit`` tool."""
+    handoffs: dict[str, Handoff] = field(init=False, default_factory=dict)
+    """The handoffs among ``tools``, by their tool's name."""
+    submit_tool: AnyTool | None = field(init=False, default=None)
+    """The terminal tool ``submit`` added, if any."""
+
+    _who: ClassVar[str] = "react"
+
+    def __post_init__(self) -> None:
+        who = self._who
+        self._hooks = check_hooks(self.hooks, who)
+        self._output: TypedOutput | None = typed_output(
+            self.output, self.submit, self.max_output_retries, who
+        )
+        check_text(self.name, "name", who)
+        check_text(self.description, "description", who)
+        check_text(self.prompt, "prompt", who, optional=True)
+        check_model(self.model, who)
+        check_config(self.config, who)
+        if self.on_continue is not None and not isinstance(self.on_continue, str):
+            check_callable(self.on_continue, "on_continue", who, "a string, a function or None")
+        self.max_steps = check_max_steps(self.max_steps, who)
+        check_time_limit(self.time_limit, who)
+        check_flag(self.productive_time, "productive_time", who)
+        if not isinstance(self.recovery, Recovery):
+            raise ConfigurationError(
+                f"{who}: recovery must be a lw.Recovery (lw.Recovery(format_errors=5)), "
+                f"got {self.recovery!r}"
+            )
+        check_text(self.nudge, "nudge", who, optional=True)
+        if self.nudge is not None:
+            try:
+                self.nudge.format(remaining="1 min 0 s")
+            except (KeyError, IndexError, ValueError) as ex:
+                raise ConfigurationError(
+                    f"{who}: the nudge may use {{remaining}} only (and {{{{ }}}} for "
+                    f"braces); {type(ex).__name__}: {ex}"
+                ) from None
+        if self.progress_every is not None:
+            check_count(self.progress_every, "progress_every", who, least=1)
+        self._keywords = stop_keywords_of(self.stop_keywords, who)
+        policy = check_history(self.history, who)
+        self._policy = policy
+        loop: list[Hooks] = [] if policy is None else [ApplyHistory(policy)]
+        if self.nudge is not None:
+            loop.append(Nudge(self.nudge))
+        self._loop_hooks = tuple(loop)
+        given = check_tool_list(self.tools, who)
+        self.handoffs = {h.name: h for h in given if isinstance(h, Handoff)}
+        tools: list[AnyTool] = [t for t in given if not isinstance(t, Handoff)]
+        if self._output is not None:  # typed results: a submit tool taking the type
+            self.submit_tool = self._output.tool
+            self._hooks = (*self._hooks, self._output.hooks)
+        elif self.submit is True:
             self.submit_tool = _default_submit()
-        elif isinstance(submit, Tool):
-            self.submit_tool = submit
-        elif submit is not False:
-            raise ConfigurationError("submit must be True, False or a Tool")
+        elif isinstance(self.submit, Tool):
+            self.submit_tool = self.submit
+        elif self.submit is not False:
+            raise ConfigurationError(f"{who}: submit must be True, False or a Tool")
         if self.submit_tool is not None:
-            self.tools.append(self.submit_tool)
-        check_tools(self.tools, "react")
-        clash = sorted({t.name for t in self.tools} & set(self.handoffs))
+            tools.append(self.submit_tool)
+        check_tools(tools, who)
+        clash = sorted({t.name for t in tools} & set(self.handoffs))
         if clash:
-            raise ConfigurationError(f"react: tool names must be unique; repeated: {clash}")
+            raise ConfigurationError(f"{who}: tool names must be unique; repeated: {clash}")
+        self.tools, self.offered = given, tools  # (a generator given is read once)
 
     def __repr__(self) -> str:
-        return f"react(name={self.name!r}, tools={[t.name for t in self.tools]})"
+        return f"{self._who}(name={self.name!r}, tools={[t.name for t in self.offered]})"
 
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
-        tools = offered_tools(self.tools, state)
+        tools = offered_tools(self.offered, state)
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)
-        hooks = HookRun.start(self.hooks)
+        loop = self._loop_hooks
+        if self.progress_every is not None:  # one per run: it numbers the run's steps
+            loop = (*loop, Progress(self.name, self.progress_every))
+        hooks = HookRun.start_loop(loop, self._hooks)
         if hooks is None:
             return await self._run(state, model, tools, offered, max_output, None)
         async with hooks.agent_scope(state):
@@ -170,16 +273,17 @@ class ReactAgent:
         max_output: int | None,
         hooks: HookRun | None,
     ) -> AgentState:
-        limit = own_step_limit(self.max_steps)
+        limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
         try:
-            if limit is not None:
-                with limit:
-                    await self._loop(state, model, tools, offered, max_output, hooks)
-            else:
+            # the time budget innermost: its exit turns its cancellation into the error
+            with contextlib.ExitStack() as entered:
+                for limit in limits:
+                    entered.enter_context(limit)
                 await self._loop(state, model, tools, offered, max_output, hooks)
         except LimitExceededError as ex:
-            if limit is None or ex.limit is not limit:
+            if not any(ex.limit is limit for limit in limits):
                 raise
+            close_open_calls(state, f"Not run to the end: {ex}.")
             state.limit, state.completed = ex.info, "limit"
         finally:
             # however the agent stopped (stop keyword, limit, cancellation...), the state
@@ -198,15 +302,13 @@ class ReactAgent:
     ) -> None:
         format_errors = content_filtered = continues = overflows = 0
         by_name = {t.name: t for t in tools}
+        bounds = self.recovery
         while True:
             if hooks is not None:
                 await hooks.end_step(state)
             check_limits()
-            if hooks is not None:
+            if hooks is not None:  # (the history policy applies here: a loop hook)
                 await hooks.begin_step(state)
-            if self.history is not None:
-                usage = state.output.usage if state.output is not None else None
-                state.messages = await self.history.apply(state.messages, usage)
             if hooks is None:
                 output = await model.generate(state.messages, offered, self.config)
             else:
@@ -216,10 +318,10 @@ class ReactAgent:
 
             if output.stop_reason == "model_length" and not output.tool_calls:
                 overflows += 1
-                if overflows > self.max_overflow_recoveries:
+                if overflows > bounds.overflows:
                     state.output, state.completed = output, "model_length"
                     return
-                await recover_overflow(state, self.history)
+                await recover_overflow(state, self._policy)
                 continue
             overflows = 0
             state.output = output
@@ -228,7 +330,7 @@ class ReactAgent:
 
             if output.stop_reason == "content_filter":
                 content_filtered += 1
-                if content_filtered >= self.max_content_filter:
+                if content_filtered >= bounds.content_filter:
                     state.completed = "content_filter"
                     return
                 state.messages.append(UserMessage(content=CONTENT_FILTER_RETRY))
@@ -237,7 +339,7 @@ class ReactAgent:
 
             # a stop keyword ends the run once the tools asked for ran (a submit among
             # them is the answer)
-            stop = has_stop_keyword(self.stop_keywords, message.content)
+            stop = has_stop_keyword(self._keywords, message.content)
             calls = message.tool_calls
             if calls or message.format_error is not None:
                 if calls and await self._run_tools(
@@ -252,7 +354,7 @@ class ReactAgent:
                 # every call unparseable: a format error (text protocols, bad JSON)
                 if is_format_error(message):
                     format_errors += 1
-                    if format_errors > self.max_format_errors:
+                    if format_errors > bounds.format_errors:
                         state.completed = "format_errors"
                         return
                 else:
@@ -265,12 +367,14 @@ class ReactAgent:
 
             if output.stop_reason == "max_tokens":
                 continues += 1
-                if continues > self.max_tokens_continues:
+                if continues > bounds.max_tokens:
                     state.completed = "max_tokens"
                     return
                 state.messages.append(UserMessage(content=MAX_TOKENS_CONTINUE))
                 continue
 
+            if self.nudge is not None:
+                continue  # the next step's nudge asks it to go on
             if self.submit_tool is None:
                 state.completed = "answer"
                 return
@@ -331,83 +435,5 @@ class ReactAgent:
         return default
 
 
-def react(
-    *,
-    name: str = "react",
-    description: str = "A general agent that reasons and calls tools to complete a task.",
-    prompt: str | None = None,
-    tools: Sequence[ToolLike] = (),
-    model: str | Model | None = None,
-    submit: bool | AnyTool = True,
-    on_continue: ContinueHandler | None = None,
-    max_steps: MaxSteps = "default",
-    stop_keywords: str | Sequence[str] | None = None,
-    history: HistoryPolicy | HistoryFunction | None = None,
-    config: GenerateConfig | None = None,
-    max_format_errors: int = 3,
-    max_content_filter: int = 2,
-    max_tokens_continues: int = 3,
-    max_overflow_recoveries: int = 3,
-    hooks: Sequence[Hooks] = (),
-) -> ReactAgent:
-    """The standard agent: generate, run the tool calls with ``execute_tools``, repeat.
-
-    It ends when the model calls ``submit`` successfully (its answer becomes
-    ``state.output``), when it answers without a tool call and ``submit=False``, when
-    ``on_continue`` says stop, when a stop keyword appears in its text, or when a limit
-    is reached (``state.limit``). ``state.completed`` says which. A setting of the wrong
-    kind is refused here, with a :class:`~loopwright.ConfigurationError` naming what was
-    expected.
-
-    It is never unbounded by accident: unless ``max_steps`` is given or a step limit is
-    in force when it starts (``run(limits=[lw.step_limit(n)])``, an outer agent's), it
-    stops after :data:`~loopwright.DEFAULT_MAX_STEPS` (25) model calls, with
-    ``state.limit`` saying so. An agent used as a tool or handed the conversation runs
-    within its caller's step limit, which then counts its steps too.
-
-    Args:
-        name: The agent's name (used by ``as_tool`` and transcripts).
-        description: What the agent does (used by ``as_tool``).
-        prompt: A system prompt, placed first in the conversation.
-        tools: The tools it may call; :func:`handoff` entries pass the conversation on.
-        model: The model (default: the run's model).
-        submit: ``True`` adds the built-in ``submit`` tool; a :class:`Tool` (terminal)
-            uses that one; ``False`` ends the agent at the first answer without tools.
-        on_continue: What to do when the model answers without a tool call while
-            ``submit`` is on (see :data:`ContinueHandler`); default: a nudge.
-        max_steps: At most this many model calls (a step limit for this agent, ending
-            the agent with ``state.limit``). ``"default"``: :data:`~loopwright.DEFAULT_MAX_STEPS`
-            unless a step limit is already in force; ``None``: no bound of its own (the
-            limits in force still apply; without any, it runs until it answers).
-        stop_keywords: End when any of these appears in the model's text (any case).
-        history: How to keep the history bounded (see :mod:`loopwright.history`): a
-            policy or a function ``messages -> messages`` (sync or async); also used for
-            overflow recovery (default: truncate then prune).
-        config: Generation settings for every call.
-        max_format_errors: Consecutive replies whose tool calls all failed to parse
-            before the agent gives up (``format_errors``).
-        max_content_filter: Consecutive content-filtered replies before giving up.
-        max_tokens_continues: How many times a reply cut by ``max_tokens`` is continued.
-        max_overflow_recoveries: Consecutive context overflows recovered before giving up.
-        hooks: :class:`~loopwright.Hooks` of this agent: they hear each run of it (its
-            start, end, limit, error) and its steps, model calls and tool calls, after
-            the run's hooks (``run(..., hooks=)``).
-    """
-    return ReactAgent(
-        name=name,
-        description=description,
-        prompt=prompt,
-        tools=tools,
-        model=model,
-        submit=submit,
-        on_continue=on_continue,
-        max_steps=max_steps,
-        stop_keywords=stop_keywords,
-        history=history,
-        config=config,
-        max_format_errors=max_format_errors,
-        max_content_filter=max_content_filter,
-        max_tokens_continues=max_tokens_continues,
-        max_overflow_recoveries=max_overflow_recoveries,
-        hooks=hooks,
-    )
+react = ReactAgent
+"""``lw.react(...)`` makes a :class:`ReactAgent`: the standard loop."""

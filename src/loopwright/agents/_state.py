@@ -19,13 +19,13 @@ __all__ = [
     "Agent",
     "AgentState",
     "AnyTool",
-    "Completion",
+    "Ending",
     "agent",
     "get_agent",
     "registered_agents",
 ]
 
-Completion: TypeAlias = Literal[
+Ending: TypeAlias = Literal[
     "submit",
     "answer",
     "stop_keyword",
@@ -74,7 +74,11 @@ class AgentState(BaseModel):
     extra_tools: list[Any] = Field(default_factory=list, exclude=True)
     """Tools offered beside the agent's own (``run(..., tools=)``), kept at a handoff;
     an agent's own tools never pass to the next agent (not serialised)."""
-    completed: Completion | None = None
+    result: Any = Field(default=None, exclude=True)
+    """The typed answer of an agent made with ``output=`` (``react(output=MyModel)``):
+    the validated value, once it submitted one (not serialised; ``output.text`` has it
+    as JSON)."""
+    completed: Ending | None = None
     """Why the agent stopped, once it has."""
     limit: LimitInfo | None = None
     """The limit that ended the run, if one did."""

@@ -1,13 +1,22 @@
-"""What the agent loops (``react``, ``iterative``) share: their setup and a step's tools."""
+"""The standard loop's parts: its setup (tools, prompt, its own limits, how it recovers
+from bad replies) and a step's tool calls."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
-from ..limits import Limit, default_step_limit, step_limit, step_limit_in_force
+from ..limits import (
+    Limit,
+    default_step_limit,
+    step_limit,
+    step_limit_in_force,
+    time_limit,
+    working_limit,
+)
 from ..model import (
     AssistantMessage,
     ChatMessage,
@@ -27,14 +36,16 @@ __all__ = [
     "NOT_RUN",
     "OVERFLOW_HINT",
     "MaxSteps",
+    "Recovery",
     "answer_output",
     "check_max_steps",
+    "check_time_limit",
     "check_tools",
     "has_stop_keyword",
     "install_prompt",
     "max_tool_output",
     "offered_tools",
-    "own_step_limit",
+    "own_limits",
     "recover_overflow",
     "run_tool_calls",
     "stop_keywords",
@@ -65,11 +76,58 @@ def check_max_steps(max_steps: object, who: str) -> MaxSteps:
     return max_steps
 
 
-def own_step_limit(max_steps: MaxSteps) -> Limit | None:
-    """The step limit an agent enters for one run (``None``: it enters none)."""
+def check_time_limit(seconds: object, who: str) -> None:
+    """Refuse a time budget that is not a number of seconds > 0 (or None)."""
+    if seconds is None:
+        return
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not number or not 0 < seconds < float("inf"):  # type: ignore[operator]
+        raise ConfigurationError(
+            f"{who}: time_limit must be a number of seconds > 0, or None, got {seconds!r}"
+        )
+
+
+def own_limits(max_steps: MaxSteps, seconds: float | None, productive_time: bool) -> list[Limit]:
+    """The limits an agent enters for one run, outermost first: its step bound (the
+    default one unless a step limit is in force or it has a time budget), then its time
+    budget (a working-time limit with ``productive_time``)."""
+    limits: list[Limit] = []
     if max_steps == "default":
-        return None if step_limit_in_force() else default_step_limit()
-    return None if max_steps is None else step_limit(max_steps)
+        if seconds is None and not step_limit_in_force():
+            limits.append(default_step_limit())
+    elif max_steps is not None:
+        limits.append(step_limit(max_steps))
+    if seconds is not None:
+        limits.append(working_limit(seconds) if productive_time else time_limit(seconds))
+    return limits
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """How many bad replies in a row the loop recovers from before it gives up; each
+    gives up with its own ``state.completed``.
+
+    ``lw.react(recovery=lw.Recovery(format_errors=5))``
+    """
+
+    format_errors: int = 3
+    """Replies whose tool calls all failed to parse that are sent back with the error
+    (then ``"format_errors"``)."""
+    content_filter: int = 2
+    """Content-filtered replies in a row that end the agent (``"content_filter"``):
+    each before it is answered with a request to rephrase."""
+    max_tokens: int = 3
+    """Replies cut by the output token limit that are continued (then ``"max_tokens"``)."""
+    overflows: int = 3
+    """Context overflows recovered by shrinking the history (then ``"model_length"``)."""
+
+    def __post_init__(self) -> None:
+        for what in ("format_errors", "content_filter", "max_tokens", "overflows"):
+            count = getattr(self, what)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ConfigurationError(
+                    f"Recovery: {what} must be a whole number >= 0, got {count!r}"
+                )
 
 
 def stop_keywords(keywords: str | Sequence[str] | None, who: str) -> list[str]:

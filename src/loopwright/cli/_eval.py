@@ -11,6 +11,7 @@ import click
 
 from .._errors import ConfigurationError
 from ..evals import EvalResult
+from ..model import Model
 from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -71,6 +72,40 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     "only the rest run.",
 )
 @click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N (1/3, 2/3, 3/3 split the samples between three "
+    "processes or machines, each with its own --db); running it again carries over "
+    "what it finished.",
+)
+@click.option(
+    "--merge",
+    "merge",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="STORE",
+    help="One eval of several shards (repeatable): the finished samples of the task in "
+    "these run stores are carried into one run in --db, the missing ones run, and the "
+    "metrics are over all of them.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Run the samples on Ray (pip install 'loopwright[ray]'): --ray alone starts a "
+    "local Ray; --ray ADDRESS joins a cluster (auto, ray://host:10001). The task is read "
+    "by every worker from its file; -m names the model (no -M).",
+)
+@click.option(
+    "--ray-env",
+    multiple=True,
+    metavar="NAME",
+    help="An environment variable (an API key...) to send to the Ray workers (repeatable).",
+)
+@click.option(
     "--fail-on-error",
     "fail_on_error",
     callback=_threshold,
@@ -101,6 +136,10 @@ def eval_command(
     epochs: int | None,
     task_args: tuple[str, ...],
     resume: str | None,
+    shard: str | None,
+    merge: tuple[str, ...],
+    ray_address: str | None,
+    ray_env: tuple[str, ...],
     fail_on_error: float | None,
     no_fail_on_error: bool,
     db: str | None,
@@ -128,20 +167,27 @@ def eval_command(
       loopwright eval examples/arithmetic.py --limit 5
       loopwright eval examples/arithmetic.py@arithmetic -m openai/gpt-4o-mini --max-samples 16
       loopwright eval tasks.py -T level=hard --epochs 3 --resume 36f5ec385189
+      loopwright eval tasks.py --shard 2/3 --db shard2.db
+      loopwright eval tasks.py --merge shard1.db --merge shard2.db --merge shard3.db
+      loopwright eval tasks.py@t -m openai/gpt-4o-mini --ray auto --ray-env OPENAI_API_KEY
     """
     from ..evals import RichProgress, parse_task_args
+    from ..evals._entry import _eval
     from ..evals._progress import brief
-    from ..evals._runner import _eval
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
     threshold: bool | float = False if no_fail_on_error else fail_on_error or True
     config = generate_config(generate, temperature, max_tokens)
-    chosen = (
+    chosen: Model | str | None = (
         build_model(model, model_args, protocol, config=config, db=db)
         if model or model_args or protocol
         else None
     )
+    if ray_address:
+        if model_args or protocol:
+            raise click.UsageError("--ray takes the model by name (-m); not -M or --protocol")
+        chosen = model  # the workers build it by name, with --temperature/-G as config
     try:
         targs = parse_task_args(task_args, as_text=True) or None
     except ConfigurationError as ex:
@@ -157,7 +203,7 @@ def eval_command(
                 _eval(
                     list(tasks),
                     model=chosen,
-                    config=config if chosen is None else None,
+                    config=config if chosen is None or ray_address else None,
                     max_samples=max_samples,
                     epochs=epochs,
                     limit=limit,
@@ -166,6 +212,11 @@ def eval_command(
                     task_args=targs,
                     progress=progress,
                     collect=done.append,
+                    shard=shard,
+                    merge=merge,
+                    backend="ray" if ray_address else "local",
+                    ray_address=ray_address,
+                    ray_env=ray_env,
                 )
             )
         except KeyboardInterrupt:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import logging
 import os
 import sqlite3
@@ -15,13 +17,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigurationError, error_text
-from ..log import RunStoreError
-from ._eval import eval_command
-from ._mcp import mcp_group
-from ._models import models_command
-from ._options import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from ._run import run_command
-from ._runs import runs_group
+from ._exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ._views import cli_text
 
 __all__ = ["cli", "error_line", "main"]
@@ -29,7 +25,57 @@ __all__ = ["cli", "error_line", "main"]
 DEBUG_ENV = "LOOPWRIGHT_DEBUG"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# Each command is imported when it is run or asked for its help (they import the
+# library's parts), so `loopwright --help` costs little: name -> (module, attribute, the
+# line `loopwright --help` shows, which tests/cli check is the command's own).
+COMMANDS = {
+    "eval": (
+        "._eval",
+        "eval_command",
+        "Evaluate the tasks in FILE.py (or only FILE.py@TASK) over their datasets.",
+    ),
+    "mcp": (
+        "._mcp",
+        "mcp_group",
+        "Model Context Protocol: serve loopwright tools and agents to MCP clients.",
+    ),
+    "models": ("._models", "models_command", "List the model providers and how to configure each."),
+    "run": ("._run", "run_command", "Run the standard agent on TASK and print its answer."),
+    "runs": (
+        "._runs",
+        "runs_group",
+        "Browse the run store: list runs, show one, export one (JSON, or OTLP spans).",
+    ),
+    "view": (
+        "._view",
+        "view_command",
+        "See your runs in a browser: runs and evals, conversations, transcripts, live.",
+    ),
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands are imported on first use (see ``COMMANDS``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module, __package__), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, line) for name, (_, _, line) in sorted(COMMANDS.items())])
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="loopwright", prog_name="loopwright")
 @click.option(
     "--debug",
@@ -44,19 +90,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     loopwright run "TASK"          run the standard agent (the embedded model by default)
     loopwright eval FILE.py        evaluate an agent over a dataset
     loopwright runs list           browse the run store
+    loopwright view                see your runs in a browser, live
     loopwright models              list model providers and how to configure them
     loopwright mcp serve FILE.py:X serve tools or an agent as an MCP server
 
     `loopwright COMMAND --help` tells more.
     """
     ctx.obj = {"debug": debug or os.environ.get(DEBUG_ENV) == "1"}
-
-
-cli.add_command(run_command)
-cli.add_command(eval_command)
-cli.add_command(runs_group)
-cli.add_command(models_command)
-cli.add_command(mcp_group)
 
 
 def _debug(args: list[str]) -> tuple[list[str], bool]:
@@ -71,6 +111,8 @@ def _debug(args: list[str]) -> tuple[list[str], bool]:
 
 def error_line(error: BaseException) -> str:
     """The one line (``error: Type: message``) a failure is reported with."""
+    from ..log import RunStoreError
+
     if isinstance(error, (ConfigurationError, RunStoreError)):
         return f"error: {cli_text(str(error))}"
     if isinstance(error, sqlite3.DatabaseError):  # a damaged file the store did not name
@@ -124,7 +166,12 @@ def _warning_line(message: Warning | str, *_: Any, **__: Any) -> None:
 
 def _main(args: list[str], debug: bool) -> int:
     try:
-        result = cli.main(args=args, prog_name="loopwright", standalone_mode=False)
+        with contextlib.ExitStack() as tracing:
+            if os.environ.get("LOOPWRIGHT_OTEL"):  # OpenTelemetry traces of the runs
+                from ..otel import cli_tracing
+
+                tracing.enter_context(cli_tracing())
+            result = cli.main(args=args, prog_name="loopwright", standalone_mode=False)
     except click.exceptions.UsageError as ex:
         ex.show()
         return EXIT_USAGE

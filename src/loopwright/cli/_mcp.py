@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigurationError
-from ._options import EXIT_INTERRUPTED, EXIT_OK
+from ._exit_codes import EXIT_INTERRUPTED, EXIT_OK
 
 __all__ = ["mcp_group"]
 

@@ -29,7 +29,8 @@ __all__ = [
     "parse_pairs",
 ]
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from ._exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
+
 PROTOCOLS = ("native", "react", "json")
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -17,6 +17,7 @@ from ..agents import Agent, AgentState, react, run
 from ..limits import DEFAULT_MAX_STEPS, Limit, step_limit, time_limit, token_limit
 from ..log import current_recording, default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
+from ..model._stream import stream_to
 from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -143,6 +144,12 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
 @db_option
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="Do not show the agent's steps live.")
+@click.option(
+    "--stream/--no-stream",
+    default=True,
+    help="Show the model's text as it is written (default), or each reply once complete. "
+    "When stderr is not a terminal the text comes as plain lines.",
+)
 def run_command(
     task: str,
     model: str | None,
@@ -163,6 +170,7 @@ def run_command(
     db: str | None,
     as_json: bool,
     quiet: bool,
+    stream: bool,
 ) -> int:
     """Run the standard agent on TASK and print its answer.
 
@@ -210,9 +218,10 @@ def run_command(
     error: BaseException | None = None
     interrupted = False
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
-    display = None if as_json or quiet else _console_display(debug)
+    display = None if as_json or quiet else _console_display(debug, stream)
+    sink = getattr(display, "delta", None)
     try:
-        with display or contextlib.nullcontext():
+        with display or contextlib.nullcontext(), stream_to(sink):
             state = asyncio.run(
                 run(
                     agent,
@@ -254,7 +263,11 @@ def _check_store(db: str | None) -> None:
             list_runs(path, limit=1)
 
 
-def _console_display(debug: bool) -> Any:
+def _console_display(debug: bool, stream: bool) -> Any:
+    if stream:
+        from ._stream_view import StreamingDisplay
+
+        return StreamingDisplay(tracebacks=debug)
     from ..display import console_display
 
     return console_display(tracebacks=debug)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .._terminal import json_text
+from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._show import show_command
 from ._views import cells, console, reading, result, short, when
@@ -17,10 +18,11 @@ __all__ = ["runs_group"]
 
 @click.group("runs")
 def runs_group() -> None:
-    """Browse the run store: list runs, show one, export one to JSON."""
+    """Browse the run store: list runs, show one, export one (JSON, or OTLP spans)."""
 
 
 runs_group.add_command(show_command)
+runs_group.add_command(diff_command)
 
 
 @runs_group.command("list")
@@ -76,14 +78,57 @@ def list_command(
     type=click.Path(dir_okay=False, allow_dash=True),
     help="The JSON file to write; - or none: standard output.",
 )
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["json", "otlp"]),
+    default="json",
+    show_default=True,
+    help="json: the run store's JSON; otlp: send the run's OpenTelemetry spans over "
+    "OTLP/HTTP (needs loopwright[otel]).",
+)
+@click.option(
+    "--endpoint",
+    help="With --format otlp: the traces URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT, "
+    "else http://localhost:4318/v1/traces).",
+)
+@click.option(
+    "--contents",
+    is_flag=True,
+    help="With --format otlp: include messages, tool arguments and results (they may "
+    "hold personal data).",
+)
 @db_option
-def export_command(run: str | None, output: str | None, db: str | None) -> int:
+def export_command(
+    run: str | None,
+    output: str | None,
+    db: str | None,
+    format_: str = "json",
+    endpoint: str | None = None,
+    contents: bool = False,
+) -> int:
     """Export a run (default: the latest) as JSON, with every event, message and
     sample, to standard output (`loopwright runs export ID > run.json`) or to the file
     -o names (whose name is then printed); `lw.import_run()` or `lw.load_run(FILE)` read
-    it back."""
+    it back. `--format otlp` sends it to an OpenTelemetry collector instead, as the
+    spans tracing would have made (for runs made before tracing was on)."""
     from ..log import export_run
     from ..log._export import write_run
+
+    if format_ == "otlp":
+        if output is not None:
+            raise click.UsageError("--format otlp sends the run to --endpoint; drop -o")
+        from ..otel._instrument import _import
+
+        _import()
+        from ..otel._export import send_otlp
+
+        with reading(db):
+            trace_id, count = send_otlp(run, db=db, endpoint=endpoint, contents=contents)
+        click.echo(f"sent {count} spans, trace {trace_id}", err=True)
+        return EXIT_OK
+    if endpoint is not None or contents:
+        raise click.UsageError("--endpoint and --contents go with --format otlp")
 
     if output is None or output == "-":
         with reading(db):

@@ -23,14 +23,18 @@ from ._dataset import (
     csv_dataset,
     json_dataset,
 )
+from ._entry import eval, eval_async
 from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded
 from ._progress import RichProgress
+from ._result_scorer import result_match
 from ._results import EvalResult, SampleResult, compute_metrics
-from ._runner import EvalProgress, default_max_samples, eval, eval_async
+from ._rollouts import rollouts, rollouts_async
+from ._runner import EvalProgress, default_max_samples
 from ._sample import Sample
 from ._score import Score, ScoreFn, Scorer, scorer
 from ._scorers import includes, match, normalize_text, pattern
+from ._shard import Shard
 from ._task import Task, TaskError, get_task, load_tasks, registered_tasks, task
 from ._task_args import TaskArgText, parse_task_args
 
@@ -49,6 +53,7 @@ __all__ = [
     "Score",
     "ScoreFn",
     "Scorer",
+    "Shard",
     "Task",
     "TaskArgText",
     "TaskError",
@@ -70,6 +75,9 @@ __all__ = [
     "parse_task_args",
     "pattern",
     "registered_tasks",
+    "result_match",
+    "rollouts",
+    "rollouts_async",
     "scorer",
     "stderr",
     "task",

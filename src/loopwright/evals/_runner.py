@@ -5,23 +5,24 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from .._errors import ConfigurationError, error_text
+from .._errors import error_text
 from ..agents import AgentState, run
 from ..limits import LimitInfo
-from ..log import Recording, RunStoreError, SampleInfo, load_run, recording
-from ..model import GenerateConfig, Model, UserMessage, default_model, get_model, model_hook
-from ._follow import EvalProgress, Quiet, TokenCounter
+from ..log import Recording, RunStoreError, SampleInfo, default_db_path, load_run, recording
+from ..model import Model, UserMessage, default_model, model_hook
+from ._follow import EvalProgress, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
 from ._sandbox import sample_agent
 from ._score import Score
-from ._task import Task, TaskError, load_tasks, on_sys_path
+from ._shard import Shard, finished_samples
+from ._task import Task, TaskError, load_tasks
 
-__all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "eval", "eval_async"]
+__all__ = ["EvalProgress", "TaskSpec", "default_max_samples"]
 
 
 def default_max_samples(model: Model) -> int:
@@ -78,25 +79,45 @@ class _TaskRun:
         db: str | os.PathLike[str] | Literal[False] | None,
         resume: str | None,
         progress: EvalProgress,
+        shard: Shard | None = None,
+        merge: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         self.task, self.model, self.max_samples = task, model, max_samples
         self.epochs, self.limit, self.db, self.resume = epochs, limit, db, resume
-        self.progress = progress
+        self.progress, self.shard, self.merge = progress, shard, merge
         samples = task.dataset.samples
         self.samples = samples[:limit] if limit is not None else samples
+        self.plan = [(s, e) for s in self.samples for e in range(1, epochs + 1)]
+        if shard is not None:
+            mine = shard.select(task.name, [(str(s.id), e) for s, e in self.plan])
+            self.plan = [(s, e) for s, e in self.plan if (str(s.id), e) in mine]
         self.result = EvalResult(
             task=task.name,
             model=model.name,
-            total=len(self.samples) * epochs,
+            total=len(self.plan),
             started=datetime.now(UTC),
             params=dict(task.params),
             resumed_from=resume,
         )
 
-    def _prior(self) -> dict[tuple[str, int], SampleInfo]:
-        """The samples of the resumed run that need not run again."""
+    def _prior(self) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
+        """The samples of earlier runs that need not run again, with their run's id:
+        those of the resumed run, of the stores merged, and (for a shard) of the
+        shard's earlier runs in this run store."""
+        task, scored = self.task, bool(self.task.scorer)
+        found: dict[tuple[str, int], tuple[SampleInfo, str]] = {}
+        if self.merge:
+            found.update(
+                finished_samples(self.merge, task=task.name, params=task.params, scored=scored)
+            )
+        if self.shard is not None and self.db is not False and self.resume is None:
+            here = self.db if self.db is not None else default_db_path()
+            mine = finished_samples(
+                [here], task=task.name, params=task.params, shard=self.shard, scored=scored
+            )
+            found.update({k: v for k, v in mine.items() if k[1] <= self.epochs})
         if self.resume is None:
-            return {}
+            return found
         with load_run(self.resume, db=self.db if self.db is not False else None) as log:
             info = log.info
             if info.name != self.task.name:
@@ -105,18 +126,16 @@ class _TaskRun:
                     f"{self.task.name!r}"
                 )
             self.result.resumed_from = info.id
-            done: dict[tuple[str, int], SampleInfo] = {}
             for s in log.samples:
-                scored = s.scores is not None or not self.task.scorer
-                if s.status in ("success", "limit") and scored:
-                    done[(s.id, s.epoch)] = s
-            return done
+                if s.status in ("success", "limit") and (s.scores is not None or not scored):
+                    found[(s.id, s.epoch)] = (s, info.id)
+            return found
 
     async def __call__(self) -> EvalResult:
         task, result = self.task, self.result
         t0 = time.monotonic()
         prior = self._prior()
-        plan = [(s, e) for s in self.samples for e in range(1, self.epochs + 1)]
+        plan = self.plan
         pending = [(s, e) for s, e in plan if (str(s.id), e) not in prior]
         metadata = {
             "kind": "eval",
@@ -127,6 +146,7 @@ class _TaskRun:
             "epochs": self.epochs,
             "scorers": [s.name for s in task.scorer],
             "resumed_from": result.resumed_from,
+            "shard": str(self.shard) if self.shard is not None else None,
             **task.metadata,
         }
         try:
@@ -139,7 +159,7 @@ class _TaskRun:
                 try:
                     for s, e in plan:
                         if (str(s.id), e) in prior:
-                            await self._carry(rec, prior[(str(s.id), e)])
+                            await self._carry(rec, *prior[(str(s.id), e)])
                     self.progress.task_started(task, result, len(pending))
                     await self._work(rec, pending)
                 except asyncio.CancelledError:
@@ -195,8 +215,11 @@ class _TaskRun:
             # a failure outside any sample (the run store): surface the first one
             raise group.exceptions[0] from None
 
-    async def _carry(self, rec: Recording, info: SampleInfo) -> None:
-        """Copy a finished sample of the resumed run into this run."""
+    async def _carry(
+        self, rec: Recording, info: SampleInfo, source: str, mark: str = "resumed_from"
+    ) -> None:
+        """Copy a finished sample of an earlier run (``source``, named in the sample's
+        metadata under ``mark``) into this run."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
         async with rec.sample(
@@ -204,7 +227,7 @@ class _TaskRun:
             epoch=info.epoch,
             input=info.input,
             target=info.target,
-            metadata={**info.metadata, "resumed_from": self.result.resumed_from},
+            metadata={**info.metadata, mark: source},
         ) as srec:
             srec.finish(
                 output=info.output,
@@ -270,165 +293,3 @@ class _TaskRun:
         out.tokens, out.time = counter.total, time.monotonic() - t0
         self.result.samples.append(out)
         self.progress.sample_finished(out)
-
-
-def _configured(model: str | Model | None, config: GenerateConfig | None) -> Model:
-    """The model, with ``config`` over its own settings."""
-    if config is None or not isinstance(model, Model):
-        return get_model(model, config=config)
-    return Model(model.api, model.config.merge(config), model.tool_protocol)
-
-
-async def _eval(
-    tasks: TaskSpec | Sequence[TaskSpec],
-    *,
-    model: str | Model | None,
-    max_samples: int | None,
-    epochs: int | None,
-    limit: int | None,
-    db: str | os.PathLike[str] | Literal[False] | None,
-    resume: str | None,
-    task_args: Mapping[str, Any] | None,
-    progress: EvalProgress | None,
-    collect: Callable[[EvalResult], None],
-    config: GenerateConfig | None = None,
-) -> list[EvalResult]:
-    """:func:`eval_async`; ``config`` (the CLI's generation settings, with no model
-    given) is merged over each task's model's own."""
-    if max_samples is not None and max_samples < 1:
-        raise ConfigurationError(f"max_samples must be at least 1, got {max_samples}")
-    if epochs is not None and epochs < 1:
-        raise ConfigurationError(f"epochs must be at least 1, got {epochs}")
-    if limit is not None and limit < 1:
-        raise ConfigurationError(f"limit must be at least 1, got {limit}")
-    task_list = _resolve(tasks, task_args)
-    if resume is not None and len(task_list) != 1:
-        raise ConfigurationError("resume= needs exactly one task (a run is one task)")
-    results: list[EvalResult] = []
-    for task in task_list:
-        chosen = _configured(model if model is not None else task.model, config)
-        runner = _TaskRun(
-            task,
-            model=chosen,
-            max_samples=max_samples or default_max_samples(chosen),
-            epochs=epochs or task.epochs,
-            limit=limit,
-            db=db,
-            resume=resume,
-            progress=progress or Quiet(),
-        )
-        try:
-            with on_sys_path(task._folder):  # the task file's code may import neighbours
-                result = await runner()
-        except asyncio.CancelledError:
-            collect(runner.result)
-            raise
-        results.append(result)
-        collect(result)
-    return results
-
-
-async def eval_async(
-    tasks: TaskSpec | Sequence[TaskSpec],
-    *,
-    model: str | Model | None = None,
-    max_samples: int | None = None,
-    epochs: int | None = None,
-    limit: int | None = None,
-    db: str | os.PathLike[str] | Literal[False] | None = None,
-    resume: str | None = None,
-    task_args: Mapping[str, Any] | None = None,
-    progress: EvalProgress | None = None,
-) -> list[EvalResult]:
-    """Evaluate tasks: run every sample of each (``max_samples`` at a time), score it,
-    and record it in the run store — one run per task, one run-store sample per sample
-    and epoch, each with its own store and transcript.
-
-    A sample that raises is recorded as ``error`` (with its traceback) and is not
-    scored; one ended by a limit is recorded as ``limit`` and scored on what it had.
-    Neither stops the others, but a task whose every sample failed ends as ``error``
-    (it measured nothing; ``result.error`` quotes the first failure). Cancelling stops
-    the samples in flight (recorded as ``cancelled``), closes the run, and re-raises;
-    ``resume=`` the run later to finish it.
-
-    Args:
-        tasks: A :class:`Task`, ``"FILE.py"``, ``"FILE.py@name"``, a registered task's
-            name, or a list of these. Tasks run one after the other.
-        model: The model evaluated (a name or a :class:`Model`); default: the task's
-            ``model``, else the default model (``$LOOPWRIGHT_MODEL``, else ``local``).
-        max_samples: Samples in flight at once (default: :func:`default_max_samples`).
-        epochs: Runs per sample (default: the task's ``epochs``).
-        limit: Only the first ``limit`` samples of each dataset.
-        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
-            ``False`` keeps nothing (and the results have no ``run_id``).
-        resume: A run (id or unique prefix) of the same task: its scored samples are
-            carried into the new run instead of running again.
-        task_args: Arguments for tasks named by file or name (``@task`` parameters).
-        progress: Told about progress (see :class:`EvalProgress`).
-
-    Returns:
-        One :class:`EvalResult` per task: its metrics are over the samples scored
-        (``result.scored``); those that failed (``result.errors``) are not in them.
-
-    Raises:
-        TaskError: A task cannot be found or built: an unknown or badly typed task
-            argument, a task with no samples (before any sample runs).
-    """
-    return await _eval(
-        tasks,
-        model=model,
-        max_samples=max_samples,
-        epochs=epochs,
-        limit=limit,
-        db=db,
-        resume=resume,
-        task_args=task_args,
-        progress=progress,
-        collect=lambda r: None,
-    )
-
-
-def eval(
-    tasks: TaskSpec | Sequence[TaskSpec],
-    *,
-    model: str | Model | None = None,
-    max_samples: int | None = None,
-    epochs: int | None = None,
-    limit: int | None = None,
-    db: str | os.PathLike[str] | Literal[False] | None = None,
-    resume: str | None = None,
-    task_args: Mapping[str, Any] | None = None,
-    progress: EvalProgress | None = None,
-) -> list[EvalResult]:
-    """:func:`eval_async` for scripts (not inside a running event loop).
-
-    Ctrl-C stops cleanly: the samples in flight are cancelled and recorded, the run is
-    closed, and the results so far are returned (the interrupted task's with
-    ``status="cancelled"``; tasks not started are left out).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise ConfigurationError(
-            "eval() called inside a running event loop; use await eval_async()"
-        )
-    done: list[EvalResult] = []
-    try:
-        return asyncio.run(
-            _eval(
-                tasks,
-                model=model,
-                max_samples=max_samples,
-                epochs=epochs,
-                limit=limit,
-                db=db,
-                resume=resume,
-                task_args=task_args,
-                progress=progress,
-                collect=done.append,
-            )
-        )
-    except KeyboardInterrupt:
-        return done

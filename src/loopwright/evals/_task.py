@@ -151,7 +151,12 @@ class Task:
 
     def fresh_limits(self) -> list[Limit]:
         """New limits like the task's, for one sample (a limit is used by one scope)."""
-        return [_LIMIT_FACTORIES[limit.type](limit.limit) for limit in self.limits]
+        return fresh_limits(self.limits)
+
+
+def fresh_limits(limits: Sequence[Limit]) -> list[Limit]:
+    """New limits like ``limits``, for one run (a limit is used by one scope)."""
+    return [_LIMIT_FACTORIES[limit.type](limit.limit) for limit in limits]
 
 
 TaskFactory: TypeAlias = Callable[..., Task]

@@ -170,7 +170,7 @@ class Recording:
                 ),
             )
             try:
-                await self._writer.flush()  # fail now if the file cannot be written
+                await self._writer.opened()  # fail now if the file cannot be written
             except BaseException:
                 await self._close_writer(raise_errors=False)
                 raise

@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-from .._fast import copy_model
-from ..model import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
+from ..model import AssistantMessage, ChatMessage, ToolMessage
 from ..model._bounds import flat_call
 from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
@@ -36,7 +35,8 @@ def dump_message(message: ChatMessage) -> str:
         return message.model_dump_json(exclude_none=True)
     except (ValueError, UnicodeError):  # e.g. a lone surrogate (os.fsdecode of a bad name)
         if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
-            message = copy_model(message, tool_calls=[flat_call(c) for c in message.tool_calls])
+            calls = [flat_call(c) for c in message.tool_calls]
+            message = message.model_copy(update={"tool_calls": calls})
         data = message.model_dump(mode="json", exclude_none=True)
         return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 
@@ -74,57 +74,15 @@ def event_record(event: Event) -> dict[str, Any]:
 def dump_event(event: Event) -> str:
     """An event as the store's JSON text."""
     try:
-        if isinstance(event, ModelEvent):
-            return _dump_model_event(event)
-    except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate: the general way
-        pass
-    try:
         record = event_record(event)
     except ValueError:  # a call's arguments nested too deep to write: a placeholder
         if not isinstance(event, ToolEvent):
             raise
-        record = event_record(copy_model(event, call=flat_call(event.call)))
+        record = event_record(event.model_copy(update={"call": flat_call(event.call)}))
     try:  # pydantic's encoder: several times faster than json.dumps
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
         return json.dumps(record, separators=(",", ":"))
-
-
-_MODEL_EVENT_REST = {"tools", "output"}
-_OUTPUT_REST = {"message"}
-# the JSON of a list of tools, by the identity of its ToolInfo objects (kept alive here,
-# so an id is not reused): every model call of a run offers the same tools
-_tools_json: dict[tuple[int, ...], tuple[list[ToolInfo], str]] = {}
-
-
-def _dump_tools(tools: list[ToolInfo]) -> str:
-    key = tuple(map(id, tools))
-    hit = _tools_json.get(key)
-    if hit is not None:
-        return hit[1]
-    text = to_json(tools, exclude_none=True, inf_nan_mode="constants").decode()
-    if len(_tools_json) >= 256:
-        _tools_json.clear()
-    _tools_json[key] = (list(tools), text)
-    return text
-
-
-def _dump_model_event(event: ModelEvent) -> str:
-    """What ``to_json(event_record(event))`` gives, built from pieces: the tools offered
-    (the largest part, the same at every step) are serialised once per list of tools.
-
-    Tool descriptions are treated as fixed once offered (``Tool.info`` builds them once).
-    """
-    head = event.model_dump_json(exclude_none=True, exclude=_MODEL_EVENT_REST)
-    parts = [head[:-1], ',"tools":', _dump_tools(event.tools)]
-    out = event.output
-    if out is not None:
-        body = out.model_dump_json(exclude_none=True, exclude=_OUTPUT_REST)
-        ref = json.dumps(out.message.id)
-        parts += [',"output":', body[:-1], "," if len(body) > 2 else "", '"message":{"$ref":']
-        parts += [ref, "}}"]
-    parts.append("}")
-    return "".join(parts)
 
 
 MessageLookup = Callable[[str], ChatMessage]

@@ -4,9 +4,10 @@ Each run that records to a file gets a :class:`RunWriter`. The writers of one fi
 one thread and one connection, so 2,000 concurrent runs cost one thread, not 2,000. The
 event loop only puts items on the file's queue (never blocks); the thread takes whatever
 has accumulated, serialises it, and writes it in one transaction. Each committed batch
-is durable against the process being killed (WAL mode). When the last writer of a file
-closes, the thread commits what is left, closes the connection (the WAL is folded into
-the file) and ends.
+is durable against the process being killed (WAL mode). The thread and its connection
+(``_file_thread.py``) outlive the file's last writer a few seconds, for the process's
+next run: closing a run costs one flush, not a connection's close (folding the WAL into
+the file and syncing it, 4-20 ms).
 
 Every row is written with the secrets learnt redacted (``model/_redact.py``): no API
 key, password or token reaches the file, whatever text carried it.
@@ -22,45 +23,23 @@ committed before the failure stays in the file, readable.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 import os
-import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import error_text
 from ..model import ChatMessage
-from ..model._redact import learn_env_secrets, redact_known
+from ..model._redact import learn_env_secrets
 from ..transcripts import Event
-from ._db import RunStoreError, connect
-from ._serialize import dump_event, dump_message
+from ._db import RunStoreError
+from ._file_thread import acquire, release
 
-if TYPE_CHECKING:
-    import sqlite3
-
-__all__ = ["RunWriter"]
+__all__ = ["RunWriter", "store_failure"]
 
 _log = logging.getLogger("loopwright.log")
-
-MAX_BATCH = 2000
-BATCH_WAIT = 0.02
-"""Seconds the writer waits after a batch for the next one to gather (the most a reader
-lags behind, plus the write)."""
-
-_UPSERT_EVENT = """
-INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (run_id, id) DO UPDATE SET data = excluded.data, span_id = excluded.span_id
-"""
-_INSERT_MESSAGE = """
-INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
-"""
-
-# An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
-_Item = tuple[Any, ...]
 
 
 class RunWriter:
@@ -77,7 +56,7 @@ class RunWriter:
         self._error: BaseException | None = None  # raised by the next flush/close
         self._on_error: Callable[[BaseException], None] | None = None
         self._closed = False
-        self._file = _acquire(self.path, self)
+        self._file = acquire(self.path, self)
         learn_env_secrets()
 
     @property
@@ -144,6 +123,19 @@ class RunWriter:
         await self._flushed()
         self._raise()
 
+    async def opened(self) -> None:
+        """Wait until the file is open for writing: at once when this process has it
+        open already (a run after another), else until what was put so far is
+        committed (the first run finds out now whether the file can be written).
+
+        Raises:
+            RunStoreError: Writing failed.
+        """
+        if self._file.connected.is_set() and self._file.error is None:
+            self._raise()
+        else:
+            await self.flush()
+
     async def _flushed(self) -> None:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -174,7 +166,7 @@ class RunWriter:
         if not self._closed:
             self._closed = True
             await self._flushed()
-            if _release(self._file, self):
+            if release(self._file, self):
                 await asyncio.to_thread(self._file.thread.join)
         self._raise()
 
@@ -185,7 +177,7 @@ class RunWriter:
             done = threading.Event()
             self._put_flush(done.set)
             done.wait(timeout)
-            if _release(self._file, self):
+            if release(self._file, self):
                 self._file.thread.join(timeout)
         self._raise()
 
@@ -201,210 +193,3 @@ def store_failure(path: Path, error: BaseException) -> RunStoreError:
         return RunStoreError(str(error))
     reason = error_text(error).splitlines()[0] if str(error) else type(error).__name__
     return RunStoreError(f"writing the run store {str(path)!r} failed: {reason}")
-
-
-class _FileWriter:
-    """The thread and connection that write one run store file for all its writers."""
-
-    def __init__(self, path: Path, key: str) -> None:
-        self.path, self.key = path, key
-        self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-        # set by flushes and closes: the thread then skips its wait for more items
-        self.urgent = threading.Event()
-        self.users = 0  # RunWriters not yet closed (guarded by _lock)
-        self.writers: set[RunWriter] = set()  # them (guarded by _lock)
-        self.error: BaseException | None = None  # the file cannot be written: stop trying
-        self.thread = threading.Thread(
-            target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
-        )
-        self.thread.start()
-
-    def _fail(self, error: BaseException) -> None:
-        self.error = self.error or error
-        with _lock:  # runs opened from now on get a fresh connection
-            if _files.get(self.key) is self:
-                del _files[self.key]
-            writers = list(self.writers)
-        for writer in writers:  # every run of the file stops being recorded: tell them now
-            writer._failed(self.error)
-
-    def _main(self) -> None:
-        conn: sqlite3.Connection | None = None
-        try:
-            conn = connect(self.path)
-        except BaseException as ex:
-            self._fail(ex)
-        stop = False
-        while not stop:
-            self.urgent.clear()  # before taking items: a later flush or close is seen
-            batch = [self.queue.get()]
-            while len(batch) < MAX_BATCH:
-                try:
-                    batch.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
-            if conn is not None and self.error is None:
-                try:
-                    self._write(conn, batch)
-                except BaseException as ex:  # a bug: keep serving flushes and closes
-                    _log.exception("run store %s: writing a batch failed", self.path)
-                    self._fail(ex)
-            wakes: list[Callable[[], None]] = []
-            for item in batch:
-                writer: RunWriter | None = item[0]
-                if writer is not None and self.error is not None:
-                    writer._failed(self.error)
-                if item[1] == "flush":
-                    wakes.append(item[2])
-                elif item[1] == "stop":
-                    stop = True
-            for wake in wakes:
-                try:
-                    wake()
-                except RuntimeError:  # the waiting loop is closed
-                    pass
-            if not stop and len(batch) < MAX_BATCH:
-                # let the next batch gather: producers then put without waking us, and
-                # the event loop's thread is not slowed by a switch for every event;
-                # a flush or close waiting for us cuts the wait short
-                self.urgent.wait(BATCH_WAIT)
-        if conn is not None:
-            conn.close()
-
-    def _write(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
-        import sqlite3
-
-        # serialise first, then write each table's rows with one executemany: rows of
-        # different tables do not depend on each other's order (no foreign keys or
-        # triggers), and the batch commits as one transaction
-        sql: list[tuple[str, tuple[Any, ...]]] = []
-        events: list[tuple[Any, ...]] = []
-        messages: list[tuple[Any, ...]] = []
-        # an event put twice in one batch (recorded pending, then completed) is written
-        # once, at its first place: dumped now, it already holds its latest state
-        written: set[int] = set()
-        for item in batch:
-            kind = item[1]
-            if kind == "event":
-                writer, _, run_id, sample, seq, event = item
-                if id(event) in written:
-                    continue
-                written.add(id(event))
-                try:
-                    data = dump_event(event)
-                except Exception as ex:  # a value pydantic cannot serialise
-                    _log.error("run store: event %s not written: %r", event.id, ex)
-                    writer._failed(ex)
-                    continue
-                events.append(
-                    (
-                        run_id,
-                        seq,
-                        event.id,
-                        sample,
-                        event.span_id,
-                        event.event,
-                        event.timestamp.isoformat(),
-                        redact_known(data),
-                    )
-                )
-            elif kind == "message":
-                writer, _, run_id, sample, seq, message = item
-                try:
-                    text = dump_message(message)
-                except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
-                    _log.error("run store: message %s not written: %r", message.id, ex)
-                    writer._failed(ex)
-                    continue
-                messages.append((run_id, message.id, sample, seq, message.role, redact_known(text)))
-            elif kind == "sql":
-                # (a run's row holds JSON and plain text: both ways; a lone surrogate in
-                # plain text, e.g. an error quoting a dataset, is written as \\udXXX)
-                params = tuple(
-                    redact_known(redact_known(p), plain=True)
-                    .encode("utf-8", "backslashreplace")
-                    .decode()
-                    if isinstance(p, str)
-                    else p
-                    for p in item[3]
-                )
-                sql.append((item[2], params))
-        if not (sql or events or messages):
-            return
-        try:
-            conn.execute("BEGIN")
-            for statement, params in sql:
-                conn.execute(statement, params)
-            if events:
-                conn.executemany(_UPSERT_EVENT, events)
-            if messages:
-                conn.executemany(_INSERT_MESSAGE, messages)
-            conn.execute("COMMIT")
-        except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
-            # (said once, by the error every writer of the file raises: debug level here)
-            _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            self._fail(ex)
-
-
-# --- one writer thread per file ------------------------------------------------------------
-_lock = threading.Lock()
-_files: dict[str, _FileWriter] = {}
-
-
-def _key(path: Path) -> str:
-    if str(path) == ":memory:":
-        return f":memory:{object()!r}"  # every in-memory store is its own
-    return os.path.realpath(path)
-
-
-def _acquire(path: Path, writer: RunWriter) -> _FileWriter:
-    key = _key(path)
-    with _lock:
-        file = _files.get(key)
-        if file is None or file.error is not None:
-            file = _files[key] = _FileWriter(path, key)
-        file.users += 1
-        file.writers.add(writer)
-    if file.error is not None:  # it failed before the writer was added: tell it
-        writer._failed(file.error)
-    return file
-
-
-def _release(file: _FileWriter, writer: RunWriter) -> bool:
-    """One writer of ``file`` is done; True when it was the last (the thread now ends)."""
-    with _lock:
-        file.users -= 1
-        file.writers.discard(writer)
-        if file.users > 0:
-            return False
-        if _files.get(file.key) is file:
-            del _files[file.key]
-    file.queue.put((None, "stop"))
-    file.urgent.set()
-    return True
-
-
-def _reset_after_fork() -> None:
-    global _lock, _files
-    _lock, _files = threading.Lock(), {}
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
-@atexit.register
-def _close_all() -> None:
-    """At interpreter exit, commit what open writers still hold."""
-    with _lock:
-        files = list(_files.values())
-        _files.clear()
-    for file in files:
-        file.queue.put((None, "stop"))
-        file.urgent.set()
-    for file in files:
-        file.thread.join(timeout=10)

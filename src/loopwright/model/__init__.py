@@ -15,6 +15,7 @@ from ._chat import (
 from ._config import DEFAULT_MAX_TOOL_OUTPUT, GenerateConfig, ToolChoice, ToolFunction
 from ._model import DEFAULT_CONFIG, Model, ModelCall, ModelHook, model_hook
 from ._output import ModelOutput, StopReason, Usage
+from ._prices import Price, cost_of, price_of, set_price
 from ._registry import (
     ENTRY_POINT_GROUP,
     ProviderFactory,
@@ -23,6 +24,7 @@ from ._registry import (
     provider_names,
     register_provider,
 )
+from ._stream import ReasoningDelta, StreamCutError, TextDelta
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -36,10 +38,14 @@ __all__ = [
     "ModelCall",
     "ModelHook",
     "ModelOutput",
+    "Price",
     "ProviderFactory",
+    "ReasoningDelta",
     "RetryDecision",
     "StopReason",
+    "StreamCutError",
     "SystemMessage",
+    "TextDelta",
     "ToolCall",
     "ToolCallError",
     "ToolCallErrorType",
@@ -49,9 +55,12 @@ __all__ = [
     "ToolMessage",
     "Usage",
     "UserMessage",
+    "cost_of",
     "default_model",
     "get_model",
     "model_hook",
+    "price_of",
     "provider_names",
     "register_provider",
+    "set_price",
 ]

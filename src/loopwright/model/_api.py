@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import ipaddress
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,6 +13,7 @@ from .._errors import ModelAPIError
 from ._chat import ChatMessage, ToolInfo
 from ._config import GenerateConfig
 from ._output import ModelOutput
+from ._stream import ReasoningDelta, StreamDelta, TextDelta
 
 __all__ = ["LOCAL_REFUSED_RETRIES", "ModelAPI", "RetryDecision", "refused_on_this_machine"]
 
@@ -98,6 +99,29 @@ class ModelAPI(abc.ABC):
         config: GenerateConfig,
     ) -> ModelOutput:
         """Send one request and return the model's output."""
+
+    async def generate_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> AsyncIterator[StreamDelta | ModelOutput]:
+        """Send one request and yield the reply as it is written: :class:`TextDelta`\\ s
+        and :class:`ReasoningDelta`\\ s, then the complete :class:`ModelOutput` (last,
+        exactly once; the deltas' text adds up to its text and reasoning).
+
+        The default calls :meth:`generate` and yields its reasoning and text as one
+        delta each: every provider streams, the ones that override this token by token.
+        An error raised here is classified by :meth:`classify_error` like one of
+        :meth:`generate` (see :mod:`loopwright.model._stream` for what a stream cut after
+        text reached the consumer becomes).
+        """
+        output = await self.generate(messages, tools, config)
+        if output.message.reasoning:
+            yield ReasoningDelta(output.message.reasoning)
+        if output.message.text:
+            yield TextDelta(output.message.text)
+        yield output
 
     def classify_error(self, error: BaseException) -> RetryDecision:
         """Say whether ``error`` (raised by :meth:`generate`) is worth retrying.

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._fast import copy_model
 from .._nesting import MAX_NESTING, nesting_exceeds
 from ._chat import ToolCall
 from ._config import GenerateConfig
@@ -77,7 +76,8 @@ def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     update: dict[str, Any] = {"content": cut_text(content, limit)}
     if reasoning is not None:
         update["reasoning"] = cut_text(reasoning, limit)
-    return copy_model(output, message=copy_model(message, **update), stop_reason="max_tokens")
+    message = message.model_copy(update=update)
+    return output.model_copy(update={"message": message, "stop_reason": "max_tokens"})
 
 
 def flat_call(call: ToolCall) -> ToolCall:
@@ -91,7 +91,7 @@ def flat_call(call: ToolCall) -> ToolCall:
         f"the arguments nest lists or objects more than {MAX_NESTING} levels deep; write "
         "them flatter"
     )
-    return copy_model(call, arguments={}, parse_error=call.parse_error or error)
+    return call.model_copy(update={"arguments": {}, "parse_error": call.parse_error or error})
 
 
 def argument_chars(value: Any, stop: int) -> int:
@@ -118,7 +118,7 @@ def _too_large(call: ToolCall, size: int, limit: int) -> ToolCall:
         f"the arguments of this reply's calls are more than {limit:,} characters "
         f"(GenerateConfig.max_output_chars; this call's are {size:,}+); send less"
     )
-    return copy_model(call, arguments={}, parse_error=call.parse_error or error)
+    return call.model_copy(update={"arguments": {}, "parse_error": call.parse_error or error})
 
 
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
@@ -152,4 +152,5 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
             f"{cap} calls are run per reply (GenerateConfig.max_tool_calls)]"
         )
         content = f"{content}\n{note}" if content else note
-    return copy_model(output, message=copy_model(message, content=content, tool_calls=kept))
+    message = message.model_copy(update={"content": content, "tool_calls": kept})
+    return output.model_copy(update={"message": message})

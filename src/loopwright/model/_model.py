@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._errors import ModelError, ModelTimeoutError, error_text
-from .._fast import set_fields
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
 from ._redact import redact
-from ._slots import Slots
+from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
+from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -104,15 +104,17 @@ def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
 
 
 # One set of slots per (event loop, connection key): asyncio primitives belong to a loop.
-_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], Slots]]
+_slots: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
+]
 _slots = weakref.WeakKeyDictionary()
 
 
-def _slot(key: str, limit: int) -> Slots:
+def _slot(key: str, limit: int) -> asyncio.Semaphore:
     per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
     slots = per_loop.get((key, limit))
     if slots is None:
-        slots = per_loop[(key, limit)] = Slots(limit)
+        slots = per_loop[(key, limit)] = asyncio.Semaphore(limit)
     return slots
 
 
@@ -138,20 +140,20 @@ def _wait_ended(call: ModelCall, began: list[Any], seconds: float) -> None:
         raise error
 
 
-async def _queue(call: ModelCall, slot: Slots, queued: float) -> None:
+async def _queue(call: ModelCall, slot: asyncio.Semaphore, queued: float) -> None:
     """Wait for a connection slot, telling the hooks; if anything fails, hold no slot."""
     began: list[Any] = []
     taken = False
     try:
         _wait_began(call, began)
-        await slot.take()
+        await slot.acquire()
         taken = True
     finally:
         try:
             _wait_ended(call, began, time.perf_counter() - queued)
         except BaseException:
             if taken:
-                slot.give()
+                slot.release()
             raise
 
 
@@ -204,7 +206,9 @@ class Model:
         """Tokens used by every call of this model so far."""
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
         # connection key is fixed for the life of its ModelAPI
-        self._slot_cache: tuple[weakref.ref[asyncio.AbstractEventLoop], int, Slots] | None = None
+        self._slot_cache: (
+            tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore] | None
+        ) = None
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
             supports_tools=api.supports_tools,
@@ -254,6 +258,9 @@ class Model:
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
         protocol = self.tool_protocol
+        sink = current_sink()
+        if sink is not None:
+            call.data["stream"] = sink
         start = time.perf_counter()
         try:
             for hook in hooks:
@@ -275,6 +282,12 @@ class Model:
                 call.data["tool_protocol"] = protocol.name
                 call.data["raw_text"] = raw.message.content
                 output = protocol.parse(raw, request)
+                if sink is not None:  # the parsed thought (unless streamed) and answer
+                    parsed = output.message
+                    if parsed.reasoning and not call.data.get("thought_passed"):
+                        sink(ReasoningDelta(parsed.reasoning))
+                    if parsed.content:
+                        sink(TextDelta(parsed.content))
             output = bound_calls(output, cfg)
         except BaseException as ex:
             call.error = ex
@@ -306,18 +319,21 @@ class Model:
         while True:
             queued = time.perf_counter()
             try:
-                if not slot.try_take():
+                if slot.locked():  # all taken: wait in turn, telling the hooks
                     await _queue(call, slot, queued)
+                else:
+                    await slot.acquire()
                 try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
                     output = await self._attempt(call)
                 finally:
-                    slot.give()
+                    slot.release()
                 name = output.model or api.name
-                set_fields(output, time=time.perf_counter() - began, model=name)
+                output.time = time.perf_counter() - began
+                output.model = name
                 if output.message.model is None:
-                    set_fields(output.message, model=name)
+                    output.message.model = name
                 return output
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise
@@ -359,10 +375,15 @@ class Model:
         """One provider call under the config's deadline, enforced around the whole call
         (not per read: a server sending a byte at a time cannot stretch it)."""
         timeout = call.config.timeout
+        sink: StreamSink | None = call.data.get("stream")
         if timeout is None or math.isinf(timeout):
+            if sink is not None:
+                return await self._stream(call, sink)
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
             async with asyncio.timeout(timeout):
+                if sink is not None:
+                    return await self._stream(call, sink)
                 return await self.api.generate(call.messages, call.tools, call.config)
         except TimeoutError as ex:
             if isinstance(ex, ModelError):
@@ -371,6 +392,20 @@ class Model:
                 f"{self.name} did not answer within {timeout:g}s; raise "
                 "GenerateConfig.timeout or check the provider"
             ) from ex
+
+    async def _stream(self, call: ModelCall, sink: StreamSink) -> ModelOutput:
+        """One streamed provider call (:func:`~loopwright.model._streaming.stream_attempt`)."""
+        protocol = self.tool_protocol
+        thoughts = None if type(protocol) is NativeProtocol else ThoughtFilter(protocol.name)
+        output = await stream_attempt(
+            self.api,
+            (call.messages, call.tools, call.config),
+            sink,
+            thoughts,
+            lambda ex: _reason(ex, self.api.secrets()),
+        )
+        call.data["thought_passed"] = thoughts is not None and thoughts.passed
+        return output
 
     async def aclose(self) -> None:
         """Release the provider's clients and connections."""

@@ -31,6 +31,7 @@ from ._transcript import (
     checkpoint_store,
     current_transcript,
     observe_transcripts,
+    on_transcript_open,
     transcript,
     transcript_context,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "current_transcript",
     "event_adapter",
     "observe_transcripts",
+    "on_transcript_open",
     "run_subtask",
     "span",
     "subtask",

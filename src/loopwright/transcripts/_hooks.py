@@ -5,10 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._errors import error_text
-from .._fast import set_fields
 from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
@@ -39,7 +38,7 @@ def _recording() -> _Scope | None:
 def _checkpoint(t: Transcript) -> None:
     """Record the store's changes, if there are any (cheap when there are none)."""
     s = _current_store.get()
-    if s is not None and s._dirty:
+    if s is not None and s.dirty:
         checkpoint_store(t)
 
 
@@ -91,21 +90,16 @@ class _ModelHook:
         if ev is None or t is None:
             return
         out = call.output
-        set_fields(
-            ev,
-            output=out,
-            usage=out.usage if out is not None else None,
-            error=(
-                error_summary(call.error, call.model.api.secrets())
-                if call.error is not None
-                else None
-            ),
-            retries=call.retries,
-            duration=call.duration,
-            wait_time=call.wait_time,
-            working_time=max(0.0, call.duration - call.wait_time),
-            pending=None,
+        ev.output = out
+        ev.usage = out.usage if out is not None else None
+        ev.error = (
+            error_summary(call.error, call.model.api.secrets()) if call.error is not None else None
         )
+        ev.retries = call.retries
+        ev.duration = call.duration
+        ev.wait_time = call.wait_time
+        ev.working_time = max(0.0, call.duration - call.wait_time)
+        ev.pending = None
         if out is not None:
             t.add_messages((out.message,))
         if t._root.event_subscribers:
@@ -145,20 +139,17 @@ class _ToolHook:
         t.add_wait(ex.wait_time)  # waiting for the approval policy
         approval = ex.approval
         msg = ex.message
-        values: dict[str, Any] = {
-            "approval": approval,
-            "result": msg,
-            "error": msg.error if msg is not None else None,
-            "failure": _bounded(error_text(ex.error)) if ex.error is not None else None,
-            "traceback": _traceback(ex.error),
-            "truncated": ex.truncated,
-            "duration": ex.duration,
-            "working_time": max(0.0, ex.duration - ex.wait_time),
-            "pending": None,
-        }
+        ev.approval = approval
+        ev.result = msg
+        ev.error = msg.error if msg is not None else None
+        ev.failure = _bounded(error_text(ex.error)) if ex.error is not None else None
+        ev.traceback = _traceback(ex.error)
+        ev.truncated = ex.truncated
+        ev.duration = ex.duration
+        ev.working_time = max(0.0, ex.duration - ex.wait_time)
+        ev.pending = None
         if approval is not None and approval.decision == "modify" and approval.modified:
-            values["call"] = approval.modified
-        set_fields(ev, **values)
+            ev.call = approval.modified
         if msg is not None:
             t.add_messages((msg,))
         if t._root.event_subscribers:

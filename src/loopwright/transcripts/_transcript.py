@@ -12,7 +12,6 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._fast import set_fields
 from .._waits import WaitClock
 from ..model import ChatMessage
 from ..stores import current_store
@@ -24,6 +23,7 @@ __all__ = [
     "Transcript",
     "current_transcript",
     "observe_transcripts",
+    "on_transcript_open",
     "transcript",
     "transcript_context",
 ]
@@ -56,6 +56,8 @@ class _Root:
         self.waits = WaitClock()  # model calls' waits (overlapping ones once), approvals
         self.last_working = 0.0
         self.log_level = log_level
+        self.open_count = 0  # transcript_context blocks entered on this root
+        self.on_close: list[Callable[[], None]] = []
 
 
 class Transcript:
@@ -126,13 +128,10 @@ class Transcript:
             target, span = scope.events, scope.span_id
         else:
             target, span = self.events, self.span_id
-        values: dict[str, Any] = {}
         if event.span_id is None and span is not None:
-            values["span_id"] = span
+            event.span_id = span
         if not event.working_start:
-            values["working_start"] = self.working_time()
-        if values:
-            set_fields(event, **values)
+            event.working_start = self.working_time()
         self._append(event, target)
         return event
 
@@ -239,6 +238,12 @@ class Transcript:
             )
             with contextlib.suppress(ValueError):
                 subs.remove(sub)
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once, when the outermost :func:`transcript_context` of
+        this transcript (a run's, a sample's) is left: the run has ended, and its last
+        events (how it ended) were recorded before. See :func:`on_transcript_open`."""
+        self._root.on_close.append(callback)
 
     # --- reading --------------------------------------------------------------------
     def walk(self) -> Iterator[Event]:
@@ -419,7 +424,15 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
 
     install_log_handler()
     install_sandbox_recorder()
+    root = t._root if t.parent is None else None
+    if root is not None:
+        if not root.open_count and _openers:
+            for opener in list(_openers):
+                opener(t)
+        root.open_count += 1
     with contextlib.ExitStack() as stack:
+        if root is not None:
+            stack.callback(_closed, root)
         if not _hooked.get() and t._root.record_calls:
             install_hooks(stack)
             hooked = _hooked.set(True)
@@ -427,6 +440,41 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
         token = _push(t, t.events, t.span_id)
         stack.callback(_pop, token)
         yield t
+
+
+def _closed(root: _Root) -> None:
+    root.open_count -= 1
+    if root.open_count or not root.on_close:
+        return
+    callbacks, root.on_close = root.on_close, []
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            _log.exception("a transcript's close callback %r failed", callback)
+
+
+_openers: list[Callable[[Transcript], None]] = []
+
+
+def on_transcript_open(opener: Callable[[Transcript], None]) -> Callable[[], None]:
+    """Call ``opener(t)`` for every top-level transcript (a run's, an eval sample's, a
+    subtask's outside any run) when it opens, in this whole process, from now on; returns
+    a function that stops it. The tracing of ``loopwright.otel`` uses it.
+
+    ``opener`` runs where the transcript's first :func:`transcript_context` is entered,
+    before the transcript becomes the current one (so :func:`current_transcript` is the
+    enclosing run's, if any) and before its first event; it may subscribe to ``t`` and
+    register :meth:`Transcript.on_close`. It must be quick; an opener that raises is a
+    bug and propagates. With no opener, opening a transcript costs one list test.
+    """
+    _openers.append(opener)
+
+    def stop() -> None:
+        with contextlib.suppress(ValueError):
+            _openers.remove(opener)
+
+    return stop
 
 
 @contextlib.contextmanager

@@ -291,7 +291,9 @@ async def test_format_errors_go_back_to_the_model_in_the_protocols_words(protoco
 @pytest.mark.parametrize("protocol", ["react", "json"])
 async def test_the_run_ends_after_too_many_format_errors_in_a_row(protocol: str) -> None:
     model = lw.get_model("mock", outputs=["no idea"], repeat=True, tool_protocol=protocol)
-    state = await lw.run(lw.react(tools=[multiply], max_format_errors=2), "?", model=model)
+    state = await lw.run(
+        lw.react(tools=[multiply], recovery=lw.Recovery(format_errors=2)), "?", model=model
+    )
     assert state.completed == "format_errors"
     assert sum(1 for m in state.messages if isinstance(m, lw.AssistantMessage)) == 3
 

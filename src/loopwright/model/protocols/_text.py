@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from ..._errors import ConfigurationError
-from ..._fast import copy_model
 from ..._ids import new_id
 from .._chat import AssistantMessage, ChatMessage, SystemMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig, ToolFunction
@@ -366,7 +365,7 @@ class TextProtocol(ToolProtocol):
         self._history.remember(parsed, AssistantMessage(content=kept, model=message.model))
         if reply.calls and stop in ("stop", "unknown"):
             stop = "tool_calls"
-        return copy_model(output, message=parsed, stop_reason=stop)
+        return output.model_copy(update={"message": parsed, "stop_reason": stop})
 
     # --- helpers for the parsers ---------------------------------------------------------
 

@@ -293,3 +293,16 @@ def sdk_failure(
     if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
         return ModelAPIError(f"{model}: {_shown(error_message(error), secrets)}")
     return None
+
+
+def stream_broke(
+    model: str, error: BaseException, secrets: Sequence[str] = ()
+) -> ModelAPIError | None:
+    """A retryable error for a stream whose connection broke while it was read (an
+    ``httpx``-style ``TransportError``: the SDKs raise it as it is mid-stream, and the
+    SDKs do not all use the same ``httpx``); None for any other error."""
+    if not any(c.__name__ == "TransportError" for c in type(error).__mro__):
+        return None
+    return ModelAPIError(
+        f"{model}: the stream broke ({_shown(error_message(error), secrets)})", retryable=True
+    )

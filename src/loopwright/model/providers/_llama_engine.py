@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,8 +182,11 @@ class LlamaEngine:
         top_p: float | None,
         seed: int | None,
         cancel: threading.Event,
+        on_text: Callable[[str], None] | None = None,
     ) -> Completion | None:
-        """Generate a reply (blocking; call from a worker thread). None if cancelled."""
+        """Generate a reply (blocking; call from a worker thread). None if cancelled.
+        ``on_text`` gets the reply's text piece by piece as it is generated (llama.cpp's
+        own streaming, which holds back what may be the start of a stop sequence)."""
         with self.lock:
             if cancel.is_set():
                 return None
@@ -220,8 +223,11 @@ class LlamaEngine:
                 stopping_criteria=criteria,
                 grammar=self._grammar(schema) if schema is not None else None,
                 repeat_penalty=1.0,
+                stream=on_text is not None,
                 **options,
             )
+            if on_text is not None:
+                result = _streamed(llm, result, len(tokens), on_text)
         if cancel.is_set():
             return None
         choice = result["choices"][0]
@@ -238,6 +244,23 @@ class LlamaEngine:
             reused_tokens=min(reused, len(tokens)),
             n_ctx=n_ctx,
         )
+
+
+def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str], None]) -> Any:
+    """Pass a streamed completion's pieces to ``on_text``; the result as unstreamed."""
+    pieces: list[str] = []
+    finish = None
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        text = choice.get("text") or ""
+        if text:
+            pieces.append(text)
+            on_text(text)
+        finish = choice.get("finish_reason") or finish
+    text = "".join(pieces)
+    completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion}
+    return {"choices": [{"text": text, "finish_reason": finish}], "usage": usage}
 
 
 _engines: dict[tuple[str, str], LlamaEngine] = {}

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig, ToolChoice
 from .._output import ModelOutput, StopReason, Usage
+from .._stream import ReasoningDelta, StreamDelta, TextDelta
 from ._strict_tools import StrictTools
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
 __all__ = [
     "FINISH_REASONS",
+    "ChunkAssembler",
     "messages_to_openai",
     "output_from_openai",
     "request_options",
@@ -192,3 +195,96 @@ def output_from_openai(response: Any, tools: Sequence[ToolInfo], model: str) -> 
         usage=_usage(getattr(response, "usage", None)),
         model=model,
     )
+
+
+class ChunkAssembler:
+    """Puts a streamed chat completion back together, chunk by chunk.
+
+    Per chunk the work is bounded by the chunk (pieces are appended and joined once at
+    the end; the SDK's own accumulator re-parses a tool call's partial arguments on
+    every delta). Tool-call pieces are kept by their ``index``, so parallel calls whose
+    argument deltas interleave are assembled apart. Only choice 0 is read. The usage
+    comes from whichever chunk carries it (the last, with ``include_usage``).
+    """
+
+    __slots__ = ("_calls", "_reasoning", "_refusal", "_text", "finish", "usage")
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._refusal: list[str] = []
+        # index -> [id, name, argument pieces]
+        self._calls: dict[int, list[Any]] = {}
+        self.finish: str | None = None
+        """The finish reason, once a chunk said it (None: the reply is not complete)."""
+        self.usage: Any = None
+
+    def add(self, chunk: Any) -> list[StreamDelta]:
+        """Take one chunk; the text and reasoning deltas it carries."""
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = usage
+        out: list[StreamDelta] = []
+        for choice in getattr(chunk, "choices", None) or ():
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                    delta, "reasoning", None
+                )
+                if isinstance(reasoning, str) and reasoning:
+                    self._reasoning.append(reasoning)
+                    out.append(ReasoningDelta(valid_text(reasoning)))
+                content = getattr(delta, "content", None)
+                if isinstance(content, str) and content:
+                    self._text.append(content)
+                    out.append(TextDelta(valid_text(content)))
+                refusal = getattr(delta, "refusal", None)
+                if isinstance(refusal, str) and refusal:
+                    self._refusal.append(refusal)
+                for tc in getattr(delta, "tool_calls", None) or ():
+                    self._tool_delta(tc)
+            finish = getattr(choice, "finish_reason", None)
+            if finish:
+                self.finish = finish
+        return out
+
+    def _tool_delta(self, tc: Any) -> None:
+        index = getattr(tc, "index", None)
+        entry = self._calls.setdefault(index if isinstance(index, int) else 0, [None, None, []])
+        if getattr(tc, "id", None):
+            entry[0] = tc.id
+        function = getattr(tc, "function", None)
+        if function is None:
+            return
+        name = getattr(function, "name", None)
+        if name and entry[1] is None:
+            entry[1] = name
+        arguments = getattr(function, "arguments", None)
+        if arguments:
+            entry[2].append(arguments)
+
+    def output(self, tools: Sequence[ToolInfo], model: str) -> ModelOutput | None:
+        """The complete output; None while no chunk has said how the reply finished."""
+        if self.finish is None:
+            return None
+        calls = [
+            SimpleNamespace(
+                id=id_,
+                function=SimpleNamespace(name=name or "", arguments="".join(pieces)),
+            )
+            for _, (id_, name, pieces) in sorted(self._calls.items())
+        ]
+        message = SimpleNamespace(
+            content="".join(self._text),
+            tool_calls=calls,
+            function_call=None,
+            refusal="".join(self._refusal) or None,
+            reasoning_content="".join(self._reasoning) or None,
+        )
+        response = SimpleNamespace(
+            choices=[SimpleNamespace(message=message, finish_reason=self.finish)],
+            usage=self.usage,
+        )
+        return output_from_openai(response, tools, model)

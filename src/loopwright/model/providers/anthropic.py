@@ -20,29 +20,33 @@ input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_t
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
-``stop_reason="model_length"``.
+``stop_reason="model_length"``. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
+``messages.stream`` gives the text and thinking deltas as they come.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import (
     ConfigurationError,
     MissingCredentialsError,
     MissingDependencyError,
+    ModelAPIError,
 )
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import credentials, split_credentials
+from .._stream import ReasoningDelta, StreamDelta, TextDelta
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
-from ._http_errors import failure_cause, malformed_reply, sdk_failure
+from ._http_errors import failure_cause, malformed_reply, sdk_failure, stream_broke
 from ._sdk_clients import PerLoopClients
-from ._wire_text import valid_body
+from ._wire_text import valid_body, valid_text
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
@@ -151,6 +155,103 @@ class AnthropicAPI(ModelAPI):
         tools: Sequence[ToolInfo],
         config: GenerateConfig,
     ) -> ModelOutput:
+        request, timeout = self._request(messages, tools, config)
+        try:
+            try:
+                response = await self._client().messages.create(**request, timeout=timeout)
+            except UnicodeEncodeError:  # a lone surrogate: send it replaced (U+FFFD)
+                request = valid_body(request)
+                response = await self._client().messages.create(**request, timeout=timeout)
+        except Exception as ex:
+            failure = self._failure(ex, config)
+            if failure is ex:
+                raise
+            if isinstance(failure, ModelOutput):
+                return failure
+            raise failure from failure_cause(self._sdk, ex)
+        try:
+            return output_from_anthropic(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
+
+    async def generate_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> AsyncIterator[StreamDelta | ModelOutput]:
+        """The Messages API's event stream (the SDK's ``messages.stream``): text and
+        thinking deltas as they come, the output from the final message once
+        ``message_stop`` arrived. A stream that ends before is a retryable
+        :class:`ModelAPIError`; tool calls come only from the final message."""
+        request, timeout = self._request(messages, tools, config)
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    stream = await stack.enter_async_context(
+                        self._client().messages.stream(**request, timeout=timeout)
+                    )
+                except UnicodeEncodeError:  # a lone surrogate: sent replaced (U+FFFD)
+                    request = valid_body(request)
+                    stream = await stack.enter_async_context(
+                        self._client().messages.stream(**request, timeout=timeout)
+                    )
+                async for event in stream:
+                    kind = getattr(event, "type", None)
+                    if kind == "text":
+                        text = getattr(event, "text", None)
+                        if text:
+                            yield TextDelta(valid_text(text))
+                    elif kind == "thinking":
+                        thinking = getattr(event, "thinking", None)
+                        if thinking:
+                            yield ReasoningDelta(valid_text(thinking))
+                    elif kind == "message_stop":
+                        break
+                else:
+                    raise ModelAPIError(
+                        f"{self.name}: the stream ended before the reply was complete (no "
+                        "message_stop)",
+                        retryable=True,
+                    )
+                response = await stream.get_final_message()
+        except ModelAPIError:
+            raise
+        except Exception as ex:
+            broke = stream_broke(self.name, ex, self._secrets)
+            if broke is not None:
+                raise broke from ex
+            failure = self._failure(ex, config)
+            if isinstance(failure, ModelOutput):
+                yield failure
+                return
+            if failure is ex:
+                raise
+            raise failure from failure_cause(self._sdk, ex)
+        try:
+            output = output_from_anthropic(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
+        yield output
+
+    def _failure(self, ex: Exception, config: GenerateConfig) -> Any:
+        """What a failed request becomes: an error to raise (``ex`` itself when the SDK
+        has nothing to add), or an output (``model_length``) to return."""
+        failure = sdk_failure(
+            self._sdk,
+            ex,
+            model=self.name,
+            base_url=self.base_url,
+            key_env="ANTHROPIC_API_KEY",
+            timeout=config.timeout,
+            secrets=self._secrets,
+        )
+        return ex if failure is None else failure
+
+    def _request(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo], config: GenerateConfig
+    ) -> tuple[dict[str, Any], float]:
+        """The request's fields and the SDK's per-read timeout."""
         system, wire = messages_to_anthropic(messages)
         opts = request_options(config, tools)
         if system is not None:
@@ -164,31 +265,7 @@ class AnthropicAPI(ModelAPI):
         timeout = config.timeout or DEFAULT_TIMEOUT
         if timeout == float("inf"):  # no deadline: the SDK still wants one per read
             timeout = DEFAULT_TIMEOUT
-        try:
-            try:
-                response = await self._client().messages.create(**request, timeout=timeout)
-            except UnicodeEncodeError:  # a lone surrogate: send it replaced (U+FFFD)
-                request = valid_body(request)
-                response = await self._client().messages.create(**request, timeout=timeout)
-        except Exception as ex:
-            failure = sdk_failure(
-                self._sdk,
-                ex,
-                model=self.name,
-                base_url=self.base_url,
-                key_env="ANTHROPIC_API_KEY",
-                timeout=config.timeout,
-                secrets=self._secrets,
-            )
-            if failure is None:
-                raise
-            if isinstance(failure, ModelOutput):
-                return failure
-            raise failure from failure_cause(self._sdk, ex)
-        try:
-            return output_from_anthropic(response, tools, self.name)
-        except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+        return request, timeout
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -33,11 +33,12 @@ How it behaves:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from ..._errors import ConfigurationError, ModelAPIError
@@ -45,6 +46,7 @@ from .._api import ModelAPI
 from .._chat import AssistantMessage, ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput, StopReason, Usage
+from .._stream import StreamDelta, TextDelta
 from ._llama_engine import (
     DEFAULT_MODEL_FILE,
     Completion,
@@ -198,6 +200,56 @@ class LocalModelAPI(ModelAPI):
         if done is None:  # pragma: no cover - None only comes back after a cancel
             raise ModelAPIError(f"{self.name}: the generation was cancelled")
         return self._output(done)
+
+    async def generate_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> AsyncIterator[StreamDelta | ModelOutput]:
+        """:meth:`generate`, token by token: the worker thread hands each piece of text
+        to the event loop as llama.cpp produces it (a queue, filled with
+        ``call_soon_threadsafe``). Leaving the stream early stops the generation."""
+        wire = to_template_messages(messages)
+        cancel = threading.Event()
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def on_text(text: str) -> None:
+            loop.call_soon_threadsafe(pieces.put_nowait, text)
+
+        async with self._queue():
+            work = asyncio.ensure_future(
+                asyncio.to_thread(
+                    self._engine.complete,
+                    wire,
+                    schema=config.response_schema,
+                    stop=config.stop_seqs or (),
+                    max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+                    temperature=(
+                        config.temperature
+                        if config.temperature is not None
+                        else DEFAULT_TEMPERATURE
+                    ),
+                    top_p=config.top_p,
+                    seed=config.seed,
+                    cancel=cancel,
+                    on_text=on_text,
+                )
+            )
+            work.add_done_callback(lambda _: loop.call_soon(pieces.put_nowait, None))
+            try:
+                while (text := await pieces.get()) is not None:
+                    yield TextDelta(text)
+                done = await work
+            finally:
+                if not work.done():
+                    cancel.set()  # left early, cancelled or timed out: stop generating
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(work)  # no thread outlives the stream
+        if done is None:  # pragma: no cover - None only comes back after a cancel
+            raise ModelAPIError(f"{self.name}: the generation was cancelled")
+        yield self._output(done)
 
     def _output(self, done: Completion) -> ModelOutput:
         name = self.name

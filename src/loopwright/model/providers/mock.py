@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from ..._errors import ConfigurationError, ScriptExhaustedError
-from ..._fast import copy_model, set_fields
 from ..._ids import new_id
 from .._api import ModelAPI
 from .._chat import ChatMessage, ToolInfo
@@ -38,22 +37,17 @@ MockOutputs: TypeAlias = Sequence[ScriptItem] | Responder
 DEFAULT_TEXT = "Default output from the mock model."
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
-def _copy_value(value: Any) -> Any:
-    """A deep copy of tool arguments, much cheaper than ``deepcopy``: each dict and list
-    is copied once, in C, without recursion (scripted arguments may nest deeper than the
-    stack allows); strings and numbers are shared; other values are deep-copied."""
+def copy_arguments(value: Any) -> Any:
+    """A deep copy of a call's arguments made without recursion (scripted arguments may
+    nest deeper than ``copy.deepcopy`` can go): each dict and list is copied; other
+    values are deep-copied."""
     if not isinstance(value, dict | list):
-        return value if type(value) in _ATOMS else copy.deepcopy(value)
+        return copy.deepcopy(value)
     top = dict(value) if isinstance(value, dict) else list(value)
     stack = [top]  # copies whose values are still the originals
     while stack:
         node = stack.pop()
         for k, v in node.items() if isinstance(node, dict) else enumerate(node):
-            if type(v) in _ATOMS:
-                continue
             if isinstance(v, dict | list):
                 node[k] = new = dict(v) if isinstance(v, dict) else list(v)
                 stack.append(new)
@@ -62,33 +56,27 @@ def _copy_value(value: Any) -> Any:
     return top
 
 
-def _copy_output(item: ModelOutput) -> ModelOutput:
-    """A copy of ``item`` that shares nothing mutable with it.
+def _fresh_copy(item: ModelOutput, *, new_ids: bool) -> ModelOutput:
+    """A copy of a scripted output that shares nothing mutable with it (the loop sets
+    fields of the output, tools may change the arguments); with ``new_ids``, the
+    message and its calls get fresh ids (an output used again must not repeat them)."""
+    calls = []
+    for call in item.message.tool_calls:
+        update: dict[str, Any] = {"arguments": copy_arguments(call.arguments)}
+        if new_ids:
+            update["id"] = new_id()
+        calls.append(call.model_copy(update=update))
+    update = {"tool_calls": calls}
+    if new_ids:
+        update["id"] = new_id()
+    message = item.message.model_copy(update=update)
+    usage = item.usage.model_copy() if item.usage is not None else None
+    return item.model_copy(update={"message": message, "usage": usage})
 
-    The loop and ``Model`` set fields of the output, its message and (on replays) the
-    calls' ids; tools may get the arguments. Every model object and container is copied;
-    strings and numbers are shared. (A generic deep copy cost more than the rest of an
-    agent step.)
-    """
-    message = item.message
-    calls = [copy_model(c, arguments=_copy_value(c.arguments)) for c in message.tool_calls]
-    if item.usage is None:
-        return copy_model(item, message=copy_model(message, tool_calls=calls))
-    return copy_model(
-        item, message=copy_model(message, tool_calls=calls), usage=copy_model(item.usage)
-    )
 
-
-def _as_output(item: ModelOutput | str, where: str, *, reused: bool = False) -> ModelOutput:
+def _as_output(item: ModelOutput | str, where: str) -> ModelOutput:
     if isinstance(item, ModelOutput):
-        # the same scripted object may be replayed: hand out copies, never the original;
-        # a replayed copy gets fresh message and tool-call ids (ids must stay unique)
-        output = _copy_output(item)
-        if reused:
-            set_fields(output.message, id=new_id())
-            for call in output.message.tool_calls:
-                set_fields(call, id=new_id())
-        return output
+        return _fresh_copy(item, new_ids=False)
     if isinstance(item, str):
         return ModelOutput.from_text(item)
     raise ConfigurationError(
@@ -195,14 +183,14 @@ class MockModelAPI(ModelAPI):
             self._next += 1
             if isinstance(item, BaseException):
                 raise item
-            reused = id(item) in self._served
-            self._served.add(id(item))
-            output = _as_output(item, f"outputs[{self._next - 1}]", reused=reused)
-        values: dict[str, Any] = {}
+            if isinstance(item, ModelOutput):
+                # the same scripted object may come again: fresh ids from its second use
+                output = _fresh_copy(item, new_ids=id(item) in self._served)
+                self._served.add(id(item))
+            else:
+                output = ModelOutput.from_text(item)
         if output.message.tool_calls and output.stop_reason == "stop":
-            values["stop_reason"] = "tool_calls"
+            output.stop_reason = "tool_calls"
         if output.usage is None:
-            values["usage"] = self._usage.usage(messages, output.message)
-        if values:
-            set_fields(output, **values)
+            output.usage = self._usage.usage(messages, output.message)
         return output

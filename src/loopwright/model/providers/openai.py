@@ -41,7 +41,9 @@ What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded.
 Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
 context-length error comes back as an output with ``stop_reason="model_length"``.
-Rate limits, overload, 5xx and connection failures are retried by
+Streamed (``lw.run_stream``, ``loopwright run``), the request carries ``stream: true``
+and ``stream_options.include_usage`` (see :mod:`._openai_stream`). Rate limits,
+overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
 A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
@@ -59,7 +61,7 @@ U+FFFD; a request that holds one is sent with them replaced.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -74,8 +76,15 @@ from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import credentials, split_credentials
-from ._http_errors import failure_cause, is_context_length_error, malformed_reply, sdk_failure
+from .._stream import StreamDelta
+from ._http_errors import (
+    failure_cause,
+    is_context_length_error,
+    malformed_reply,
+    sdk_failure,
+)
 from ._openai_convert import messages_to_openai, output_from_openai, request_options
+from ._openai_stream import stream_chat
 from ._sdk_clients import PerLoopClients
 from ._strict_tools import StrictTools
 from ._wire_text import valid_body
@@ -273,7 +282,31 @@ class OpenAIAPI(ModelAPI):
         tools: Sequence[ToolInfo],
         config: GenerateConfig,
     ) -> ModelOutput:
-        sdk = self._sdk
+        body, options = self._request(messages, tools, config)
+        try:
+            response = await self._send(body, messages, options)
+        except Exception as ex:
+            failure = self._failure(ex, config)
+            if failure is ex:
+                raise
+            if isinstance(failure, ModelOutput):
+                return failure
+            raise failure from failure_cause(self._sdk, ex)
+        try:
+            output = output_from_openai(response, tools, self.name)
+        except (AttributeError, TypeError, KeyError, ValueError) as ex:
+            raise malformed_reply(self.name, response, ex) from ex
+        if output is None:
+            raise ModelAPIError(
+                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                retryable=True,
+            )
+        return output
+
+    def _request(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo], config: GenerateConfig
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request body and the SDK's request options."""
         opts = request_options(
             config,
             tools,
@@ -290,54 +323,60 @@ class OpenAIAPI(ModelAPI):
         options: dict[str, Any] = {}
         if config.timeout is not None and config.timeout != float("inf"):
             options["timeout"] = config.timeout  # per read; Model bounds the whole call
-        try:
-            response = await self._send(body, messages, options)
-        except Exception as ex:
-            failure = sdk_failure(
-                sdk,
-                ex,
-                model=self.name,
-                base_url=self.base_url,
-                key_env=self._key_env,
-                timeout=config.timeout,
-                secrets=self._secrets,
-            )
-            if failure is None:
-                raise
-            if isinstance(failure, ModelOutput):
-                return failure
-            raise failure from failure_cause(self._sdk, ex)
-        try:
-            output = output_from_openai(response, tools, self.name)
-        except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
-        if output is None:
-            raise ModelAPIError(
-                f"{self.name}: the response had no choices: {str(response)[:300]}",
-                retryable=True,
-            )
-        return output
+        return body, options
 
-    async def _post(self, body: dict[str, Any], options: dict[str, Any]) -> Any:
+    def _failure(self, ex: Exception, config: GenerateConfig) -> Any:
+        """What a failed request becomes: an error to raise (``ex`` itself when the SDK
+        has nothing to add), or an output (``model_length``) to return."""
+        failure = sdk_failure(
+            self._sdk,
+            ex,
+            model=self.name,
+            base_url=self.base_url,
+            key_env=self._key_env,
+            timeout=config.timeout,
+            secrets=self._secrets,
+        )
+        return ex if failure is None else failure
+
+    def generate_stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> AsyncIterator[StreamDelta | ModelOutput]:
+        """Chat completions with ``stream: true``: see
+        :func:`~loopwright.model.providers._openai_stream.stream_chat`."""
+        return stream_chat(self, messages, tools, config)
+
+    async def _post(self, body: dict[str, Any], options: dict[str, Any], stream: bool) -> Any:
         # posted as it is: chat.completions.create() walks the whole body through the
         # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with the
         # conversation), and our body is already wire JSON
+        sdk = self._sdk
+        chat = sdk.types.chat
+        streamed = {"stream": True, "stream_cls": sdk.AsyncStream[chat.ChatCompletionChunk]}
         return await self._client().post(
             "/chat/completions",
-            cast_to=self._sdk.types.chat.ChatCompletion,
+            cast_to=chat.ChatCompletion,
             body=body,
             options=cast(Any, options),
+            **(streamed if stream else {}),
         )
 
     async def _send(
-        self, body: dict[str, Any], messages: Sequence[ChatMessage], options: dict[str, Any]
+        self,
+        body: dict[str, Any],
+        messages: Sequence[ChatMessage],
+        options: dict[str, Any],
+        stream: bool = False,
     ) -> Any:
         """Post ``body``; send it once more, mended, if it cannot be encoded (a lone
         surrogate) or if the server rejects ``content: null`` (see the module docs)."""
         mended = fell_back = False
         while True:
             try:
-                response = await self._post(body, options)
+                response = await self._post(body, options, stream)
             except UnicodeEncodeError:
                 if mended:
                     raise

@@ -1,0 +1,73 @@
+"""``loopwright run``'s live view when the model's text streams (the default).
+
+The console display (:class:`~loopwright.display.ConsoleDisplay`) shows the steps, tool
+calls, results, approvals and errors; this one also receives the model's deltas (it is
+the model layer's stream sink) and writes them as they come. On a terminal each delta
+is written at once (reasoning dimmed); when stderr is not a terminal, the text is
+written as plain lines, each once it is complete. A step's reply that streamed is not
+repeated when the step ends: the step's line (model, tokens, time) and its tool calls
+follow the text. Every delta is made terminal-safe with
+:func:`~loopwright._terminal.visible` (escape sequences shown, not acted on); an escape
+split across two deltas is safe too, since ESC itself is what is replaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._terminal import visible
+from ..display import ConsoleDisplay
+from ..model import ReasoningDelta, TextDelta
+from ..transcripts import Event, ModelEvent
+
+__all__ = ["StreamingDisplay"]
+
+
+class StreamingDisplay(ConsoleDisplay):
+    """A console display that also writes the model's deltas (see the module docs)."""
+
+    def __init__(self, console: Any = None, **kwargs: Any) -> None:
+        super().__init__(console, **kwargs)
+        self._terminal = bool(self.console.is_terminal)
+        self._streamed = False  # the current model call streamed text
+        self._open = ""  # a line begun and not ended (written, on a terminal; held, else)
+
+    def delta(self, delta: TextDelta | ReasoningDelta) -> None:
+        """The stream sink: write ``delta`` now (a terminal) or once its line ends."""
+        from rich.text import Text
+
+        text = visible(delta.text)
+        if not text:
+            return
+        style = "dim italic" if isinstance(delta, ReasoningDelta) else ""
+        with self._lock:
+            self._streamed = True
+            if self._terminal:
+                self.console.print(Text(text, style=style), end="", soft_wrap=True)
+                self._open = text.rsplit("\n", 1)[-1]
+                return
+            *lines, self._open = (self._open + text).split("\n")
+            for line in lines:
+                self.console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+
+    def _end_text(self) -> None:
+        """End the streamed text's last line."""
+        from rich.text import Text
+
+        if self._open:
+            if self._terminal:
+                self.console.print()
+            else:  # as Text: never read as rich markup
+                self.console.print(Text(self._open), soft_wrap=True, highlight=False)
+        self._open = ""
+
+    def _render(self, ev: Event) -> list[Any]:
+        if not isinstance(ev, ModelEvent) or ev.pending or not self._streamed:
+            return super()._render(ev)
+        self._streamed = False
+        self._end_text()
+        if ev.output is None:
+            return super()._render(ev)
+        message = ev.output.message.model_copy(update={"content": "", "reasoning": None})
+        shown = ev.model_copy(update={"output": ev.output.model_copy(update={"message": message})})
+        return super()._render(shown)

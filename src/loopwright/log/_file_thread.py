@@ -1,0 +1,308 @@
+"""One thread and one SQLite connection per run store file, shared by its runs' writers.
+
+The thread takes whatever has accumulated on the file's queue, serialises it, redacts
+the secrets learnt, and writes it in one transaction. It outlives the file's last
+writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file idle
+that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
+folded in). See ``_writer.py`` for the producer side and how failures are told.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..model._redact import redact_known
+from ._db import connect
+from ._serialize import dump_event, dump_message
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ._writer import RunWriter
+
+__all__ = ["BATCH_WAIT", "IDLE_CLOSE", "MAX_BATCH", "acquire", "close_idle_files", "release"]
+
+_log = logging.getLogger("loopwright.log")
+
+MAX_BATCH = 2000
+IDLE_CLOSE = 5.0
+"""Seconds a file's thread and connection outlive its last writer, waiting for the
+process's next run (then the connection is closed and the WAL folded into the file)."""
+BATCH_WAIT = 0.02
+"""Seconds the writer waits after a batch for the next one to gather (the most a reader
+lags behind, plus the write)."""
+
+_UPSERT_EVENT = """
+INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, id) DO UPDATE SET data = excluded.data, span_id = excluded.span_id
+"""
+_INSERT_MESSAGE = """
+INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+# An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
+_Item = tuple[Any, ...]
+
+
+class _FileWriter:
+    """The thread and connection that write one run store file for all its writers."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path, self.key = path, key
+        self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        # set by flushes and closes: the thread then skips its wait for more items
+        self.urgent = threading.Event()
+        self.users = 0  # RunWriters not yet closed (guarded by _lock)
+        self.writers: set[RunWriter] = set()  # them (guarded by _lock)
+        self.error: BaseException | None = None  # the file cannot be written: stop trying
+        self.inode = _inode(path)  # the file the connection writes (None: not there yet)
+        self.connected = threading.Event()  # set once a batch was committed
+        self.thread = threading.Thread(
+            target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
+        )
+        self.thread.start()
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = self.error or error
+        with _lock:  # runs opened from now on get a fresh connection
+            if _files.get(self.key) is self:
+                del _files[self.key]
+            writers = list(self.writers)
+        for writer in writers:  # every run of the file stops being recorded: tell them now
+            writer._failed(self.error)
+
+    def _main(self) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = connect(self.path)
+            self.inode = _inode(self.path)
+        except BaseException as ex:
+            self._fail(ex)
+        stop = False
+        while not stop:
+            self.urgent.clear()  # before taking items: a later flush or close is seen
+            try:
+                batch = [self.queue.get(timeout=IDLE_CLOSE)]
+            except queue.Empty:  # nothing for a while: close the file if nobody uses it
+                if _retire(self):
+                    break
+                continue
+            while len(batch) < MAX_BATCH:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            if conn is not None and self.error is None:
+                try:
+                    self._write(conn, batch)
+                except BaseException as ex:  # a bug: keep serving flushes and closes
+                    _log.exception("run store %s: writing a batch failed", self.path)
+                    self._fail(ex)
+                if self.error is None:
+                    self.connected.set()
+            wakes: list[Callable[[], None]] = []
+            for item in batch:
+                writer: RunWriter | None = item[0]
+                if writer is not None and self.error is not None:
+                    writer._failed(self.error)
+                if item[1] == "flush":
+                    wakes.append(item[2])
+                elif item[1] == "stop":
+                    stop = True
+            for wake in wakes:
+                try:
+                    wake()
+                except RuntimeError:  # the waiting loop is closed
+                    pass
+            if not stop and len(batch) < MAX_BATCH:
+                # let the next batch gather: producers then put without waking us, and
+                # the event loop's thread is not slowed by a switch for every event;
+                # a flush or close waiting for us cuts the wait short
+                self.urgent.wait(BATCH_WAIT)
+        if conn is not None:
+            conn.close()
+
+    def _write(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
+        import sqlite3
+
+        # serialise first, then write each table's rows with one executemany: rows of
+        # different tables do not depend on each other's order (no foreign keys or
+        # triggers), and the batch commits as one transaction
+        sql: list[tuple[str, tuple[Any, ...]]] = []
+        events: list[tuple[Any, ...]] = []
+        messages: list[tuple[Any, ...]] = []
+        # an event put twice in one batch (recorded pending, then completed) is written
+        # once, at its first place: dumped now, it already holds its latest state
+        written: set[int] = set()
+        for item in batch:
+            kind = item[1]
+            if kind == "event":
+                writer, _, run_id, sample, seq, event = item
+                if id(event) in written:
+                    continue
+                written.add(id(event))
+                try:
+                    data = dump_event(event)
+                except Exception as ex:  # a value pydantic cannot serialise
+                    _log.error("run store: event %s not written: %r", event.id, ex)
+                    writer._failed(ex)
+                    continue
+                events.append(
+                    (
+                        run_id,
+                        seq,
+                        event.id,
+                        sample,
+                        event.span_id,
+                        event.event,
+                        event.timestamp.isoformat(),
+                        redact_known(data),
+                    )
+                )
+            elif kind == "message":
+                writer, _, run_id, sample, seq, message = item
+                try:
+                    text = dump_message(message)
+                except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
+                    _log.error("run store: message %s not written: %r", message.id, ex)
+                    writer._failed(ex)
+                    continue
+                messages.append((run_id, message.id, sample, seq, message.role, redact_known(text)))
+            elif kind == "sql":
+                # (a run's row holds JSON and plain text: both ways; a lone surrogate in
+                # plain text, e.g. an error quoting a dataset, is written as \\udXXX)
+                params = tuple(
+                    redact_known(redact_known(p), plain=True)
+                    .encode("utf-8", "backslashreplace")
+                    .decode()
+                    if isinstance(p, str)
+                    else p
+                    for p in item[3]
+                )
+                sql.append((item[2], params))
+        if not (sql or events or messages):
+            return
+        try:
+            conn.execute("BEGIN")
+            for statement, params in sql:
+                conn.execute(statement, params)
+            if events:
+                conn.executemany(_UPSERT_EVENT, events)
+            if messages:
+                conn.executemany(_INSERT_MESSAGE, messages)
+            conn.execute("COMMIT")
+        except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
+            # (said once, by the error every writer of the file raises: debug level here)
+            _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self._fail(ex)
+
+
+# --- one writer thread per file ------------------------------------------------------------
+_lock = threading.Lock()
+_files: dict[str, _FileWriter] = {}
+
+
+def _key(path: Path) -> str:
+    if str(path) == ":memory:":
+        return f":memory:{object()!r}"  # every in-memory store is its own
+    return os.path.realpath(path)
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):  # not there (yet), or ":memory:"
+        return None
+    return st.st_dev, st.st_ino
+
+
+def acquire(path: Path, writer: RunWriter) -> _FileWriter:
+    key = _key(path)
+    with _lock:
+        file = _files.get(key)
+        if file is not None and file.users == 0 and file.inode != _inode(path):
+            # idle, and the file was replaced or removed meanwhile: open the new one
+            del _files[key]
+            file.queue.put((None, "stop"))
+            file.urgent.set()
+            file = None
+        if file is None or file.error is not None:
+            file = _files[key] = _FileWriter(path, key)
+        file.users += 1
+        file.writers.add(writer)
+    if file.error is not None:  # it failed before the writer was added: tell it
+        writer._failed(file.error)
+    return file
+
+
+def release(file: _FileWriter, writer: RunWriter) -> bool:
+    """One writer of ``file`` is done. The file stays open for the next run (see
+    :data:`IDLE_CLOSE`) unless it failed: then its last writer stops its thread and
+    True is returned (wait for the thread to end)."""
+    with _lock:
+        file.users -= 1
+        file.writers.discard(writer)
+        if file.users > 0 or _files.get(file.key) is file:
+            return False
+    _stop([file], timeout=0)
+    return True
+
+
+def _retire(file: _FileWriter) -> bool:
+    """Called by ``file``'s thread when it has been idle: True if nobody uses the file
+    (it is then forgotten, and the thread closes it), False if a run still does."""
+    with _lock:
+        if file.users > 0:
+            return False
+        if _files.get(file.key) is file:
+            del _files[file.key]
+        return True
+
+
+def close_idle_files(timeout: float | None = 10) -> None:
+    """Close every run store file no run is writing now (its WAL is folded into it),
+    instead of waiting :data:`IDLE_CLOSE` seconds."""
+    with _lock:
+        idle = [f for f in _files.values() if f.users == 0]
+        for file in idle:
+            del _files[file.key]
+    _stop(idle, timeout)
+
+
+def _stop(files: list[_FileWriter], timeout: float | None) -> None:
+    for file in files:
+        file.queue.put((None, "stop"))
+        file.urgent.set()
+    for file in files:
+        if file.thread is not threading.current_thread():
+            file.thread.join(timeout)
+
+
+def _reset_after_fork() -> None:
+    global _lock, _files
+    _lock, _files = threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, commit what open writers still hold."""
+    with _lock:
+        files = list(_files.values())
+        _files.clear()
+    _stop(files, timeout=10)

@@ -1,0 +1,249 @@
+"""Reading the run store a page at a time: runs, samples and events by keyset queries.
+
+What a viewer needs to open a run of a million events as fast as one of ten: every read
+here is one indexed SQLite query bounded by ``LIMIT`` (events by ``(run_id, sample,
+seq)``, an event by ``(run_id, id)``), never a scan of a whole run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..transcripts import Event
+from ._db import connect, reading, resolve_db
+from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
+
+if TYPE_CHECKING:
+    from ._reader import RunLog
+
+__all__ = [
+    "EventRow",
+    "event_at",
+    "event_bounds",
+    "event_page",
+    "runs_page",
+    "samples_page",
+    "store_at",
+    "usage_totals",
+]
+
+MAX_PAGE = 1000
+"""The most rows one page reads."""
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """An event as a page holds it: its position in the run (``seq``, increasing in the
+    order events began) and the event (nested events are rows of their own)."""
+
+    seq: int
+    sample: str
+    event: Event
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _bound(limit: int) -> int:
+    return max(1, min(int(limit), MAX_PAGE))
+
+
+def runs_page(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    status: str | None = None,
+    model: str | None = None,
+    name: str | None = None,
+    search: str | None = None,
+) -> list[RunInfo]:
+    """A page of the runs in the run store, newest first.
+
+    Args:
+        db: The run store.
+        offset: Runs to skip.
+        limit: At most this many (at most 1,000).
+        status: Only runs with this status (``interrupted`` runs are stored as
+            ``running``: which one a run is is known once read).
+        model: Only runs of this model.
+        name: Only runs with this name.
+        search: Only runs whose id, name, model or input contains this text.
+    """
+    path = resolve_db(db)
+    limit, offset = _bound(limit), max(0, int(offset))
+    where, params = ["1"], []
+    for column, value in (("name", name), ("model", model)):
+        if value:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if status:
+        where.append("status = ?")
+        params.append("running" if status == "interrupted" else status)
+    if search:
+        where.append(
+            "(id LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR model LIKE ? ESCAPE '\\' "
+            "OR input LIKE ? ESCAPE '\\')"
+        )
+        params.extend([_like(search)] * 4)
+    count = "(SELECT COUNT(*) FROM samples s WHERE s.run_id = runs.id)"
+    sql = (
+        f"SELECT {RUN_COLUMNS}, {count} FROM runs WHERE {' AND '.join(where)} "
+        "ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?"
+    )
+    conn = connect(path, create=False)
+    runs: list[RunInfo] = []
+    with contextlib.closing(conn), reading(path):
+        if status not in ("running", "interrupted"):
+            rows = conn.execute(sql, (*params, limit, offset)).fetchall()
+            return [RunInfo._from_row(row[:-1], row[-1]) for row in rows]
+        # "running" rows are running or interrupted: read on until the page is full
+        seen, skip = 0, offset
+        while len(runs) < limit:
+            rows = conn.execute(sql, (*params, MAX_PAGE, seen)).fetchall()
+            if not rows:
+                break
+            seen += len(rows)
+            for row in rows:
+                info = RunInfo._from_row(row[:-1], row[-1])
+                if info.status != status:
+                    continue
+                if skip:
+                    skip -= 1
+                elif len(runs) < limit:
+                    runs.append(info)
+    return runs
+
+
+def samples_page(
+    log: RunLog,
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    status: str | None = None,
+    score: float | None = None,
+    key: str | None = None,
+) -> list[SampleInfo]:
+    """A page of a run's samples, in the order they started.
+
+    Args:
+        log: The run.
+        offset: Samples to skip.
+        limit: At most this many (at most 1,000).
+        status: Only samples with this status (``error``, ``success``, ``limit``...).
+        score: Only samples one of whose scores has this value.
+        key: Only the sample with this key.
+    """
+    where, params = ["run_id = ?"], list[object]([log.run_id])
+    if key is not None:
+        where.append("key = ?")
+        params.append(key)
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if score is not None:
+        where.append(
+            "EXISTS (SELECT 1 FROM json_each(samples.scores) j "
+            "WHERE json_extract(j.value, '$.value') = ?)"
+        )
+        params.append(float(score))
+    rows = log._all(
+        f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE {' AND '.join(where)} "
+        "ORDER BY created, rowid LIMIT ? OFFSET ?",
+        (*params, _bound(limit), max(0, int(offset))),
+    )
+    with reading(log._where):
+        return [SampleInfo._from_row(r) for r in rows]
+
+
+def event_page(
+    log: RunLog,
+    sample: str = "",
+    *,
+    after: int | None = None,
+    before: int | None = None,
+    limit: int = 100,
+) -> list[EventRow]:
+    """Up to ``limit`` events of a run's stream (``sample`` key, ``""`` for the run's
+    own), in order: the first ones, or those after the position ``after``, or the last
+    ones before ``before`` (or the very last ones with ``before=-1``)."""
+    limit = _bound(limit)
+    params: tuple[Any, ...]
+    if before is not None:
+        sql = "SELECT seq, sample, data FROM events WHERE run_id = ? AND sample = ?"
+        params = (log.run_id, sample)
+        if before >= 0:
+            sql += " AND seq < ?"
+            params += (int(before),)
+        rows = log._all(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit))[::-1]
+    else:
+        rows = log._all(
+            "SELECT seq, sample, data FROM events WHERE run_id = ? AND sample = ? AND seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (log.run_id, sample, -1 if after is None else int(after), limit),
+        )
+    return [EventRow(seq, key, log._event(data)) for seq, key, data in rows]
+
+
+def event_at(log: RunLog, id: str) -> EventRow | None:
+    """The event with this id, or ``None``."""
+    row = log._one(
+        "SELECT seq, sample, data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id)
+    )
+    return None if row is None else EventRow(row[0], row[1], log._event(row[2]))
+
+
+def event_bounds(log: RunLog, sample: str = "") -> tuple[int, int] | None:
+    """The first and last positions of a stream's events, or ``None`` when it has none."""
+    sql = "SELECT seq FROM events WHERE run_id = ? AND sample = ? ORDER BY seq {} LIMIT 1"
+    first = log._one(sql.format("ASC"), (log.run_id, sample))
+    last = log._one(sql.format("DESC"), (log.run_id, sample))  # (each one index probe)
+    return None if first is None or last is None else (int(first[0]), int(last[0]))
+
+
+def usage_totals(log: RunLog, sample: str | None = None) -> tuple[int, int]:
+    """The model calls of a stream (``sample`` key, ``""`` for the run's own; ``None``:
+    every stream of the run, an eval's samples too), nested ones included, and the
+    tokens they used.
+
+    This one reads every model event of the stream (a run of a million events takes a
+    second or so): ask for it apart from the pages."""
+    sql = (
+        "SELECT COUNT(*), SUM(json_extract(data, '$.usage.total_tokens')) FROM events "
+        "WHERE run_id = ? AND type = 'model'"
+    )
+    if sample is None:
+        row = log._one(sql, (log.run_id,))
+    else:
+        row = log._one(sql + " AND sample = ?", (log.run_id, sample))
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def store_at(log: RunLog, sample: str = "", upto: int | None = None) -> dict[str, Any]:
+    """The run's (or sample's) store as it was after position ``upto`` (``None``: as last
+    recorded), rebuilt from its store events: reads the stream's store changes up to there."""
+    from ..stores import apply_store_patch
+    from ..transcripts import StoreEvent
+
+    if sample:
+        row = log._one(
+            "SELECT store_id FROM samples WHERE run_id = ? AND key = ?", (log.run_id, sample)
+        )
+    else:
+        row = log._one("SELECT store_id FROM runs WHERE id = ?", (log.run_id,))
+    store_id = row[0] if row is not None else None
+    data: dict[str, Any] = {}
+    for (text,) in log._stream(
+        "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'store' "
+        "AND seq <= ? ORDER BY seq",
+        (log.run_id, sample, (1 << 62) if upto is None else int(upto)),
+    ):
+        ev = log._event(text)
+        if isinstance(ev, StoreEvent) and ev.store == store_id:
+            apply_store_patch(data, ev.changes)
+    return data

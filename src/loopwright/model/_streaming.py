@@ -1,0 +1,73 @@
+"""One streamed attempt of ``Model.generate``: the provider's deltas to the sink, the
+complete output returned (the rules are in :mod:`loopwright.model._stream`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._errors import ModelAPIError
+from ._api import ModelAPI
+from ._chat import ChatMessage, ToolInfo
+from ._config import GenerateConfig
+from ._output import ModelOutput
+from ._stream import ReasoningDelta, StreamCutError, StreamSink, TextDelta, ThoughtFilter
+
+__all__ = ["stream_attempt"]
+
+
+async def stream_attempt(
+    api: ModelAPI,
+    request: tuple[Sequence[ChatMessage], Sequence[ToolInfo], GenerateConfig],
+    sink: StreamSink,
+    thoughts: ThoughtFilter | None,
+    reason: Callable[[BaseException], str],
+) -> ModelOutput:
+    """Call ``api.generate_stream`` with ``request``; hand each delta to ``sink``
+    (through ``thoughts`` for a text protocol, whose thought goes as reasoning).
+
+    Raises:
+        StreamCutError: The stream broke, or ended early, after a delta reached the sink.
+        ModelAPIError: It ended before the reply did, with nothing delivered (retryable).
+    """
+    delivered = False
+    output: ModelOutput | None = None
+    stream: Any = api.generate_stream(*request)
+    try:
+        while True:
+            try:
+                item = await anext(stream)
+            except StopAsyncIteration:
+                break
+            except Exception as ex:
+                if not delivered:
+                    raise
+                raise StreamCutError(
+                    f"{api.name}: the stream broke after part of the reply reached the "
+                    f"consumer ({reason(ex)}); not retried, since a retry would send that "
+                    "text again"
+                ) from ex
+            if isinstance(item, ModelOutput):
+                output = item
+                continue
+            if thoughts is not None:  # a text protocol: its thought is reasoning
+                shown = thoughts.feed(item.text) if isinstance(item, TextDelta) else ""
+                if not shown:
+                    continue
+                item = ReasoningDelta(shown)
+            if item.text:
+                sink(item)
+                delivered = True
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if output is None:
+        if delivered:
+            raise StreamCutError(f"{api.name}: the stream ended before the reply did")
+        raise ModelAPIError(f"{api.name}: the stream ended before the reply did", retryable=True)
+    if thoughts is not None:
+        tail = thoughts.flush()
+        if tail:
+            sink(ReasoningDelta(tail))
+    return output

@@ -1,0 +1,164 @@
+"""The attribute names of the OpenTelemetry GenAI semantic conventions, and contents.
+
+The names follow the GenAI conventions (``gen_ai.*``, development status, as of the
+semantic-conventions 1.37 to 1.41 documents): ``invoke_agent`` spans for runs, ``chat``
+spans for model calls and ``execute_tool`` spans for tool calls. Names of loopwright's
+own are under ``loopwright.*``.
+
+Message contents (the conversation, tool arguments and results, info data, log
+messages, sandbox commands) may hold personal data: they are recorded only when asked
+for, each value cut to a bound, as the conventions' JSON forms.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
+
+__all__ = [
+    "AGENT_NAME",
+    "CONTENTS_ENV",
+    "ERROR_TYPE",
+    "INPUT_MESSAGES",
+    "INPUT_TOKENS",
+    "OPERATION",
+    "OUTPUT_MESSAGES",
+    "OUTPUT_TOKENS",
+    "PROVIDER",
+    "REQUEST_MODEL",
+    "RUN_ID",
+    "SYSTEM",
+    "TOOL_ARGUMENTS",
+    "TOOL_CALL_ID",
+    "TOOL_NAME",
+    "TOOL_RESULT",
+    "bounded",
+    "finish_reason",
+    "input_messages",
+    "json_value",
+    "output_messages",
+    "split_model",
+]
+
+OPERATION = "gen_ai.operation.name"
+PROVIDER = "gen_ai.provider.name"
+SYSTEM = "gen_ai.system"  # the older name of gen_ai.provider.name, still read by many viewers
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+AGENT_NAME = "gen_ai.agent.name"
+CONVERSATION_ID = "gen_ai.conversation.id"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+ERROR_TYPE = "error.type"
+RUN_ID = "loopwright.run.id"
+
+CONTENTS_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The environment variable the OpenTelemetry GenAI instrumentations read to record
+message contents (``true``); ``instrument()`` reads it when ``contents`` is not given."""
+
+_FINISH = {"max_tokens": "length", "model_length": "length"}
+
+
+def finish_reason(stop_reason: str) -> str:
+    """A loopwright ``StopReason`` as the conventions' finish reason."""
+    return _FINISH.get(stop_reason, stop_reason)
+
+
+def split_model(name: str) -> tuple[str, str]:
+    """``provider/model`` -> (provider, model); a name without a provider is its own."""
+    provider, sep, model = name.partition("/")
+    return (provider, model) if sep else (name, name)
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}...[{len(text) - limit} characters cut]"
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(repr(value))
+
+
+def json_value(value: Any, limit: int) -> str:
+    """``value`` as JSON text (its ``repr`` when it is not JSON data), bounded."""
+    return bounded(_json_text(value), limit)
+
+
+def _parts(message: ChatMessage, limit: int) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    if isinstance(message, ToolMessage):
+        return [
+            {
+                "type": "tool_call_response",
+                "id": message.tool_call_id,
+                "response": bounded(message.text, limit),
+            }
+        ]
+    if isinstance(message, AssistantMessage) and message.reasoning:
+        parts.append({"type": "reasoning", "content": bounded(message.reasoning, limit)})
+    if message.text:
+        parts.append({"type": "text", "content": bounded(message.text, limit)})
+    if isinstance(message, AssistantMessage):
+        for call in message.tool_calls:
+            text = _json_text(call.arguments)
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": call.id,
+                    "name": call.function,
+                    # JSON data, or cut text when too long
+                    "arguments": json.loads(text) if len(text) <= limit else bounded(text, limit),
+                }
+            )
+    return parts
+
+
+def input_messages(
+    messages: Sequence[ChatMessage], limit: int, cache: dict[str, str] | None = None
+) -> tuple[str, int]:
+    """``gen_ai.input.messages``: the newest messages that fit in about ``limit``
+    characters (the work is bounded by the limit, not by the conversation's length), and
+    how many older ones were left out. ``cache`` keeps each message's JSON by id, so
+    that a message is serialised once per run, not once per step."""
+    kept: list[str] = []
+    size = 0
+    for message in reversed(messages):
+        item = cache.get(message.id) if cache is not None else None
+        if item is None:
+            item = json.dumps(
+                {"role": message.role, "parts": _parts(message, limit)}, ensure_ascii=False
+            )
+            if cache is not None:
+                cache[message.id] = item
+        if kept and size + len(item) > limit:
+            break
+        kept.append(item)
+        size += len(item) + 1
+    kept.reverse()
+    return "[" + ",".join(kept) + "]", len(messages) - len(kept)
+
+
+def output_messages(output: ModelOutput, limit: int) -> str:
+    """``gen_ai.output.messages``: the reply, with its finish reason."""
+    message = {
+        "role": "assistant",
+        "parts": _parts(output.message, limit),
+        "finish_reason": finish_reason(output.stop_reason),
+    }
+    return json.dumps([message], ensure_ascii=False)

@@ -1,0 +1,120 @@
+"""Spans of a run already in the run store (made before tracing was switched on)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..log import RunLog, SampleInfo, load_run
+from . import _attributes as a
+from ._builder import Options, TraceBuilder, ns
+from ._instrument import tracer
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.trace import Tracer, TracerProvider
+
+__all__ = ["export_spans", "send_otlp"]
+
+
+def export_spans(
+    run: str | os.PathLike[str] | None = None,
+    *,
+    db: str | os.PathLike[str] | None = None,
+    tracer_provider: TracerProvider | None = None,
+    contents: bool = False,
+    max_content: int = 16_000,
+) -> str:
+    """Send a recorded run (default: the latest) to OpenTelemetry as the spans that live
+    tracing (:func:`instrument`) makes, with the recorded times; an eval's samples are
+    spans within the eval's span. Returns the trace id (32 hex digits).
+
+    The spans go to ``tracer_provider`` (default: the global one): flush it (or shut it
+    down) to send them. ``contents`` and ``max_content`` as for :func:`instrument`.
+    """
+    options = Options(contents=contents, max_content=max_content)
+    t = tracer(tracer_provider)
+    with load_run(run, db=db) as log:
+        info = log.info
+        name = info.name or "run"
+        samples = log.samples
+        root = _build(t, log, None, options, info.created, None)
+        if samples:
+            root.name_eval(name)
+        else:
+            root.name_run(name, info.model)
+        root.root.set_attribute(a.RUN_ID, info.id)
+        for sample in samples:
+            built = _build(t, log, sample, options, sample.created, root.context_at(None))
+            built.name_sample(name, sample.id, sample.epoch)
+            built.root.set_attribute(a.RUN_ID, info.id)
+            _end(built, sample.status, sample.finished or sample.created)
+        _end(root, info.status, info.finished or info.created)
+        return format(root.root.get_span_context().trace_id, "032x")
+
+
+def _build(
+    t: Tracer,
+    log: RunLog,
+    sample: SampleInfo | None,
+    options: Options,
+    start: datetime,
+    parent: Context | None,
+) -> TraceBuilder:
+    root = t.start_span(
+        "invoke_agent",
+        context=parent,
+        start_time=ns(start),
+        attributes={a.OPERATION: "invoke_agent"},
+    )
+    builder = TraceBuilder(t, root, options, log.model_input, live=False)
+    builder.named = True
+    for ev in log.events(sample if sample is not None else None):
+        builder.on_event(ev)
+    return builder
+
+
+def _end(builder: TraceBuilder, status: str, finished: datetime) -> None:
+    """Close with the recorded status (``interrupted``: a run whose process died)."""
+    if builder.status == "success" and status != "success":
+        builder.status = status
+    builder.close(ns(finished))
+
+
+def send_otlp(
+    run: str | None = None,
+    *,
+    db: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    contents: bool = False,
+    timeout: float = 10.0,
+) -> tuple[str, int]:
+    """Send a recorded run's spans over OTLP/HTTP to ``endpoint`` (the traces URL;
+    default: the standard ``OTEL_EXPORTER_OTLP_*`` variables, else
+    ``http://localhost:4318/v1/traces``). Returns the trace id and the number of spans.
+
+    Raises:
+        ConnectionError: The endpoint did not take the spans.
+    """
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    kept = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(kept))
+    trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
+    spans = kept.get_finished_spans()
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    try:
+        result = exporter.export(spans)
+    finally:
+        exporter.shutdown()  # type: ignore[no-untyped-call]
+    if result is not SpanExportResult.SUCCESS:
+        where = endpoint or "the OTLP endpoint ($OTEL_EXPORTER_OTLP_ENDPOINT)"
+        raise ConnectionError(f"{where} did not take the spans (see the log above)")
+    return trace_id, len(spans)

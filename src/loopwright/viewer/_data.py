@@ -1,0 +1,122 @@
+"""What the viewer's pages receive: runs, samples, events and messages as plain JSON.
+
+Everything here is data for the page, which puts it in the document as text; the one
+piece of HTML made here is an info event's markdown, rendered by markdown-it with raw
+HTML off and only safe link schemes (``javascript:`` and the like are refused).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
+from ..model import ChatMessage
+from ..transcripts import InfoEvent, ModelEvent
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+__all__ = ["event_json", "markdown_html", "message_json", "run_json", "sample_json"]
+
+MAX_DEPTH = 64
+"""How far up the chain of containers an event's depth is looked for."""
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # commonmark with "html": False: raw HTML in the text is shown as text; links with
+    # javascript:, vbscript:, file: or data: (except images) are not made links
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as sanitised HTML (raw HTML escaped, unsafe links dropped)."""
+    return str(_markdown().render(text))
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def run_json(info: RunInfo) -> dict[str, Any]:
+    """A run's row, for the runs list and a run's header."""
+    duration = (info.finished - info.created).total_seconds() if info.finished else None
+    output = info.output
+    metrics = output.get("metrics") if isinstance(output, dict) and info.samples else None
+    return {
+        "id": info.id,
+        "name": info.name,
+        "model": info.model,
+        "status": info.status,
+        "created": _time(info.created),
+        "finished": _time(info.finished),
+        "duration": duration,
+        "input": info.input,
+        "output": output,
+        "error": info.error,
+        "limit": info.limit,
+        "metadata": info.metadata,
+        "samples": info.samples,
+        "metrics": metrics,
+        "host": info.host,
+        "pid": info.pid,
+        "messages": len(info.message_ids) if info.message_ids is not None else None,
+    }
+
+
+def sample_json(sample: SampleInfo) -> dict[str, Any]:
+    """A sample of an eval, as its table row."""
+    data = sample.model_dump(mode="json", exclude={"message_ids"})
+    data["messages"] = len(sample.message_ids) if sample.message_ids is not None else None
+    return data
+
+
+def message_json(message: ChatMessage) -> dict[str, Any]:
+    """A chat message."""
+    return message.model_dump(mode="json", exclude_none=True)
+
+
+class Depths:
+    """Where events are nested: the chain of spans, tool calls and subtasks each is in,
+    found by following ``span_id`` up, one indexed read per container not yet seen."""
+
+    def __init__(self, log: RunLog) -> None:
+        self._log = log
+        self._parents: dict[str, list[str]] = {}  # a container's id -> its own chain
+
+    def parents(self, span_id: str | None) -> list[str]:
+        """The containers an event in ``span_id`` is in, innermost last."""
+        chain: list[str] = []
+        current = span_id
+        while current is not None and current not in self._parents and len(chain) < MAX_DEPTH:
+            chain.append(current)
+            row = event_at(self._log, current)
+            current = row.event.span_id if row is not None else None
+        found = list(self._parents.get(current, [])) if current is not None else []
+        if current is not None and current in self._parents:
+            found.append(current)
+        for id in reversed(chain):
+            self._parents[id] = list(found)
+            found.append(id)
+        return found
+
+
+def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
+    """An event as the transcript shows it: its fields (nested events apart), where it
+    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's new input
+    messages, a tool call's result, an info entry's markdown)."""
+    ev = row.event
+    data = ev.model_dump(mode="json", exclude_none=True, exclude={"events", "tools"})
+    data["seq"] = row.seq
+    data["sample"] = row.sample
+    data["parents"] = depths.parents(ev.span_id)
+    data["depth"] = len(data["parents"])
+    if isinstance(ev, ModelEvent):
+        data["tools"] = [t.name for t in ev.tools]
+        data["input_messages"] = [message_json(log.message(i)) for i in ev.input]
+    elif isinstance(ev, InfoEvent) and isinstance(ev.data, str):
+        data["html"] = markdown_html(ev.data)
+    return data

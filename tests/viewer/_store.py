@@ -1,0 +1,85 @@
+"""Run stores made by real runs (the scripted model), for the viewer's tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import loopwright as lw
+
+#: Text a model, a tool or a dataset might send: shown as text, never run.
+SCRIPT = "<script>window.__pwned = 'script'</script>"
+IMG = "<img src=x onerror=\"window.__pwned = 'img'\">"
+SVG = "<svg onload=\"window.__pwned = 'svg'\"></svg>"
+JS_LINK = "[click me](javascript:window.__pwned='link')"
+HOSTILE = f"{SCRIPT} {IMG} {SVG}"
+
+
+@lw.tool
+def lookup(query: str) -> str:
+    """Look a thing up.
+
+    Args:
+        query: What to look up.
+    """
+    lw.store().set("looked_up", query)
+    lw.transcript().info(f"**looked up** `{query}` {JS_LINK} {SCRIPT}", source="lookup")
+    # what JSON has no words for: NaN, and a lone surrogate (a file name that is not UTF-8)
+    lw.transcript().info({"ratio": float("nan"), "name": "bad \udcff name"}, source="odd")
+    return f"found: {HOSTILE}"
+
+
+def make_store(path: Path) -> dict[str, str]:
+    """A run store with a run (tool calls, store changes, info, hostile text) and an
+    eval of three samples (one wrong, one failed); their ids by name."""
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("lookup", {"query": f"cats {SCRIPT}"}, content=IMG),
+            lw.ModelOutput.for_tool_call("lookup", {"query": "dogs"}),
+            lw.ModelOutput.for_tool_call("submit", {"answer": f"done {SVG}"}),
+        ],
+    )
+    agent = lw.react(prompt="You look things up.", tools=[lookup])
+    state = lw.run_sync(agent, "Find cats.", model=model, db=path, name="finder")
+    ids = {"run": str(state.run_id)}
+
+    async def answer(messages: list[lw.ChatMessage], tools: object, config: object) -> str:
+        q = str(messages[-1].content)
+        if q == "3+3":
+            raise lw.ModelAPIError("provider down")
+        a, b = (int(x) for x in q.split("+"))
+        return f"The answer is {a + b + (1 if q == '2+2' else 0)}."
+
+    data = [{"id": f"s{i}", "input": f"{i}+{i}", "target": str(2 * i)} for i in (1, 2, 3)]
+    task = lw.Task(data, agent=lw.react(submit=False), scorer=lw.match("numeric"), name="add")
+    [result] = lw.eval(task, model=lw.get_model("mock", outputs=answer), db=path)
+    ids["eval"] = str(result.run_id)
+    return ids
+
+
+# a run that goes on until a file appears: written by another process, as a live run is
+LIVE_SCRIPT = """
+import sys, time
+from pathlib import Path
+import loopwright as lw
+
+db, stop = sys.argv[1], Path(sys.argv[2])
+
+async def main():
+    async with lw.recording(name="live", model="mock", input="go", db=db) as rec:
+        print(rec.run_id, flush=True)
+        i = 0
+        while not stop.exists() and i < 600:
+            lw.transcript().info(f"tick {i}", source="live")
+            await rec.flush()
+            i += 1
+            await __import__("asyncio").sleep(0.2)
+        rec.finish(output="stopped")
+
+__import__("asyncio").run(main())
+"""
+
+
+def live_command(db: Path, stop: Path) -> list[str]:
+    return [sys.executable, "-c", LIVE_SCRIPT, str(db), str(stop)]
