@@ -34,6 +34,7 @@ LAYERS: tuple[str, ...] = (
     "log",
     "agents",
     "runtime",
+    "mcp",  # MCP servers' tools as tools (client), tools and agents served (server)
     "display",
     "evals",
     "otel",
