@@ -54,7 +54,7 @@ def tool_with(
         ToolDefinitionError: ``parameters`` names a parameter the tool does not have,
             or the new name is invalid.
     """
-    from ._order import ordered
+    from ..model._schema_order import ordered
 
     info = tool.info
     new_params = copy.deepcopy(info.parameters)
