@@ -11,6 +11,7 @@ from ._recording import recording
 from ._run import run, run_sync
 from ._scope import RunScope, current_recording
 from ._stream import RunStream, run_stream
+from ._versions import write_tool_spec
 
 __all__ = [
     "RunScope",
@@ -20,4 +21,5 @@ __all__ = [
     "run",
     "run_stream",
     "run_sync",
+    "write_tool_spec",
 ]

@@ -35,6 +35,7 @@ from ..log import RunStoreError
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
 from ._scope import RunScope
+from ._versions import run_metadata
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
@@ -151,6 +152,8 @@ async def run(
 
         sandbox_backend(sandbox)
     run_name = name or getattr(agent, "name", None) or getattr(agent, "__name__", None)
+    # versions, and tool specs a model writes: before the run opens (runtime/_versions.py)
+    metadata = await run_metadata(agent, tools, metadata, model=chosen, db=db)
     with run_scope() as depth:
         async with contextlib.AsyncExitStack() as stack:
             if chosen is not None:
