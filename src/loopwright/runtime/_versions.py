@@ -2,7 +2,8 @@
 
 ``run()`` calls :func:`run_metadata` before it opens the run's scope:
 
-- ``metadata["versions"]``: the agent's version and each tool's
+- ``metadata["agent"]``: the agent's name, and ``metadata["versions"]``: its version
+  and each tool's
   (``agents/_version.py``), for ``lw.diff_runs``, ``runs list --version`` and
   ``runs show`` (not computed for a run that is not persisted, ``db=False``);
 - the specs of tools made with ``@lw.tool(autogenerate=...)`` are written here, before
@@ -96,5 +97,8 @@ async def run_metadata(
     if specs:
         meta.setdefault("tool_specs", specs)
     if db is not False:
+        name = getattr(agent, "name", None) or getattr(agent, "__name__", None)
+        if isinstance(name, str):
+            meta.setdefault("agent", name)
         meta.setdefault("versions", run_versions(agent, [t for t in tools or () if isinstance(t, Tool)]))
     return meta
