@@ -165,9 +165,45 @@ def check_spec(tool: Tool[..., Any], spec: Any) -> ToolInfo:
     return ToolInfo(name=name, description=description.strip(), parameters=params)
 
 
+def reply_schema(fn: Any) -> dict[str, Any]:
+    """The shape of a spec for ``fn``, sent as ``response_schema``: a model that can be
+    held to a schema (llama.cpp's grammar, OpenAI's ``response_format``) writes one of
+    this shape; what any model writes is checked by :func:`check_spec` all the same."""
+    names, _ = _signature(fn)
+    text = {"type": "string", "maxLength": 200}
+    param = {
+        "type": "object",
+        "properties": {
+            "type": {"enum": ["string", "integer", "number", "boolean", "array", "object"]},
+            "description": text,
+        },
+        "required": ["type", "description"],
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "description": text,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "object"},
+                    "properties": {
+                        "type": "object",
+                        "properties": {n: param for n in names},
+                        "required": names,
+                        "additionalProperties": False,
+                    },
+                    "required": {"type": "array", "items": {"enum": names}},
+                },
+                "required": ["type", "properties", "required"],
+            },
+        },
+        "required": ["description", "parameters"],
+    }
+
+
 async def write_spec(tool: Tool[..., Any], model: Model) -> ToolInfo:
     """Ask ``model`` for ``tool``'s spec from its source and check it (no cache)."""
-    output = await model.generate(
-        [UserMessage(content=render_prompt(tool))], config=GenerateConfig(temperature=0)
-    )
+    config = GenerateConfig(temperature=0, response_schema=reply_schema(tool.fn))
+    output = await model.generate([UserMessage(content=render_prompt(tool))], config=config)
     return check_spec(tool, _json_object(output.text, tool.name))
