@@ -168,8 +168,10 @@ def check_spec(tool: Tool[..., Any], spec: Any) -> ToolInfo:
 def reply_schema(fn: Any) -> dict[str, Any]:
     """The shape of a spec for ``fn``, sent as ``response_schema``: a model that can be
     held to a schema (llama.cpp's grammar, OpenAI's ``response_format``) writes one of
-    this shape; what any model writes is checked by :func:`check_spec` all the same."""
-    names, _ = _signature(fn)
+    this shape, with the signature's parameter names and required list (the embedded
+    135M model gets ``required`` wrong without it); what any model writes is checked by
+    :func:`check_spec` all the same."""
+    names, required = _signature(fn)
     text = {"type": "string", "maxLength": 200}
     param = {
         "type": "object",
@@ -193,7 +195,7 @@ def reply_schema(fn: Any) -> dict[str, Any]:
                         "required": names,
                         "additionalProperties": False,
                     },
-                    "required": {"type": "array", "items": {"enum": names}},
+                    "required": {"const": required},
                 },
                 "required": ["type", "properties", "required"],
             },
