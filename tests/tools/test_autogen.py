@@ -27,7 +27,7 @@ SPEC = {
 }
 
 
-def greet(name, greeting="hello"):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN201
+def greet(name, greeting="hello"):  # type: ignore[no-untyped-def]
     return f"{greeting}, {name}"
 
 

@@ -30,7 +30,7 @@ pytestmark = [
 ]
 
 
-def add(a, b=1):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN201
+def add(a, b=1):  # type: ignore[no-untyped-def]
     return a + b
 
 

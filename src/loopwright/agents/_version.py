@@ -59,12 +59,14 @@ def _value_version(value: Any) -> Any:
         return [_value_version(v) for v in value]
     if dataclasses.is_dataclass(value) or callable(getattr(value, "model_dump", None)):
         return canonical(value)
-    if isinstance(value, type) or callable(value) and hasattr(value, "__code__"):
+    if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
         return {"fn": function_version(value)}
     # an object (a hook, a history policy): its class's code, and its plain state
-    state = {k: v for k, v in vars(value).items() if not k.startswith("_")} if hasattr(
-        value, "__dict__"
-    ) else {}
+    state = (
+        {k: v for k, v in vars(value).items() if not k.startswith("_")}
+        if hasattr(value, "__dict__")
+        else {}
+    )
     return {
         "class": function_version(type(value)),
         "state": canonical({k: _value_version(v) for k, v in sorted(state.items())}),

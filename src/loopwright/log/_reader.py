@@ -53,7 +53,8 @@ def list_runs(
     path = resolve_db(db)
     conn = connect(path, create=False)
     with contextlib.closing(conn), reading(path):
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if name is not None:
             where.append("name = ?")
             params.append(name)

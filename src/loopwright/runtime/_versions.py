@@ -100,5 +100,7 @@ async def run_metadata(
         name = getattr(agent, "name", None) or getattr(agent, "__name__", None)
         if isinstance(name, str):
             meta.setdefault("agent", name)
-        meta.setdefault("versions", run_versions(agent, [t for t in tools or () if isinstance(t, Tool)]))
+        meta.setdefault(
+            "versions", run_versions(agent, [t for t in tools or () if isinstance(t, Tool)])
+        )
     return meta
