@@ -175,3 +175,23 @@ async def test_the_runs_model_writes_it_when_autogenerate_is_true(tmp_path: Path
         agent_with(tool), "go", model=lw.get_model("mock", outputs=replies), db=False
     )
     assert [m.text for m in state.messages if m.role == "tool"] == ["hello, Bo"]
+
+
+async def test_tool_with_keeps_a_written_spec_as_its_own(tmp_path: Path) -> None:
+    tool = lw.tool(greet, autogenerate=SpecWriter(SPEC).model)
+    with pytest.raises(lw.ToolDefinitionError, match="not written yet"):
+        lw.tool_with(tool, name="hello")
+    await lw.write_tool_spec(tool, db=False)
+    renamed = lw.tool_with(tool, name="hello", description="Say hello.")
+    state = await lw.run(
+        lw.react(tools=[renamed], submit=False),
+        "go",
+        model=lw.get_model(
+            "mock", outputs=[lw.ModelOutput.for_tool_call("hello", {"name": "Cy"}), "done"]
+        ),
+        db=tmp_path / "runs.db",
+    )
+    assert renamed.info.description == "Say hello."
+    assert [m.text for m in state.messages if m.role == "tool"] == ["hello, Cy"]
+    with lw.load_run(state.run_id, db=tmp_path / "runs.db") as log:
+        assert "tool_specs" not in log.info.metadata
