@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.runtime import _versions
+from loopwright.agents import _specs as _versions
 
 SPEC = {
     "description": "Join a name and a greeting.",
@@ -195,3 +196,26 @@ async def test_tool_with_keeps_a_written_spec_as_its_own(tmp_path: Path) -> None
     assert [m.text for m in state.messages if m.role == "tool"] == ["hello, Cy"]
     with lw.load_run(state.run_id, db=tmp_path / "runs.db") as log:
         assert "tool_specs" not in log.info.metadata
+
+
+def db_files(folder: Path) -> list[Path]:
+    return list(folder.glob("*.db"))
+
+
+async def test_an_agent_used_as_a_tool_keeps_specs_in_the_outer_runs_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a default run store would appear here
+    db = tmp_path / "outer" / "runs.db"
+    inner = agent_with(lw.tool(greet, autogenerate=SpecWriter(SPEC).model))
+    outer = lw.react(name="outer", tools=[lw.as_tool(inner)], submit=False)
+    script = [
+        lw.ModelOutput.for_tool_call("greeter", {"input": "greet Di"}),
+        lw.ModelOutput.for_tool_call("greet", {"name": "Di"}),
+        "greeted",
+        "done",
+    ]
+    await lw.run(outer, "go", model=lw.get_model("mock", outputs=script), db=db)
+    assert db_files(tmp_path) == []
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT name FROM tool_specs").fetchall() == [("greet",)]

@@ -10,11 +10,33 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from ._db import connect
 
-__all__ = ["cached_spec", "save_spec"]
+__all__ = ["cached_spec", "current_spec_store", "save_spec", "spec_store"]
+
+_store: ContextVar[Path | None] = ContextVar("loopwright_spec_store", default=None)
+
+
+@contextlib.contextmanager
+def spec_store(path: Path | None) -> Iterator[None]:
+    """Within this, specs written go to the run store at ``path`` (``lw.run`` names its
+    own: an agent used as a tool keeps its specs in the run it is part of)."""
+    token = _store.set(path)
+    try:
+        yield
+    finally:
+        _store.reset(token)
+
+
+def current_spec_store() -> Path | None:
+    """The run store that keeps specs written now (``None``: none, memory only)."""
+    return _store.get()
+
 
 _TABLE = (
     "CREATE TABLE IF NOT EXISTS tool_specs (key TEXT PRIMARY KEY, name TEXT NOT NULL, "

@@ -7,11 +7,11 @@ writes what it hears), and records how it ended — completed, limit, error, can
 or stopped — once, by the scope that owns it (``_ending.py``).
 """
 
+from ..agents._specs import write_tool_spec
 from ._recording import recording
 from ._run import run, run_sync
 from ._scope import RunScope, current_recording
 from ._stream import RunStream, run_stream
-from ._versions import write_tool_spec
 
 __all__ = [
     "RunScope",

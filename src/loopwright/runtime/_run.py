@@ -32,6 +32,7 @@ from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_e
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
 from ..log import RunStoreError
+from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
 from ._scope import RunScope
@@ -177,6 +178,7 @@ async def run(
                 )
             )
             state.run_id = scope.run_id
+            stack.enter_context(spec_store(scope.db_path))  # (agents/_specs.py)
             if policy is not None:
                 stack.enter_context(approver(policy))
             if own_hooks:

@@ -10,10 +10,11 @@ parameters without a default. Anything else is refused with a
 is bounded, parsed as JSON, never evaluated.
 
 Where it runs: ``lw.run`` writes the specs of the run's tools (the agent's and the
-run's) once the run is open and before the agent starts, through a cache in the run
-store keyed by the function's version and the prompt (``runtime/_specs.py``). A tool
+run's) before the run opens (``runtime/_versions.py``), and an agent that starts with a
+spec still unwritten writes it before its first model call (``agents/_specs.py``), both
+through a cache in the run store keyed by the function's version and the prompt. A tool
 whose spec is not written yet refuses to say what it is (its ``info``) with a clear
-error: outside ``lw.run``, ``await lw.write_tool_spec(tool)`` writes it.
+error; ``await lw.write_tool_spec(tool)`` writes it.
 """
 
 from __future__ import annotations

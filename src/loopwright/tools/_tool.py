@@ -165,6 +165,11 @@ class Tool(Generic[P, R]):
         if not defer:
             self._build()
 
+    @property
+    def needs_spec(self) -> bool:
+        """Whether a model is still to write this tool's spec (``autogenerate``)."""
+        return self.autogenerate is not False and self._info is None
+
     def use_spec(self, info: ToolInfo) -> None:
         """Use ``info`` (a spec a model wrote, checked by ``_autogen.check_spec``)."""
         from ._schema_spec import SchemaSpec
