@@ -43,7 +43,8 @@ def tool_version(tool: Tool[..., Any]) -> str:
     if tool.autogenerate is not False:
         return digest("tool", tool.name, "autogenerate", tool.spec_prompt, fn_version)
     info = tool.info
-    schema = json.dumps(canonical(info.parameters), sort_keys=True)
+    # a schema is JSON data already: sorted keys make it canonical (and cost a tenth)
+    schema = json.dumps(info.parameters, sort_keys=True, default=str)
     return digest("tool", tool.name, info.description, schema, fn_version)
 
 
