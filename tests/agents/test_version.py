@@ -177,3 +177,24 @@ async def test_runs_record_versions_and_diff_shows_them(tmp_path: Path) -> None:
     assert [r["id"] for r in other.json()] == [runs[2]]
     shown = cli("runs", "show", runs[0], cwd=tmp_path, db=db)
     assert f"agent {version}" in shown.out and "tool:noop" in shown.out
+
+
+def test_an_eval_records_its_agents_versions_and_diff_of_samples_shows_them(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    ids = []
+    for prompt in ("Answer.", "Answer briefly."):
+        task = lw.Task(
+            [{"id": "s1", "input": "q", "target": "ok"}],
+            agent=lw.react(prompt=prompt, submit=False),
+        )
+        [result] = lw.eval(task, model=lw.get_model("mock", outputs=["ok"]), db=db)
+        assert result.run_id is not None
+        ids.append(result.run_id)
+    with lw.load_run(ids[0], db=db) as log:
+        recorded = log.info.metadata["versions"]
+    assert set(recorded) == {"agent"}
+    d = lw.diff_runs(ids[0], ids[1], db=db, sample="s1")
+    assert d.divergence is None  # same replies, same tools
+    assert list(d.versions) == ["agent"] and d.versions["agent"][0] == recorded["agent"]
