@@ -198,3 +198,23 @@ def test_an_eval_records_its_agents_versions_and_diff_of_samples_shows_them(
     d = lw.diff_runs(ids[0], ids[1], db=db, sample="s1")
     assert d.divergence is None  # same replies, same tools
     assert list(d.versions) == ["agent"] and d.versions["agent"][0] == recorded["agent"]
+
+
+async def test_versions_from_the_store_are_shown_without_control_sequences(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    hostile = {"agent": "\x1b[2J\x1b]0;owned\x07abc", "tool:x\x1b[31m": "1" * 5000}
+    state = await lw.run(
+        lw.react(submit=False), "go", model="mock", db=db, metadata={"versions": hostile}
+    )
+    shown = cli("runs", "show", state.run_id, cwd=tmp_path, db=db)
+    assert shown.code == 0 and "versions" in shown.out
+    assert "\x1b" not in shown.out and "\x07" not in shown.out
+    assert "1" * 1000 not in shown.out  # bounded
+    assert lw.list_runs(db, version="\x1b[2J") == [state_info(db, state.run_id)]
+
+
+def state_info(db: Path, run_id: str | None) -> lw.RunInfo:
+    [info] = [r for r in lw.list_runs(db) if r.id == run_id]
+    return info
