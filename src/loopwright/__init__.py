@@ -155,6 +155,7 @@ if TYPE_CHECKING:
         run,
         run_stream,
         run_sync,
+        write_tool_spec,
     )
     from .stores import Store, StoreError, StoreModel, store, store_as, store_context
     from .transcripts import (
@@ -338,6 +339,6 @@ __all__ = [
     "store_context", "strict_schema", "submit", "subtask", "task", "text_editor", "think",
     "time_limit", "token_limit", "tool", "tool_hook", "tool_with", "transcript",
     "transcript_context", "truncate_messages", "truncate_output", "truncate_when", "use_sandbox",
-    "with_mcp", "working_limit",
+    "with_mcp", "working_limit", "write_tool_spec",
 ]
 # fmt: on
