@@ -6,27 +6,26 @@ import copy
 import enum
 import functools
 import inspect
-import re
 import warnings
 from collections.abc import Callable, Mapping
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from ..model import Model, ToolInfo
 from ._autogen import settle_autogenerate
 from ._bind import Validator, bind_arguments
 from ._errors import ToolDefinitionError
 from ._threads import run_in_thread
+from ._tool_checks import ExceptionTypes, _check_errors, _check_name, _check_timeout, not_a_tool
 
 if TYPE_CHECKING:
     from ._schema import FunctionSpec
 
-__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]
+__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]  # (the checks: _tool_checks.py)
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _WRAPPER_ASSIGNMENTS = ("__module__", "__name__", "__qualname__", "__doc__")
 
 
@@ -35,49 +34,6 @@ class _Unset(enum.Enum):
 
 
 UNSET: Literal[_Unset.UNSET] = _Unset.UNSET
-
-
-def _check_name(name: str, what: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ToolDefinitionError(
-            f"{what} {name!r} is not a valid tool name: use 1 to 64 letters, digits, '_' "
-            "or '-' (pass name=... to choose one)."
-        )
-    return name
-
-
-def _check_timeout(timeout: float | None) -> float | None:
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
-        raise ToolDefinitionError(
-            f"A tool's timeout must be a positive number of seconds or None, got {timeout!r}."
-        )
-    return timeout
-
-
-ExceptionTypes: TypeAlias = type[Exception] | tuple[type[Exception], ...]
-"""What ``errors_to_model`` takes: an exception class or a tuple of them."""
-
-
-def _check_errors(errors: Any) -> tuple[type[Exception], ...]:
-    found = errors if isinstance(errors, tuple) else (errors,)
-    for e in found:
-        if not (isinstance(e, type) and issubclass(e, Exception)):
-            raise ToolDefinitionError(
-                "errors_to_model must be an exception class or a tuple of them (subclasses "
-                f"of Exception, e.g. (ValueError, KeyError)), got {errors!r}."
-            )
-    return found
-
-
-def not_a_tool(obj: Any) -> str:
-    """Why ``obj``, given where a tool belongs, is not one, and how to make one."""
-    what = getattr(obj, "__name__", None) or type(obj).__name__
-    if callable(obj) and str(getattr(obj, "__module__", "")).startswith("loopwright.tools.builtin"):
-        return (
-            f"{what!r} is not a Tool but makes one: call it ({what}()), as every built-in "
-            "tool is made"
-        )
-    return f"{what!r} is not a Tool; make a function into one with @lw.tool (or lw.tool(fn))"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

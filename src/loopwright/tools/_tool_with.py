@@ -8,15 +8,8 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from ..model import ToolInfo
 from ._errors import ToolDefinitionError
-from ._tool import (
-    UNSET,
-    ExceptionTypes,
-    Tool,
-    _check_errors,
-    _check_name,
-    _check_timeout,
-    _Unset,
-)
+from ._tool import UNSET, Tool, _Unset
+from ._tool_checks import ExceptionTypes, _check_errors, _check_name, _check_timeout
 
 __all__ = ["tool_with"]
 
