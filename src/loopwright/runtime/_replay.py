@@ -186,7 +186,6 @@ class _Replayer:
                 f"the recorded run ended after {len(self.steps)} steps",
                 f"the agent asked for step {n + 1}",
             )
-        self.calls += 1
         return self.steps[n]
 
     async def answer(self, call: ToolCall) -> ToolMessage | None:
@@ -261,7 +260,8 @@ class _ReplayModel(Model):
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         found = _difference(step, messages, infos, cfg)
         if found is not None:
-            r.differ(r.calls, *found)
+            r.differ(r.calls + 1, *found)
+        r.calls += 1
         return await super().generate(messages, tools, config)
 
 
