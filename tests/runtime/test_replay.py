@@ -210,3 +210,56 @@ async def test_a_run_with_sandboxed_tools_replays_without_touching_the_sandbox(
 
         assert outputs_of(b) == outputs_of(a)
         assert "made" in outputs_of(b)[0] and "42" in outputs_of(b)[0]
+
+
+async def test_an_agent_that_ends_sooner_is_reported(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    original = await record(db)
+    result = await lw.replay(original, agent=adder(stop_keywords="aloud"), db=db)
+    assert result.state.completed == "stop_keyword"
+    d = result.divergence
+    assert d is not None and (d.step, d.kind) == (4, "steps")
+    assert d.recorded == "4 steps" and d.replayed == "the agent ended after 3 steps"
+
+
+async def test_several_calls_in_one_reply_are_answered_in_order(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    both = lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 1})
+    both.message.tool_calls.append(lw.ToolCall(function="add", arguments={"a": 2, "b": 2}))
+    both.message.tool_calls.append(lw.ToolCall(function="add", arguments={"a": 1, "b": 1}))
+    model = lw.get_model("mock", outputs=[both, call("submit", {"answer": "done"})])
+    state = await lw.run(adder(), "Add twice.", model=model, db=db)
+    assert state.run_id is not None
+    CALLS.clear()
+    result = await lw.replay(state.run_id, agent=adder(), db=db)
+    assert result.same and CALLS == []
+    assert [m.content for m in result.state.messages if m.role == "tool"] == [
+        "2",
+        "4",
+        "2",
+        "done",
+    ]
+
+
+async def test_a_recorded_call_that_raised_ends_the_replay_there(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+
+    @lw.tool
+    def broken(x: int) -> int:
+        """Fail.
+
+        Args:
+            x: Anything.
+        """
+        raise RuntimeError(f"bug {x}")
+
+    outputs = [call("broken", {"x": 1}), call("submit", {"answer": "never"})]
+    agent = adder(tools=[broken])
+    with pytest.raises(RuntimeError, match="bug 1"):
+        await lw.run(agent, "Break.", model=lw.get_model("mock", outputs=outputs), db=db)
+    [info] = lw.list_runs(db)
+    result = await lw.replay(info.id, agent=agent, db=db)
+    d = result.divergence
+    assert d is not None and (d.step, d.kind) == (1, "tool_call")
+    assert "RuntimeError: bug 1" in d.replayed
+    assert result.state.completed == "stopped"

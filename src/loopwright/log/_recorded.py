@@ -54,6 +54,7 @@ def recorded_run(
             found = [s for s in log.samples if sample in (s.key, s.id)]
             recorded_input = found[0].input if found else None
         steps: list[RecordedStep] = []
+        inputs: dict[str, list[ChatMessage]] = {}  # a step's model event id -> its input
         spans: set[str | None] = {None}
         for ev in log.events(sample):
             if ev.span_id not in spans:
@@ -61,9 +62,17 @@ def recorded_run(
             if isinstance(ev, SpanBegin):
                 spans.add(ev.id)
             elif isinstance(ev, ModelEvent) and ev.output is not None and ev.error is None:
+                base = inputs.get(ev.input_base) if ev.input_base is not None else None
+                if base is not None and ev.input_base_count <= len(base):
+                    # the usual step extends one before: a slice and its new messages, so
+                    # reading a step costs its new messages
+                    messages = base[: ev.input_base_count] + [log.message(i) for i in ev.input]
+                else:
+                    messages = log.model_input(ev)
+                inputs[ev.id] = messages
                 steps.append(
                     RecordedStep(
-                        messages=log.model_input(ev),
+                        messages=messages,
                         tools=list(ev.tools),
                         config=ev.config,
                         output=ev.output,

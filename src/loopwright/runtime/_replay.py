@@ -119,21 +119,42 @@ def _show_message(index: int, shape: dict[str, Any] | None) -> str:
     return f"message {index + 1} ({shape.get('role')}): {shape.get('content', '')}{extra}"
 
 
+def _message_difference(
+    recorded: Sequence[ChatMessage], asked: Sequence[ChatMessage], same: list[Any]
+) -> tuple[DifferenceKind, str, str] | None:
+    """The first message that differs. ``same`` is ``[recorded, asked, k]`` of the step
+    before (its first k messages equal), updated here: the prefix both sides still share
+    with it is compared as lists (object identity first, at C speed), so a step costs
+    its new messages (a message changed in place is compared as equal to itself)."""
+    before_recorded, before_asked, k = same or ([], [], 0)
+    k = min(k, len(recorded), len(asked))
+    if not (recorded[:k] == before_recorded[:k] and asked[:k] == before_asked[:k]):
+        k = 0
+    for i in range(k, min(len(recorded), len(asked))):
+        left, right = _message_shape(recorded[i]), _message_shape(asked[i])
+        if left != right:
+            return "messages", _show_message(i, left), _show_message(i, right)
+    same[:] = [list(recorded), list(asked), min(len(recorded), len(asked))]
+    if len(recorded) != len(asked):
+        i = min(len(recorded), len(asked))
+        a = _message_shape(recorded[i]) if i < len(recorded) else None
+        b = _message_shape(asked[i]) if i < len(asked) else None
+        return "messages", _show_message(i, a), _show_message(i, b)
+    return None
+
+
 def _difference(
-    step: RecordedStep, messages: Sequence[ChatMessage], tools: list[ToolInfo], cfg: GenerateConfig
+    step: RecordedStep,
+    messages: Sequence[ChatMessage],
+    tools: list[ToolInfo],
+    cfg: GenerateConfig,
+    same: list[Any],
 ) -> tuple[DifferenceKind, str, str] | None:
     """The first way the request differs from the recorded one: messages, then the
     tool list, then the config."""
-    left = [_message_shape(m) for m in step.messages]
-    right = [_message_shape(m) for m in messages]
-    if left != right:
-        i = next(
-            (i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
-            min(len(left), len(right)),
-        )
-        a = left[i] if i < len(left) else None
-        b = right[i] if i < len(right) else None
-        return "messages", _show_message(i, a), _show_message(i, b)
+    found = _message_difference(step.messages, messages, same)
+    if found is not None:
+        return found
     recorded = {t.name: t.model_dump(mode="json") for t in step.tools}
     asked = {t.name: t.model_dump(mode="json") for t in tools}
     if recorded != asked:
@@ -165,6 +186,8 @@ class _Replayer:
         self.live = until == 0
         self.divergence: ReplayDivergence | None = None
         self.used: set[tuple[int, int]] = set()  # (step, tool event) answered
+        # the messages of the step before found equal (see _message_difference)
+        self.same: list[Any] = []
 
     def differ(self, step: int, kind: DifferenceKind, recorded: str, replayed: str) -> None:
         """Note a difference; a replay (not a fork) stops on it."""
@@ -258,7 +281,7 @@ class _ReplayModel(Model):
         # the config Model.generate sends and records: the defaults, the model's, the call's
         cfg = self._base_config.merge(config) if config is not None else self._base_config
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
-        found = _difference(step, messages, infos, cfg)
+        found = _difference(step, messages, infos, cfg, r.same)
         if found is not None:
             r.differ(r.calls + 1, *found)
         r.calls += 1
