@@ -263,3 +263,34 @@ async def test_a_recorded_call_that_raised_ends_the_replay_there(tmp_path: Path)
     assert d is not None and (d.step, d.kind) == (1, "tool_call")
     assert "RuntimeError: bug 1" in d.replayed
     assert result.state.completed == "stopped"
+
+
+async def test_a_sample_of_an_eval_replays_with_its_own_input(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    samples = [lw.Sample(id="s1", input="What is 1+2?", target="3")]
+    outputs = [call("add", {"a": 1, "b": 2}), call("submit", {"answer": "3"})]
+    task = lw.Task(samples, agent=adder(), scorer=lw.match("numeric"), name="sums")
+    [result] = await lw.eval_async(task, model=lw.get_model("mock", outputs=outputs), db=db)
+    CALLS.clear()
+    replayed = await lw.replay(result.run_id, agent=adder(), db=db, sample="s1")
+    assert replayed.same and CALLS == [] and replayed.state.text == "3"
+    assert replayed.replayed_steps == 2
+    with load_run(replayed.run_id, db=db) as log:
+        assert log.info.input == "What is 1+2?"
+        assert log.info.metadata["sample"] == "s1"
+
+
+async def test_a_recorded_model_config_compares_equal_when_that_model_is_given(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    warm = lw.GenerateConfig(temperature=0.3)
+    model = lw.get_model("mock", outputs=script(), config=warm)
+    state = await lw.run(adder(), "Add things.", model=model, db=db)
+    assert state.run_id is not None
+    d = (await lw.replay(state.run_id, agent=adder(), db=db)).divergence
+    assert d is not None and (d.step, d.kind) == (1, "config")  # the model's config is gone
+    again = await lw.replay(
+        state.run_id, agent=adder(), db=db, model=lw.get_model("mock", config=warm)
+    )
+    assert again.same and again.live_calls == 0

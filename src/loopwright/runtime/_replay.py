@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import TypeAdapter
 
@@ -44,6 +44,9 @@ from ..model import (
 from ..model.providers.replay import ReplayModelAPI
 from ..tools._answer import answer_tool_calls
 from ._run import run
+
+if TYPE_CHECKING:
+    from ..sandboxes import SandboxEnvironment
 
 __all__ = ["ReplayDivergence", "ReplayResult", "replay"]
 
@@ -334,7 +337,7 @@ async def replay(
     model: str | Model | None = None,
     sample: str | None = None,
     input: str | Sequence[ChatMessage] | None = None,
-    sandbox: str | Any = None,
+    sandbox: str | SandboxEnvironment | None = None,
     limits: Sequence[Limit] = (),
 ) -> ReplayResult:
     """Run ``agent`` again on the recorded run ``run_id``, offline, as a new run.
@@ -367,10 +370,8 @@ async def replay(
     recorded = recorded_run(run_id, db, sample)
     own = getattr(agent, "model", None)
     live: Model | None = None
-    if until is not None:
+    if model is not None or until is not None:
         live = get_model(model if model is not None else own)
-    elif isinstance(model, Model):
-        live = model
     base = live if live is not None else own if isinstance(own, Model) else None
     replayer = _Replayer(recorded, until, live)
     replaying = _ReplayModel(replayer, base.config if base is not None else GenerateConfig())
