@@ -294,3 +294,23 @@ async def test_a_recorded_model_config_compares_equal_when_that_model_is_given(
         state.run_id, agent=adder(), db=db, model=lw.get_model("mock", config=warm)
     )
     assert again.same and again.live_calls == 0
+
+
+async def test_a_handoff_replays_the_agent_handed_to_from_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    helper = adder(name="helper", prompt="You help.")
+
+    def boss() -> lw.ReactAgent:
+        return lw.react(name="boss", prompt="You delegate.", tools=[lw.handoff(helper)])
+
+    outputs = [
+        call("transfer_to_helper", {}),
+        call("add", {"a": 5, "b": 5}),
+        call("submit", {"answer": "10"}),
+    ]
+    state = await lw.run(boss(), "5+5", model=lw.get_model("mock", outputs=outputs), db=db)
+    assert state.run_id is not None and CALLS[-1] == (5, 5)
+    CALLS.clear()
+    result = await lw.replay(state.run_id, agent=boss(), db=db)
+    assert result.same and result.replayed_steps == 3 and result.state.text == "10"
+    assert CALLS == []
