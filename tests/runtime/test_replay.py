@@ -12,8 +12,10 @@ from loopwright.log import load_run
 from loopwright.sandboxes import SandboxUnavailableError
 from loopwright.transcripts import ModelEvent, SandboxEvent, ToolEvent
 
+from . import _calls
+from ._calls import CALLS  # every real call of `add`: a side effect replay must not have
+
 call = lw.ModelOutput.for_tool_call
-CALLS: list[tuple[int, int]] = []  # every real call of `add`: a side effect replay must not have
 
 
 @lw.tool
@@ -24,7 +26,7 @@ def add(a: int, b: int) -> int:
         a: First.
         b: Second.
     """
-    CALLS.append((a, b))
+    _calls.note(a, b)
     return a + b
 
 
@@ -70,7 +72,9 @@ async def test_the_same_agent_replays_the_run_without_calling_its_tools(tmp_path
     assert result.run_id != original
     with load_run(original, db=db) as a, load_run(result.run_id, db=db) as b:
         assert shape(b.messages()) == shape(a.messages())
-        assert b.info.metadata == {"replay_of": original, "until": None}
+        meta = b.info.metadata
+        assert (meta["replay_of"], meta["until"]) == (original, None)
+        assert meta["versions"] == a.info.metadata["versions"]  # the same agent and tools
         assert b.info.status == "success"
         results = [e.result.content for e in b.events() if isinstance(e, ToolEvent) and e.result]
         assert results == ["3", "7", "10"]
@@ -162,7 +166,7 @@ async def test_fork_at_step_k_with_another_prompt_goes_on_live(tmp_path: Path) -
     texts = [m.content for m in messages if m.role == "tool"]
     assert texts == ["3", "7", "101", "forked"]
     with load_run(result.run_id, db=db) as log:
-        assert log.info.metadata == {"replay_of": original, "until": 2}
+        assert (log.info.metadata["replay_of"], log.info.metadata["until"]) == (original, 2)
         models = [e.model for e in log.events() if isinstance(e, ModelEvent)]
         assert models[:2] == [f"replay/{original}"] * 2 and models[2:] == ["mock"] * 2
 
@@ -294,6 +298,18 @@ async def test_a_recorded_model_config_compares_equal_when_that_model_is_given(
         state.run_id, agent=adder(), db=db, model=lw.get_model("mock", config=warm)
     )
     assert again.same and again.live_calls == 0
+
+
+async def test_an_agent_with_a_model_of_its_own_keeps_its_version(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    agent = adder(model=lw.get_model("mock", outputs=script()))
+    state = await lw.run(agent, "Add things.", db=db)
+    assert state.run_id is not None
+    CALLS.clear()
+    result = await lw.replay(state.run_id, agent=agent, db=db)  # its model replaced
+    assert result.same and CALLS == [] and result.state.text == "10"
+    with load_run(state.run_id, db=db) as a, load_run(result.run_id, db=db) as b:
+        assert b.info.metadata["versions"] == a.info.metadata["versions"]
 
 
 async def test_a_handoff_replays_the_agent_handed_to_from_the_store(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ hears), and records how it ended — completed, limit, error, cancelled or stopp
 by the scope that owns it (``_ending.py``).
 """
 
+from ..agents._specs import write_tool_spec
 from ._recording import recording
 from ._replay import ReplayDivergence, ReplayResult, replay
 from ._run import run, run_sync
@@ -25,4 +26,5 @@ __all__ = [
     "run",
     "run_stream",
     "run_sync",
+    "write_tool_spec",
 ]

@@ -26,6 +26,7 @@ from pydantic import TypeAdapter
 from .._errors import ConfigurationError
 from .._ids import new_id
 from ..agents import Agent, AgentState, StopRun
+from ..agents._version import run_versions
 from ..limits import Limit
 from ..log._recorded import RecordedRun, RecordedStep, recorded_run
 from ..model import (
@@ -375,9 +376,11 @@ async def replay(
     base = live if live is not None else own if isinstance(own, Model) else None
     replayer = _Replayer(recorded, until, live)
     replaying = _ReplayModel(replayer, base.config if base is not None else GenerateConfig())
-    if dataclasses.is_dataclass(agent) and not isinstance(agent, type) and own is not None:
-        agent = dataclasses.replace(agent, model=replaying)
     metadata: dict[str, Any] = {"replay_of": recorded.run_id, "until": until}
+    if dataclasses.is_dataclass(agent) and not isinstance(agent, type) and own is not None:
+        # the versions recorded are the agent's as given, not those of its copy
+        metadata["versions"] = run_versions(agent)
+        agent = dataclasses.replace(agent, model=replaying)
     if sample is not None:
         metadata["sample"] = sample
     with model_hook(_Offline(replayer, replaying)), answer_tool_calls(replayer.answer):

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
 
-from ..model import ToolInfo
+from ..model import Model, ToolInfo
+from ._autogen import settle_autogenerate
 from ._bind import Validator, bind_arguments
 from ._errors import ToolDefinitionError
 from ._threads import run_in_thread
@@ -124,6 +125,8 @@ class Tool(Generic[P, R]):
         terminal: bool = False,
         errors_to_model: ExceptionTypes = (),
         defer: bool = False,
+        autogenerate: bool | str | Model = False,
+        spec_prompt: str | None = None,
     ) -> None:
         if isinstance(fn, Tool):
             raise ToolDefinitionError(
@@ -156,8 +159,23 @@ class Tool(Generic[P, R]):
             except AttributeError:
                 pass
         self.__wrapped__ = fn
+        # a spec written by a model (``_autogen``): built when the run writes it
+        self.autogenerate, self.spec_prompt = settle_autogenerate(autogenerate, spec_prompt, name)
+        defer = defer or self.autogenerate is not False
         if not defer:
             self._build()
+
+    @property
+    def needs_spec(self) -> bool:
+        """Whether a model is still to write this tool's spec (``autogenerate``)."""
+        return self.autogenerate is not False and self._info is None
+
+    def use_spec(self, info: ToolInfo) -> None:
+        """Use ``info`` (a spec a model wrote, checked by ``_autogen.check_spec``)."""
+        from ._schema_spec import SchemaSpec
+
+        self._info = info.model_copy(deep=True)
+        self._validator = SchemaSpec(self.fn, self.name, self._info.parameters)
 
     @classmethod
     def from_info(
@@ -224,6 +242,12 @@ class Tool(Generic[P, R]):
         return self._is_async
 
     def _build(self) -> None:
+        if self.autogenerate is not False:
+            raise ToolDefinitionError(
+                f"The spec of tool {self.name!r} is written by a model (autogenerate) and "
+                "is not written yet: lw.run writes it before the agent starts; outside a "
+                "run, await lw.write_tool_spec(tool) first."
+            )
         # imported here: schema building is only needed once a tool is used or defined
         from ._docstrings import parse_docstring
         from ._schema import function_spec
@@ -338,6 +362,8 @@ def tool(
     terminal: bool = False,
     errors_to_model: ExceptionTypes = (),
     defer: bool = False,
+    autogenerate: bool | str | Model = False,
+    spec_prompt: str | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -352,6 +378,8 @@ def tool(
     terminal: bool = False,
     errors_to_model: ExceptionTypes = (),
     defer: bool = False,
+    autogenerate: bool | str | Model = False,
+    spec_prompt: str | None = None,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function (sync or async) into a :class:`Tool`.
 
@@ -394,6 +422,14 @@ def tool(
             KeyError)``), without a wrapper that turns them into :class:`ToolError`.
         defer: Build the schema on first use instead of now (for modules that define
             many tools at import time); definition errors then surface on first use.
+        autogenerate: ``True`` (the run's model), a model's name or a :class:`Model`: a
+            model writes the description and JSON schema from the function's source
+            (for a function without type hints or docstring). ``lw.run`` writes it
+            before the agent starts, cached in the run store by the function's version;
+            a spec that does not match the signature is refused. See ``tools/_autogen``.
+        spec_prompt: With ``autogenerate``: the prompt that writes the spec (default
+            ``DEFAULT_SPEC_PROMPT``; ``{source}``, ``{name}``, ``{parameters}``,
+            ``{required}`` are filled in).
 
     Raises:
         ToolDefinitionError: The name is invalid, or a parameter's type cannot be
@@ -411,6 +447,8 @@ def tool(
             terminal=terminal,
             errors_to_model=errors_to_model,
             defer=defer,
+            autogenerate=autogenerate,
+            spec_prompt=spec_prompt,
         )
 
     if fn is not None:
