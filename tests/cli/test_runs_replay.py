@@ -65,6 +65,9 @@ async def test_replay_and_fork_from_the_command_line(tmp_path: Path) -> None:
     assert fork.code == 0, fork.err
     report = fork.json()
     assert (report["replayed_steps"], report["live_calls"], report["until"]) == (1, 1, 1)
+    show = cli("runs", "show", report["run_id"], cwd=tmp_path, db=db)
+    assert show.code == 0, show.err
+    assert f"replay of {state.run_id}, forked after step 1" in show.out
     with lw.load_run(report["run_id"], db=db) as log:
         assert log.info.metadata["replay_of"] == state.run_id
         # step 1 (the add call and its result) from the store, then the live submit
