@@ -10,6 +10,7 @@ import click
 from .._terminal import json_text
 from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
+from ._replay import replay_command
 from ._show import show_command
 from ._views import cells, console, reading, result, short, when
 
@@ -23,6 +24,7 @@ def runs_group() -> None:
 
 runs_group.add_command(show_command)
 runs_group.add_command(diff_command)
+runs_group.add_command(replay_command)
 
 
 @runs_group.command("list")

@@ -125,6 +125,10 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     if isinstance(versions, dict) and versions:
         listed = ", ".join(f"{k} {v}" for k, v in sorted(versions.items(), key=str))
         fields.append(("versions", text(listed, 400)))
+    origin, until = info.metadata.get("replay_of"), info.metadata.get("until")  # lw.replay
+    if isinstance(origin, str):
+        fork = f", forked after step {until}" if isinstance(until, int) else ""
+        fields.append(("replay of", short(origin) + fork))
     for key, value in fields:
         if value:
             out.print(line("  ", (f"{key:<9}", "dim"), " ", value))

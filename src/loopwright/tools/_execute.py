@@ -20,6 +20,7 @@ from ..model import (
     ToolMessage,
 )
 from ..model.protocols import FORMAT_ERROR_FUNCTION
+from ._answer import current_answer
 from ._approval import Approval, current_approver
 from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
 from ._hooks import ToolExecution, ToolHook
@@ -326,6 +327,8 @@ def _unknown_tool(name: str, run: _Run) -> str:
 
 async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     call = ex.call
+    if (answer := current_answer()) is not None and (answered := await answer(call)):
+        return answered  # answered without running the tool (replay: tools/_answer.py)
     if call.parse_error is not None:
         return _error(ex, "parsing", _parse_message(call), run)
     tool = ex.tool
