@@ -24,6 +24,8 @@ def limit_message(type: str, limit: float, value: float) -> str:
         text = f"message limit reached: the next call would send {_amount(value, 'messages')}"
     elif type == "token":
         text = f"token limit reached: {_amount(value, 'tokens')} used"
+    elif type == "cost":
+        return f"cost limit reached: ${value:,.4f} spent (limit ${limit:,.4f})"
     else:
         what = "working time limit reached" if type == "working" else "time limit reached"
         done = "worked" if type == "working" else "elapsed"

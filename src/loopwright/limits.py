@@ -11,6 +11,7 @@ or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time
 - :func:`step_limit` — model calls (one agent step = one model call);
 - :func:`message_limit` — messages in the conversation sent to the model;
 - :func:`token_limit` — tokens used by model calls (input + output);
+- :func:`cost_limit` — dollars spent on model calls (``lw.cost_of``: the price table);
 - :func:`time_limit` — wall-clock seconds; cancels a model or tool call in flight;
 - :func:`working_limit` — wall-clock seconds minus time spent waiting for retries, for
   a connection slot and in :func:`waiting` blocks (e.g. for a free sandbox); also
@@ -50,6 +51,7 @@ __all__ = [
     "LimitInfo",
     "LimitType",
     "check_limits",
+    "cost_limit",
     "limit_message",
     "message_limit",
     "remaining_time",
@@ -60,7 +62,7 @@ __all__ = [
     "working_limit",
 ]
 
-LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
+LimitType: TypeAlias = Literal["step", "message", "token", "time", "working", "cost"]
 
 DEFAULT_MAX_STEPS = 25
 """The step bound of the standard agents when nobody chose one: ``react()`` and
@@ -219,6 +221,51 @@ class _TokenLimit(Limit):
             self.used += call.output.usage.total_tokens
 
 
+class _CostLimit(Limit):
+    """Dollars, counted after each call like tokens. A call whose cost cannot be known
+    (no price for its model, or no usage reported) makes the budget unenforceable: the
+    next check raises ConfigurationError (the model is refused before its call when its
+    price is already unknown), never counts it as 0."""
+
+    type = "cost"
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(limit)
+        self.unknown: str | None = None
+
+    def _start(self) -> None:
+        self.unknown = None
+
+    def check(self, call: ModelCall | None = None) -> None:
+        if self.unknown is not None:
+            raise ConfigurationError(self.unknown)
+        if call is not None:
+            from .model import price_of
+
+            name = call.model.name
+            if price_of(name) is None:
+                raise ConfigurationError(_unpriced(self, name, "has no known price"))
+        if self.used >= self.limit:
+            raise self.exceeded(self.used)
+
+    def after_generate(self, call: ModelCall) -> None:
+        if call.output is None:
+            return
+        if call.cost is None:
+            name = call.output.model or call.model.name
+            why = "reported no token usage" if call.output.usage is None else "has no known price"
+            self.unknown = _unpriced(self, name, why)
+        else:
+            self.used += call.cost
+
+
+def _unpriced(limit: Limit, model: str, why: str) -> str:
+    return (
+        f"{limit!r}: the model {model!r} {why}, so its cost cannot be counted; price it "
+        f"with lw.set_price({model!r}, input=..., output=...) (dollars per million tokens)"
+    )
+
+
 class _TimeLimit(Limit):
     """Wall-clock budget; a timer cancels the task that entered it, like
     ``asyncio.timeout``, and the cancellation is turned into LimitExceededError."""
@@ -355,6 +402,15 @@ def token_limit(tokens: int) -> Limit:
     """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
     whole_count(tokens, "token", "tokens")
     return _TokenLimit(tokens)
+
+
+def cost_limit(dollars: float) -> Limit:
+    """At most ``dollars`` US dollars of model calls in this scope, from the price table
+    (``lw.cost_of``; ``lw.set_price`` adds a model). Checked before each call, counted
+    after it, like :func:`token_limit`: the call that crosses the budget completes, the
+    next one is refused. A model with no known price (or a call that reports no usage)
+    under a cost limit is a :class:`~loopwright.ConfigurationError`, not a free call."""
+    return _CostLimit(dollars)
 
 
 def time_limit(seconds: float) -> Limit:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import os
 import time
@@ -22,14 +23,15 @@ from typing import Any
 
 from ..transcripts import Transcript
 from ._db import RunStoreError, hostname
-from ._outcome import RunEnd, Sink, json_text, mark_failed
+from ._outcome import COST_KEY, RunEnd, Sink, json_text, mark_failed
 from ._writer import RunWriter, store_failure
 
 __all__ = ["RunRecorder"]
 
 _END_RUN = (
     "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
-    '"limit" = ? WHERE id = ?'
+    f"\"limit\" = ?, metadata = json_set(COALESCE(metadata, '{{}}'), '$.{COST_KEY}', json(?)) "
+    "WHERE id = ?"
 )
 _END_SAMPLE = (
     "UPDATE samples SET status = ?, finished = ?, output = ?, messages = ?, scores = ?, "
@@ -174,6 +176,7 @@ class RunRecorder:
             end.messages,
             end.error,
             end.limit,
+            json.dumps({"dollars": end.cost, "unpriced_calls": end.unpriced_calls}),
             self.run_id,
         )
         if failed:

@@ -20,6 +20,7 @@ from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._output import ModelOutput, Usage
+from ._prices import cost_of
 from ._redact import redact
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
 from ._streaming import stream_attempt
@@ -68,6 +69,9 @@ class ModelCall:
     """Seconds from start to end, waits included."""
     data: dict[str, Any] = field(default_factory=dict)
     """Scratch space for hooks (e.g. a transcript event id)."""
+    cost: float | None = None
+    """Dollars the call cost (``lw.cost_of`` of the model that answered and its usage),
+    set when it succeeded; ``None`` when that model's price or the usage is unknown."""
 
 
 class ModelHook(Protocol):
@@ -297,6 +301,7 @@ class Model:
             raise
         call.output = output
         call.duration = time.perf_counter() - start
+        call.cost = cost_of(output.model or self.name, output.usage)
         if output.usage is not None:
             self.usage = self.usage + output.usage
         for hook in hooks:

@@ -84,6 +84,8 @@ class ModelEvent(BaseEvent):
         config: The merged generation config.
         output: The output (``None`` while pending or after a failure).
         usage: Tokens used.
+        cost: Dollars the call cost (``lw.cost_of(output.model, usage)``); ``None`` when
+            the answering model's price (or the usage) is not known, never 0 for that.
         retries: Retries made.
         error: Why the call failed (``Type: message``), if it did: the model's
             secrets and anything shaped like one redacted, cut to about 16,000
@@ -103,6 +105,7 @@ class ModelEvent(BaseEvent):
     config: GenerateConfig = Field(default_factory=GenerateConfig)
     output: ModelOutput | None = None
     usage: Usage | None = None
+    cost: float | None = None
     retries: int = 0
     error: str | None = None
     duration: float = 0.0

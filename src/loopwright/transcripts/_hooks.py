@@ -92,6 +92,7 @@ class _ModelHook:
         out = call.output
         ev.output = out
         ev.usage = out.usage if out is not None else None
+        ev.cost = call.cost
         ev.error = (
             error_summary(call.error, call.model.api.secrets()) if call.error is not None else None
         )
