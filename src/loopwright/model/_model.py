@@ -19,6 +19,7 @@ from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
+from ._fallback import fall_back
 from ._output import ModelOutput, Usage
 from ._prices import cost_of
 from ._redact import redact
@@ -195,10 +196,14 @@ class Model:
         api: ModelAPI,
         config: GenerateConfig | None = None,
         tool_protocol: ToolProtocol | str | None = None,
+        fallbacks: Sequence[Model] = (),
     ) -> None:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
+        self.fallbacks: tuple[Model, ...] = tuple(fallbacks)
+        """Models that answer a call this one fails after its retries or for want of
+        quota, tried in order (:mod:`loopwright.model._fallback`)."""
         # (a call's config, its fields then, it merged over the model's): reused while the
         # same object comes back unchanged
         self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
@@ -226,6 +231,10 @@ class Model:
     def name(self) -> str:
         """``provider/model``."""
         return self.api.name
+
+    def merged_config(self, config: GenerateConfig | None) -> GenerateConfig:
+        """A call's ``config`` merged over this model's config and the defaults."""
+        return self._base_config if config is None else self._base_config.merge(config)
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"
@@ -261,38 +270,20 @@ class Model:
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
-        protocol = self.tool_protocol
         sink = current_sink()
         if sink is not None:
             call.data["stream"] = sink
         start = time.perf_counter()
+        answered: Model = self
         try:
             for hook in hooks:
                 hook.before_generate(call)
-            if type(protocol) is NativeProtocol:
-                output = bound_text(await self._generate_with_retries(call), cfg)
-            else:
-                request = protocol.render(messages, infos, cfg)
-                call.messages, call.tools, call.config = (
-                    request.messages,
-                    request.tools,
-                    request.config,
-                )
-                try:
-                    raw = await self._generate_with_retries(call)
-                finally:
-                    call.messages, call.tools, call.config = messages, infos, cfg
-                raw = bound_text(raw, cfg)
-                call.data["tool_protocol"] = protocol.name
-                call.data["raw_text"] = raw.message.content
-                output = protocol.parse(raw, request)
-                if sink is not None:  # the parsed thought (unless streamed) and answer
-                    parsed = output.message
-                    if parsed.reasoning and not call.data.get("thought_passed"):
-                        sink(ReasoningDelta(parsed.reasoning))
-                    if parsed.content:
-                        sink(TextDelta(parsed.content))
-            output = bound_calls(output, cfg)
+            try:
+                output = await self._answer(call, messages, infos, cfg, sink)
+            except Exception as ex:
+                if not self.fallbacks:
+                    raise
+                output, answered = await fall_back(self, call, ex, (messages, infos, config))
         except BaseException as ex:
             call.error = ex
             call.duration = time.perf_counter() - start
@@ -301,12 +292,47 @@ class Model:
             raise
         call.output = output
         call.duration = time.perf_counter() - start
-        call.cost = cost_of(output.model or self.name, output.usage)
+        call.cost = cost_of(output.model or answered.name, output.usage)
         if output.usage is not None:
-            self.usage = self.usage + output.usage
+            answered.usage = answered.usage + output.usage
         for hook in hooks:
             hook.after_generate(call)
         return output
+
+    async def _answer(
+        self,
+        call: ModelCall,
+        messages: Sequence[ChatMessage],
+        infos: list[ToolInfo],
+        cfg: GenerateConfig,
+        sink: StreamSink | None,
+    ) -> ModelOutput:
+        """This model's answer to ``call``: rendered with its tool protocol, sent with
+        its retries, parsed back and bounded (``cfg`` is the config merged over its own)."""
+        protocol = self.tool_protocol
+        if type(protocol) is NativeProtocol:
+            return bound_calls(bound_text(await self._generate_with_retries(call), cfg), cfg)
+        request = protocol.render(messages, infos, cfg)
+        call.messages, call.tools, call.config = (
+            request.messages,
+            request.tools,
+            request.config,
+        )
+        try:
+            raw = await self._generate_with_retries(call)
+        finally:
+            call.messages, call.tools, call.config = messages, infos, cfg
+        raw = bound_text(raw, cfg)
+        call.data["tool_protocol"] = protocol.name
+        call.data["raw_text"] = raw.message.content
+        output = protocol.parse(raw, request)
+        if sink is not None:  # the parsed thought (unless streamed) and answer
+            parsed = output.message
+            if parsed.reasoning and not call.data.get("thought_passed"):
+                sink(ReasoningDelta(parsed.reasoning))
+            if parsed.content:
+                sink(TextDelta(parsed.content))
+        return bound_calls(output, cfg)
 
     async def _generate_with_retries(self, call: ModelCall) -> ModelOutput:
         cfg = call.config
@@ -353,7 +379,7 @@ class Model:
                     raise
                 wait = _backoff(attempt, cfg, decision.after)
                 attempt += 1
-                call.retries = attempt
+                call.retries += 1  # (a fallback's retries add to its model's)
                 _log.warning(
                     "%s failed (%s); retry %d of %d in %.1f s",
                     api.name,

@@ -86,7 +86,10 @@ class ModelEvent(BaseEvent):
         usage: Tokens used.
         cost: Dollars the call cost (``lw.cost_of(output.model, usage)``); ``None`` when
             the answering model's price (or the usage) is not known, never 0 for that.
-        retries: Retries made.
+        retries: Retries made (the fallbacks' included).
+        fallbacks: When the model failed and a fallback answered
+            (``output.model`` names it): each model that failed, with why
+            (``"openai/gpt-4o: HTTP 500 ..."``), in the order tried.
         error: Why the call failed (``Type: message``), if it did: the model's
             secrets and anything shaped like one redacted, cut to about 16,000
             characters (``model/_redact.py``: ``error_summary``).
@@ -107,6 +110,7 @@ class ModelEvent(BaseEvent):
     usage: Usage | None = None
     cost: float | None = None
     retries: int = 0
+    fallbacks: list[str] | None = None
     error: str | None = None
     duration: float = 0.0
     wait_time: float = 0.0
