@@ -23,6 +23,7 @@ from ._fallback import fall_back
 from ._output import ModelOutput, Usage
 from ._prices import cost_of
 from ._redact import redact
+from ._slots import AdaptiveSlots, slots_for
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
 from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
@@ -108,21 +109,6 @@ def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
         _hooks.reset(token)
 
 
-# One set of slots per (event loop, connection key): asyncio primitives belong to a loop.
-_slots: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
-]
-_slots = weakref.WeakKeyDictionary()
-
-
-def _slot(key: str, limit: int) -> asyncio.Semaphore:
-    per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
-    slots = per_loop.get((key, limit))
-    if slots is None:
-        slots = per_loop[(key, limit)] = asyncio.Semaphore(limit)
-    return slots
-
-
 def _wait_began(call: ModelCall, began: list[Any]) -> None:
     """Tell the hooks a wait began; ``began`` collects those told (even if one raises)."""
     for hook in _hooks.get():
@@ -145,7 +131,7 @@ def _wait_ended(call: ModelCall, began: list[Any], seconds: float) -> None:
         raise error
 
 
-async def _queue(call: ModelCall, slot: asyncio.Semaphore, queued: float) -> None:
+async def _queue(call: ModelCall, slot: AdaptiveSlots, queued: float) -> None:
     """Wait for a connection slot, telling the hooks; if anything fails, hold no slot."""
     began: list[Any] = []
     taken = False
@@ -216,7 +202,7 @@ class Model:
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
         # connection key is fixed for the life of its ModelAPI
         self._slot_cache: (
-            tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore] | None
+            tuple[weakref.ref[asyncio.AbstractEventLoop], int, AdaptiveSlots] | None
         ) = None
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
@@ -344,11 +330,12 @@ class Model:
         if cached is not None and cached[0]() is loop and cached[1] == limit:
             slot = cached[2]
         else:
-            slot = _slot(api.connection_key(), limit)
+            slot = slots_for(api.connection_key(), limit)
             self._slot_cache = (weakref.ref(loop), limit, slot)
         attempt = 0
         while True:
             queued = time.perf_counter()
+            level: int | None = None
             try:
                 if slot.locked():  # all taken: wait in turn, telling the hooks
                     await _queue(call, slot, queued)
@@ -357,9 +344,11 @@ class Model:
                 try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
+                    level = slot.level
                     output = await self._attempt(call)
                 finally:
                     slot.release()
+                slot.succeeded()
                 name = output.model or api.name
                 output.time = time.perf_counter() - began
                 output.model = name
@@ -369,6 +358,8 @@ class Model:
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise
             except Exception as ex:
+                if level is not None and getattr(ex, "status_code", None) == 429:
+                    slot.rate_limited(level)  # fewer connections until calls succeed again
                 decision = api.classify_error(ex)
                 most = max_retries
                 if decision.max_retries is not None:

@@ -4,6 +4,7 @@ transcript says which model answered."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +127,38 @@ def test_fallbacks_by_name_and_wrong_kinds() -> None:
         lw.get_model("mock", fallbacks="mock/two")  # type: ignore[arg-type]
     with pytest.raises(lw.ConfigurationError):
         lw.get_model(m, fallbacks=["mock"])
+
+
+async def test_a_429_storm_lowers_the_connections_and_successes_restore_them(
+    wire: WireServer,
+) -> None:
+    from loopwright.model._slots import slots_for
+
+    calm, storm = 16, 24  # 16 answers, then 24 rate limits, then answers again
+
+    def respond(request: Request) -> Reply:
+        n = len(wire.requests)
+        if calm < n <= calm + storm:
+            return Reply(
+                openai_error("Rate limit reached", kind="rate_limit_error"),
+                429,
+                {"retry-after-ms": "5"},
+                delay=0.05,
+            )
+        return Reply(openai_reply("ok"), delay=0.3 if n <= calm else 0.1)
+
+    wire.respond = respond
+    config = lw.GenerateConfig(max_connections=8, max_retries=30, retry_wait=0.01)
+    m = lw.get_model("openai/storm", base_url=wire.url + "/v1", api_key="sk-x", config=config)
+    outs = await asyncio.gather(*(m.generate(HI) for _ in range(100)))
+    assert all(o.text == "ok" for o in outs)
+    seen = [r.in_flight for r in wire.requests]
+    # (the server counts a request until its handler returns, a moment after the client
+    # has its answer: it may see one more than the client has in flight)
+    assert max(seen[:calm]) >= 7  # before the storm: the 8 connections in use
+    assert max(seen) <= 9  # never more than max_connections
+    after = seen[calm + storm :]
+    assert max(after[:3]) <= 2  # after the storm: one connection (halved down to 1)
+    assert max(after[40:]) >= 7  # successes brought the connections back
+    slots = slots_for(m.api.connection_key(), 8)
+    assert slots.allowed == 8 and slots.in_use == 0 and slots.level >= 3
