@@ -151,3 +151,16 @@ def test_cost_limit_refuses_bad_budgets() -> None:
         lw.cost_limit(-1)
     with pytest.raises(lw.ConfigurationError):
         lw.cost_limit(float("nan"))
+
+
+async def test_an_eval_run_keeps_the_cost_of_all_its_samples(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = lw.get_model(
+        "mock/priced", outputs=lambda *_: lw.ModelOutput.from_text("4", usage=USAGE)
+    )
+    data = [{"id": f"s{i}", "input": "2+2", "target": "4"} for i in range(5)]
+    task = lw.Task(data, agent=lw.react(submit=False), name="add", scorer=lw.match())
+    [result] = await lw.eval_async(task, model=model, db=db)
+    assert result.completed == 5
+    [run] = lw.list_runs(db)
+    assert run.cost == pytest.approx(5 * CALL) and run.unpriced_calls == 0
