@@ -76,6 +76,9 @@ async def test_each_call_and_the_run_carry_their_cost(tmp_path: Path) -> None:
     assert "$0.0600" in out
     listed = cli("runs", "list", "--json", cwd=tmp_path, db=db).json()
     assert listed[0]["cost"] == pytest.approx(0.06)
+    # an export keeps it
+    lw.export_run(state.run_id, tmp_path / "run.json", db=db)
+    assert lw.load_run(tmp_path / "run.json").info.cost == pytest.approx(0.06)
 
 
 async def test_unknown_prices_are_said_not_counted_as_zero(tmp_path: Path) -> None:
@@ -164,3 +167,16 @@ async def test_an_eval_run_keeps_the_cost_of_all_its_samples(tmp_path: Path) -> 
     assert result.completed == 5
     [run] = lw.list_runs(db)
     assert run.cost == pytest.approx(5 * CALL) and run.unpriced_calls == 0
+
+
+async def test_a_user_s_metadata_cannot_fake_the_cost(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    for fake in ("lots", {"dollars": "1e9", "unpriced_calls": "x"}, [1, 2]):
+        async with lw.recording(name="r", db=db, metadata={"_cost": fake, "k": 1}) as rec:
+            await rec.flush()
+            running = lw.load_run(rec.run_id, db=db).info
+            assert running.cost is None and running.unpriced_calls == 0
+            assert running.metadata == {"k": 1}
+            rec.finish(output="done")
+        ended = lw.load_run(rec.run_id, db=db).info
+        assert ended.cost == 0.0 and ended.metadata == {"k": 1}  # the end writes the real one

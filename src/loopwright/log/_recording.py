@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -37,6 +38,11 @@ _END_SAMPLE = (
     "UPDATE samples SET status = ?, finished = ?, output = ?, messages = ?, scores = ?, "
     'error = ?, "limit" = ? WHERE run_id = ? AND key = ?'
 )
+
+
+def _finite(value: float | None) -> float | None:
+    """A number SQLite's ``json()`` reads (it refuses ``NaN`` and ``Infinity``)."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 class RunRecorder:
@@ -176,7 +182,7 @@ class RunRecorder:
             end.messages,
             end.error,
             end.limit,
-            json.dumps({"dollars": end.cost, "unpriced_calls": end.unpriced_calls}),
+            json.dumps({"dollars": _finite(end.cost), "unpriced_calls": end.unpriced_calls}),
             self.run_id,
         )
         if failed:
