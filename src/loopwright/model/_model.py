@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelError, ModelTimeoutError, error_text
+from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
@@ -190,6 +190,8 @@ class Model:
         self.fallbacks: tuple[Model, ...] = tuple(fallbacks)
         """Models that answer a call this one fails after its retries or for want of
         quota, tried in order (:mod:`loopwright.model._fallback`)."""
+        if not all(isinstance(f, Model) for f in self.fallbacks):
+            raise ConfigurationError(f"fallbacks must be Models (get_model()), got {fallbacks!r}")
         # (a call's config, its fields then, it merged over the model's): reused while the
         # same object comes back unchanged
         self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (

@@ -127,6 +127,8 @@ def test_fallbacks_by_name_and_wrong_kinds() -> None:
         lw.get_model("mock", fallbacks="mock/two")  # type: ignore[arg-type]
     with pytest.raises(lw.ConfigurationError):
         lw.get_model(m, fallbacks=["mock"])
+    with pytest.raises(lw.ConfigurationError, match="fallbacks must be Models"):
+        lw.Model(m.api, fallbacks=["mock"])  # type: ignore[list-item]
 
 
 async def test_a_429_storm_lowers_the_connections_and_successes_restore_them(
