@@ -127,8 +127,9 @@ def test_json_output_shape(tmp_path: Path) -> None:
     data = r.json()
     assert set(data) == {
         "status", "answer", "completed", "limit", "error", "run_id", "db", "model",
-        "protocol", "steps", "usage", "exit_code",
+        "protocol", "steps", "usage", "cost", "unpriced_calls", "exit_code",
     }  # fmt: skip
+    assert data["cost"] == 0.0 and data["unpriced_calls"] == 0  # the mock model is free
     assert data["status"] == "answered" and data["answer"] == "Paris."
     assert data["completed"] == "answer" and data["exit_code"] == 0 and data["steps"] == 1
     assert data["limit"] is None and data["error"] is None and data["model"] == "mock"
