@@ -180,3 +180,19 @@ async def test_a_user_s_metadata_cannot_fake_the_cost(tmp_path: Path) -> None:
             rec.finish(output="done")
         ended = lw.load_run(rec.run_id, db=db).info
         assert ended.cost == 0.0 and ended.metadata == {"k": 1}  # the end writes the real one
+
+
+async def test_a_task_s_cost_limit_bounds_each_sample(tmp_path: Path) -> None:
+    model = lw.get_model(
+        "mock/priced",
+        outputs=lambda *_: lw.ModelOutput.for_tool_call("think", {"thought": "x"}, usage=USAGE),
+    )
+    data = [{"id": f"s{i}", "input": "go", "target": "4"} for i in range(2)]
+    agent = lw.react(tools=[lw.think()], max_steps=None)
+    task = lw.Task(data, agent=agent, name="t", scorer=lw.match(), limits=[lw.cost_limit(0.05)])
+    [result] = await lw.eval_async(task, model=model, db=tmp_path / "runs.db")
+    assert len(result.samples) == 2
+    for sample in result.samples:
+        assert sample.limit is not None and sample.limit.type == "cost"
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.cost == pytest.approx(2 * 3 * CALL)  # three calls a sample: 0.06 > 0.05
