@@ -34,6 +34,7 @@ LAYERS: tuple[str, ...] = (
     "log",
     "agents",
     "runtime",
+    "mcp",  # MCP servers' tools as tools (client), tools and agents served (server)
     "display",
     "evals",
     "otel",
@@ -44,13 +45,7 @@ LAYERS: tuple[str, ...] = (
 
 #: Imports that point up the order on purpose: (importing module, imported part) -> why.
 #: Keep this tiny; each entry is a design question still open.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("loopwright.model.providers._strict_tools", "tools"): (
-        "OpenAI strict mode sends strict_schema(), which lives in tool/ with the other "
-        "JSON-schema helpers; goes when those helpers become one module (issue 17, item "
-        "6) placed below model/"
-    ),
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _part(module: str) -> str:

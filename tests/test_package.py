@@ -42,7 +42,7 @@ def test_import_loads_no_optional_or_deferred_module() -> None:
         "heavy = ('openai', 'anthropic', 'llama_cpp', 'rich', 'jinja2', 'click', 'sqlite3',"
         " 'loopwright.log', 'loopwright.evals', 'loopwright.cli', 'loopwright.sandboxes',"
         " 'loopwright.model', 'loopwright.agents', 'loopwright.viewer', 'loopwright.otel',"
-        " 'starlette', 'uvicorn', 'ray', 'opentelemetry')\n"
+        " 'starlette', 'uvicorn', 'ray', 'opentelemetry', 'loopwright.mcp', 'mcp')\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     assert loaded == ""

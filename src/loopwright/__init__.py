@@ -156,6 +156,7 @@ if TYPE_CHECKING:
         run,
         run_stream,
         run_sync,
+        write_tool_spec,
     )
     from .stores import Store, StoreError, StoreModel, store, store_as, store_context
     from .transcripts import (
@@ -263,6 +264,9 @@ if TYPE_CHECKING:
         set_price,
     )
 
+    # --- mcp (issue 20) ------------------------------------------------------------------
+    from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp, with_mcp
+
 __version__ = "0.1.0"
 
 
@@ -306,36 +310,37 @@ __all__ = [
     "ErrorEvent", "EvalProgress", "EvalResult", "Event", "ExecResult", "ExecTimeoutError",
     "FieldSpec", "GenerateConfig", "Handoff", "HistoryPolicy", "Hooks", "InfoEvent",
     "IterativeAgent", "JsonProtocol", "Limit", "LimitEvent", "LimitExceededError", "LimitInfo",
-    "LoggerEvent", "LoopwrightError", "Metric", "MissingCredentialsError", "MissingDependencyError",
-    "Model", "ModelAPI", "ModelAPIError", "ModelCall", "ModelError", "ModelEvent", "ModelHook",
-    "ModelOutput", "ModelReplied", "ModelRequest", "ModelTimeoutError", "NativeProtocol",
-    "OutputLimitExceededError", "Price", "ProviderNotFoundError", "ReActProtocol", "ReactAgent",
-    "ReasoningDelta", "Recovery", "RetryDecision", "RichProgress", "RunDiff", "RunFinished",
-    "RunInfo", "RunLog", "RunScope", "RunStoreError", "RunStream", "Sample", "SampleInfo",
-    "SampleResult", "SandboxEnvironment", "SandboxError", "SandboxEvent", "SandboxLimits",
-    "SandboxUnavailableError", "Score", "Scorer", "ScriptExhaustedError", "SpanBegin", "SpanEnd",
-    "StepFinished", "StopReason", "StopRun", "Store", "StoreError", "StoreEvent", "StoreModel",
-    "StreamCutError", "StreamEvent", "StrictSchemaError", "SubtaskEvent", "SystemMessage", "Task",
-    "TaskError", "TextDelta", "Tool", "ToolArgumentsError", "ToolCall", "ToolCallError",
-    "ToolCallFinished", "ToolCallStarted", "ToolChoice", "ToolDefinitionError", "ToolError",
-    "ToolEvent", "ToolExecution", "ToolFunction", "ToolHook", "ToolInfo", "ToolMessage",
-    "ToolProtocol", "ToolTerminated", "Transcript", "Usage", "UserMessage", "__version__",
-    "accuracy", "agent", "approval_policy", "approver", "as_dataset", "as_tool", "auto_approver",
-    "bash", "check_limits", "compact", "compact_when", "compose", "console_display",
-    "cost_limit", "cost_of", "csv_dataset", "current_recording", "default_model", "diff_runs",
-    "eval", "eval_async",
-    "execute_tools", "export_run", "files", "fix_tool_pairs", "fork", "get_agent",
-    "get_approval_policy", "get_model", "get_task", "handoff", "human_approver", "import_run",
-    "includes", "is_format_error", "iterative", "json_dataset", "list_runs", "llm_fallback",
-    "load_run", "load_tasks", "match", "max_sandboxes", "mean", "message_limit", "model_graded",
-    "model_hook", "observe_transcripts", "pattern", "price_of", "provider_names", "prune",
-    "prune_when", "python", "react", "recording", "register_protocol", "register_provider",
-    "register_sandbox", "registered_agents", "registered_tasks", "remaining_time", "result_match",
-    "rollouts", "rollouts_async", "run", "run_stream", "run_sync", "sandbox", "sandbox_backends",
-    "scorer", "set_max_sandboxes", "set_price", "span", "stderr", "step_limit", "store", "store_as",
+    "LoggerEvent", "LoopwrightError", "MCPServer", "MCPServerError", "Metric",
+    "MissingCredentialsError", "MissingDependencyError", "Model", "ModelAPI", "ModelAPIError",
+    "ModelCall", "ModelError", "ModelEvent", "ModelHook", "ModelOutput", "ModelReplied",
+    "ModelRequest", "ModelTimeoutError", "NativeProtocol", "OutputLimitExceededError", "Price",
+    "ProviderNotFoundError", "ReActProtocol", "ReactAgent", "ReasoningDelta", "Recovery",
+    "RetryDecision", "RichProgress", "RunDiff", "RunFinished", "RunInfo", "RunLog", "RunScope",
+    "RunStoreError", "RunStream", "Sample", "SampleInfo", "SampleResult", "SandboxEnvironment",
+    "SandboxError", "SandboxEvent", "SandboxLimits", "SandboxUnavailableError", "Score", "Scorer",
+    "ScriptExhaustedError", "SpanBegin", "SpanEnd", "StepFinished", "StopReason", "StopRun",
+    "Store", "StoreError", "StoreEvent", "StoreModel", "StreamCutError", "StreamEvent",
+    "StrictSchemaError", "SubtaskEvent", "SystemMessage", "Task", "TaskError", "TextDelta", "Tool",
+    "ToolArgumentsError", "ToolCall", "ToolCallError", "ToolCallFinished", "ToolCallStarted",
+    "ToolChoice", "ToolDefinitionError", "ToolError", "ToolEvent", "ToolExecution", "ToolFunction",
+    "ToolHook", "ToolInfo", "ToolMessage", "ToolProtocol", "ToolTerminated", "Transcript", "Usage",
+    "UserMessage", "__version__", "accuracy", "agent", "approval_policy", "approver", "as_dataset",
+    "as_tool", "auto_approver", "bash", "check_limits", "compact", "compact_when", "compose",
+    "console_display", "cost_limit", "cost_of", "csv_dataset", "current_recording",
+    "default_model", "diff_runs",
+    "eval", "eval_async", "execute_tools", "export_run", "files", "fix_tool_pairs", "fork",
+    "get_agent", "get_approval_policy", "get_model", "get_task", "handoff", "human_approver",
+    "import_run", "includes", "is_format_error", "iterative", "json_dataset", "list_runs",
+    "llm_fallback", "load_run", "load_tasks", "match", "max_sandboxes", "mcp_app", "mcp_server",
+    "mean", "message_limit", "model_graded", "model_hook", "observe_transcripts", "pattern",
+    "price_of", "provider_names", "prune", "prune_when", "python", "react", "recording",
+    "register_protocol", "register_provider", "register_sandbox", "registered_agents",
+    "registered_tasks", "remaining_time", "result_match", "rollouts", "rollouts_async", "run",
+    "run_stream", "run_sync", "sandbox", "sandbox_backends", "scorer", "serve_mcp",
+    "set_max_sandboxes", "set_price", "span", "stderr", "step_limit", "store", "store_as",
     "store_context", "strict_schema", "submit", "subtask", "task", "text_editor", "think",
     "time_limit", "token_limit", "tool", "tool_hook", "tool_with", "transcript",
     "transcript_context", "truncate_messages", "truncate_output", "truncate_when", "use_sandbox",
-    "working_limit",
+    "with_mcp", "working_limit", "write_tool_spec",
 ]
 # fmt: on

@@ -83,3 +83,7 @@ class ModelTimeoutError(ModelError, TimeoutError):
 
 class ScriptExhaustedError(ModelError):
     """The scripted ``mock`` model was asked for more outputs than its script holds."""
+
+
+class StrictSchemaError(ConfigurationError):
+    """A JSON schema cannot be expressed in the strict form (see ``strict_schema``)."""

@@ -42,6 +42,7 @@ from ._checks import (
 from ._handoff import Handoff, run_handoff
 from ._lifecycle import HookRun, Hooks, check_hooks
 from ._loop_hooks import ApplyHistory, Nudge, Progress
+from ._specs import write_missing_specs
 from ._state import AgentState, AnyTool, close_open_calls
 from ._steps import (
     NOT_RUN,
@@ -251,6 +252,8 @@ class ReactAgent:
     async def __call__(self, state: AgentState) -> AgentState:
         model = get_model(self.model)
         tools = offered_tools(self.offered, state)
+        if any(t.needs_spec for t in tools):  # a spec a model writes (_specs.py)
+            await write_missing_specs(tools)
         offered: list[Any] = [*tools, *(h.tool for h in self.handoffs.values())]
         install_prompt(state.messages, self.prompt)
         max_output = max_tool_output(model, self.config)

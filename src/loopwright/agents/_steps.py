@@ -29,7 +29,7 @@ from ..model import (
 )
 from ..tools import Tool, ToolTerminated, execute_tools
 from ..tools._execute import ToolGate
-from ..tools._tool import not_a_tool
+from ..tools._tool_checks import not_a_tool
 from ._state import AgentState, AnyTool, close_open_calls
 
 __all__ = [

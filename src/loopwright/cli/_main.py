@@ -34,6 +34,11 @@ COMMANDS = {
         "eval_command",
         "Evaluate the tasks in FILE.py (or only FILE.py@TASK) over their datasets.",
     ),
+    "mcp": (
+        "._mcp",
+        "mcp_group",
+        "Model Context Protocol: serve loopwright tools and agents to MCP clients.",
+    ),
     "models": ("._models", "models_command", "List the model providers and how to configure each."),
     "run": ("._run", "run_command", "Run the standard agent on TASK and print its answer."),
     "runs": (
@@ -87,6 +92,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     loopwright runs list           browse the run store
     loopwright view                see your runs in a browser, live
     loopwright models              list model providers and how to configure them
+    loopwright mcp serve FILE.py:X serve tools or an agent as an MCP server
 
     `loopwright COMMAND --help` tells more.
     """

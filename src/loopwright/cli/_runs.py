@@ -28,6 +28,8 @@ runs_group.add_command(diff_command)
 @runs_group.command("list")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--name", help="Only runs with this name (e.g. a task's).")
+@click.option("--agent", help="Only runs of the agent with this name.")
+@click.option("--version", "version", help="Only runs of this agent version (or its prefix).")
 @click.option(
     "--status",
     type=click.Choice(
@@ -38,13 +40,19 @@ runs_group.add_command(diff_command)
 @db_option
 @json_option
 def list_command(
-    limit: int, name: str | None, status: str | None, db: str | None, as_json: bool
+    limit: int,
+    name: str | None,
+    status: str | None,
+    db: str | None,
+    as_json: bool,
+    agent: str | None = None,
+    version: str | None = None,
 ) -> int:
     """List the most recent runs, newest first."""
     from ..log import list_runs
 
     with reading(db):
-        runs = list_runs(db, limit=limit, name=name, status=status)
+        runs = list_runs(db, limit=limit, name=name, status=status, agent=agent, version=version)
     if as_json:
         click.echo(json_text([r.model_dump(mode="json") for r in runs]))
         return EXIT_OK

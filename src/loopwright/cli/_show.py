@@ -121,6 +121,10 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
         fields.append(("metrics", short(result(info), 400)))
     elif info.output is not None:
         fields.append(("output", text(info.output, 400)))
+    versions = info.metadata.get("versions")  # agents/_version.py, recorded by run()
+    if isinstance(versions, dict) and versions:
+        listed = ", ".join(f"{k} {v}" for k, v in sorted(versions.items(), key=str))
+        fields.append(("versions", text(listed, 400)))
     for key, value in fields:
         if value:
             out.print(line("  ", (f"{key:<9}", "dim"), " ", value))

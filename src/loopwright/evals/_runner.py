@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from .._errors import error_text
 from ..agents import AgentState
+from ..agents._version import run_versions
 from ..limits import LimitInfo
 from ..log import RunStoreError, SampleInfo, default_db_path, load_run
 from ..model import Model, UserMessage, default_model, model_hook
@@ -148,6 +149,8 @@ class _TaskRun:
             "scorers": [s.name for s in task.scorer],
             "resumed_from": result.resumed_from,
             "shard": str(self.shard) if self.shard is not None else None,
+            # the solver's version and its tools' (agents/_version.py), for diff_runs
+            "versions": run_versions(task.agent),
             **task.metadata,
         }
         try:

@@ -34,6 +34,8 @@ def list_runs(
     limit: int | None = None,
     name: str | None = None,
     status: str | None = None,
+    agent: str | None = None,
+    version: str | None = None,
 ) -> list[RunInfo]:
     """The runs in the run store, newest first.
 
@@ -43,14 +45,26 @@ def list_runs(
         name: Only runs with this name.
         status: Only runs with this status (``interrupted`` runs are stored as
             ``running``).
+        agent: Only runs of the agent with this name (``metadata["agent"]``, recorded by
+            ``run()``; else the run's name).
+        version: Only runs whose recorded agent version (``metadata["versions"]``,
+            ``agents/_version.py``) starts with this.
     """
     path = resolve_db(db)
     conn = connect(path, create=False)
     with contextlib.closing(conn), reading(path):
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if name is not None:
             where.append("name = ?")
             params.append(name)
+        if agent is not None:
+            # the agent's name run() records, else the run's name (which defaults to it)
+            where.append("coalesce(json_extract(metadata, '$.agent'), name) = ?")
+            params.append(agent)
+        if version is not None:  # a prefix, as run ids are given
+            where.append("substr(json_extract(metadata, '$.versions.agent'), 1, ?) = ?")
+            params.extend([len(version), version])
         if status is not None:
             where.append("status = ?")
             params.append("running" if status == "interrupted" else status)

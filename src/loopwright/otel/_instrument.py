@@ -95,7 +95,7 @@ class Instrumentation:
     def _open(self, t: Transcript) -> None:
         from opentelemetry import context as otel_context
 
-        from ..transcripts._transcript import _scope
+        from ..transcripts._current import _scope
         from ._builder import TraceBuilder
 
         scope = _scope.get()

@@ -7,6 +7,7 @@ writes what it hears), and records how it ended — completed, limit, error, can
 or stopped — once, by the scope that owns it (``_ending.py``).
 """
 
+from ..agents._specs import write_tool_spec
 from ._recording import recording
 from ._run import run, run_sync
 from ._scope import RunScope, current_recording
@@ -20,4 +21,5 @@ __all__ = [
     "run",
     "run_stream",
     "run_sync",
+    "write_tool_spec",
 ]

@@ -32,9 +32,11 @@ from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_e
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
 from ..log import RunStoreError
+from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
 from ._scope import RunScope
+from ._versions import run_metadata
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
@@ -151,6 +153,8 @@ async def run(
 
         sandbox_backend(sandbox)
     run_name = name or getattr(agent, "name", None) or getattr(agent, "__name__", None)
+    # versions, and tool specs a model writes: before the run opens (runtime/_versions.py)
+    metadata = await run_metadata(agent, tools, metadata, model=chosen, db=db)
     with run_scope() as depth:
         async with contextlib.AsyncExitStack() as stack:
             if chosen is not None:
@@ -174,6 +178,7 @@ async def run(
                 )
             )
             state.run_id = scope.run_id
+            stack.enter_context(spec_store(scope.db_path))  # (agents/_specs.py)
             if policy is not None:
                 stack.enter_context(approver(policy))
             if own_hooks:

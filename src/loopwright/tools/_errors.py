@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .._errors import ConfigurationError, LoopwrightError
+from .._errors import ConfigurationError, LoopwrightError, StrictSchemaError
 
 if TYPE_CHECKING:
     from ..model import ToolCall, ToolCallErrorType, ToolMessage
@@ -68,10 +68,6 @@ class OutputLimitExceededError(ToolError):
 
 class ToolDefinitionError(ConfigurationError):
     """A function cannot be made into a tool (bad name, inexpressible parameter type...)."""
-
-
-class StrictSchemaError(ConfigurationError):
-    """A JSON schema cannot be expressed in the strict form (see ``strict_schema``)."""
 
 
 class ToolTerminated(LoopwrightError):

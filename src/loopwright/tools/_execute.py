@@ -25,7 +25,8 @@ from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, To
 from ._hooks import ToolExecution, ToolHook
 from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
-from ._tool import Tool, not_a_tool
+from ._tool import Tool
+from ._tool_checks import not_a_tool
 
 __all__ = ["DEFAULT_MAX_PARALLEL", "ToolGate", "execute_tools"]
 

@@ -22,9 +22,9 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic_core import ValidationError
 
+from ..model._schema_order import ordered
 from ._docstrings import Docstring
 from ._errors import ToolArgumentsError, ToolDefinitionError
-from ._order import ordered
 from ._schema_spec import key_text
 
 __all__ = [

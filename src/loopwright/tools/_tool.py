@@ -6,26 +6,26 @@ import copy
 import enum
 import functools
 import inspect
-import re
 import warnings
 from collections.abc import Callable, Mapping
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
 
-from ..model import ToolInfo
+from ..model import Model, ToolInfo
+from ._autogen import settle_autogenerate
 from ._bind import Validator, bind_arguments
 from ._errors import ToolDefinitionError
 from ._threads import run_in_thread
+from ._tool_checks import ExceptionTypes, _check_errors, _check_name, _check_timeout, not_a_tool
 
 if TYPE_CHECKING:
     from ._schema import FunctionSpec
 
-__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]
+__all__ = ["ExceptionTypes", "Tool", "not_a_tool", "tool"]  # (the checks: _tool_checks.py)
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _WRAPPER_ASSIGNMENTS = ("__module__", "__name__", "__qualname__", "__doc__")
 
 
@@ -34,49 +34,6 @@ class _Unset(enum.Enum):
 
 
 UNSET: Literal[_Unset.UNSET] = _Unset.UNSET
-
-
-def _check_name(name: str, what: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ToolDefinitionError(
-            f"{what} {name!r} is not a valid tool name: use 1 to 64 letters, digits, '_' "
-            "or '-' (pass name=... to choose one)."
-        )
-    return name
-
-
-def _check_timeout(timeout: float | None) -> float | None:
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
-        raise ToolDefinitionError(
-            f"A tool's timeout must be a positive number of seconds or None, got {timeout!r}."
-        )
-    return timeout
-
-
-ExceptionTypes: TypeAlias = type[Exception] | tuple[type[Exception], ...]
-"""What ``errors_to_model`` takes: an exception class or a tuple of them."""
-
-
-def _check_errors(errors: Any) -> tuple[type[Exception], ...]:
-    found = errors if isinstance(errors, tuple) else (errors,)
-    for e in found:
-        if not (isinstance(e, type) and issubclass(e, Exception)):
-            raise ToolDefinitionError(
-                "errors_to_model must be an exception class or a tuple of them (subclasses "
-                f"of Exception, e.g. (ValueError, KeyError)), got {errors!r}."
-            )
-    return found
-
-
-def not_a_tool(obj: Any) -> str:
-    """Why ``obj``, given where a tool belongs, is not one, and how to make one."""
-    what = getattr(obj, "__name__", None) or type(obj).__name__
-    if callable(obj) and str(getattr(obj, "__module__", "")).startswith("loopwright.tools.builtin"):
-        return (
-            f"{what!r} is not a Tool but makes one: call it ({what}()), as every built-in "
-            "tool is made"
-        )
-    return f"{what!r} is not a Tool; make a function into one with @lw.tool (or lw.tool(fn))"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -124,6 +81,8 @@ class Tool(Generic[P, R]):
         terminal: bool = False,
         errors_to_model: ExceptionTypes = (),
         defer: bool = False,
+        autogenerate: bool | str | Model = False,
+        spec_prompt: str | None = None,
     ) -> None:
         if isinstance(fn, Tool):
             raise ToolDefinitionError(
@@ -156,8 +115,23 @@ class Tool(Generic[P, R]):
             except AttributeError:
                 pass
         self.__wrapped__ = fn
+        # a spec written by a model (``_autogen``): built when the run writes it
+        self.autogenerate, self.spec_prompt = settle_autogenerate(autogenerate, spec_prompt, name)
+        defer = defer or self.autogenerate is not False
         if not defer:
             self._build()
+
+    @property
+    def needs_spec(self) -> bool:
+        """Whether a model is still to write this tool's spec (``autogenerate``)."""
+        return self.autogenerate is not False and self._info is None
+
+    def use_spec(self, info: ToolInfo) -> None:
+        """Use ``info`` (a spec a model wrote, checked by ``_autogen.check_spec``)."""
+        from ._schema_spec import SchemaSpec
+
+        self._info = info.model_copy(deep=True)
+        self._validator = SchemaSpec(self.fn, self.name, self._info.parameters)
 
     @classmethod
     def from_info(
@@ -224,6 +198,12 @@ class Tool(Generic[P, R]):
         return self._is_async
 
     def _build(self) -> None:
+        if self.autogenerate is not False:
+            raise ToolDefinitionError(
+                f"The spec of tool {self.name!r} is written by a model (autogenerate) and "
+                "is not written yet: lw.run writes it before the agent starts; outside a "
+                "run, await lw.write_tool_spec(tool) first."
+            )
         # imported here: schema building is only needed once a tool is used or defined
         from ._docstrings import parse_docstring
         from ._schema import function_spec
@@ -338,6 +318,8 @@ def tool(
     terminal: bool = False,
     errors_to_model: ExceptionTypes = (),
     defer: bool = False,
+    autogenerate: bool | str | Model = False,
+    spec_prompt: str | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -352,6 +334,8 @@ def tool(
     terminal: bool = False,
     errors_to_model: ExceptionTypes = (),
     defer: bool = False,
+    autogenerate: bool | str | Model = False,
+    spec_prompt: str | None = None,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function (sync or async) into a :class:`Tool`.
 
@@ -394,6 +378,14 @@ def tool(
             KeyError)``), without a wrapper that turns them into :class:`ToolError`.
         defer: Build the schema on first use instead of now (for modules that define
             many tools at import time); definition errors then surface on first use.
+        autogenerate: ``True`` (the run's model), a model's name or a :class:`Model`: a
+            model writes the description and JSON schema from the function's source
+            (for a function without type hints or docstring). ``lw.run`` writes it
+            before the agent starts, cached in the run store by the function's version;
+            a spec that does not match the signature is refused. See ``tools/_autogen``.
+        spec_prompt: With ``autogenerate``: the prompt that writes the spec (default
+            ``DEFAULT_SPEC_PROMPT``; ``{source}``, ``{name}``, ``{parameters}``,
+            ``{required}`` are filled in).
 
     Raises:
         ToolDefinitionError: The name is invalid, or a parameter's type cannot be
@@ -411,6 +403,8 @@ def tool(
             terminal=terminal,
             errors_to_model=errors_to_model,
             defer=defer,
+            autogenerate=autogenerate,
+            spec_prompt=spec_prompt,
         )
 
     if fn is not None:

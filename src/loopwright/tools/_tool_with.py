@@ -8,15 +8,8 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from ..model import ToolInfo
 from ._errors import ToolDefinitionError
-from ._tool import (
-    UNSET,
-    ExceptionTypes,
-    Tool,
-    _check_errors,
-    _check_name,
-    _check_timeout,
-    _Unset,
-)
+from ._tool import UNSET, Tool, _Unset
+from ._tool_checks import ExceptionTypes, _check_errors, _check_name, _check_timeout
 
 __all__ = ["tool_with"]
 
@@ -54,7 +47,7 @@ def tool_with(
         ToolDefinitionError: ``parameters`` names a parameter the tool does not have,
             or the new name is invalid.
     """
-    from ._order import ordered
+    from ..model._schema_order import ordered
 
     info = tool.info
     new_params = copy.deepcopy(info.parameters)
@@ -77,6 +70,7 @@ def tool_with(
         new.timeout = _check_timeout(timeout)
     if errors_to_model is not None:
         new.errors_to_model = _check_errors(errors_to_model)
+    new.autogenerate, new.spec_prompt = False, ""  # a written spec is now this one's own
     new._info = ToolInfo(
         name=new.name,
         description=info.description if description is None else description,

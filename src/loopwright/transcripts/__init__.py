@@ -5,6 +5,14 @@ spans, subtasks and log records land in it on their own, and ``transcript().info
 adds your own entries. See :class:`Transcript` and the event types.
 """
 
+from ._context import (
+    checkpoint_store,
+    current_transcript,
+    observe_transcripts,
+    on_transcript_open,
+    transcript,
+    transcript_context,
+)
 from ._events import (
     ApprovalEvent,
     BaseEvent,
@@ -24,17 +32,7 @@ from ._events import (
 )
 from ._span import span
 from ._subtask import run_subtask, subtask
-from ._transcript import (
-    EventSubscriber,
-    MessageSubscriber,
-    Transcript,
-    checkpoint_store,
-    current_transcript,
-    observe_transcripts,
-    on_transcript_open,
-    transcript,
-    transcript_context,
-)
+from ._transcript import EventSubscriber, MessageSubscriber, Transcript
 
 __all__ = [
     "ApprovalEvent",

@@ -12,8 +12,10 @@ from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..stores import current_store
+from ._context import _pop, checkpoint_store
+from ._current import _Scope, _scope
 from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
-from ._transcript import Transcript, _pop, _Scope, _scope, checkpoint_store
+from ._transcript import Transcript
 
 if TYPE_CHECKING:
     from ..sandboxes._record import SandboxOperation

@@ -6,8 +6,10 @@ from contextvars import Token
 from types import TracebackType
 
 from .._errors import error_text
+from ._context import _current_span, _pop, _push, checkpoint_store
+from ._current import _Scope
 from ._events import SpanBegin, SpanEnd
-from ._transcript import Transcript, _current_span, _pop, _push, _Scope, checkpoint_store
+from ._transcript import Transcript
 
 __all__ = ["span"]
 

@@ -15,8 +15,9 @@ from pydantic import JsonValue
 
 from .._errors import error_text
 from ..stores import Store, store_context
+from ._context import checkpoint_store, current_transcript, transcript_context
 from ._events import SubtaskEvent
-from ._transcript import Transcript, checkpoint_store, current_transcript, transcript_context
+from ._transcript import Transcript
 
 __all__ = ["run_subtask", "subtask"]
 

@@ -274,3 +274,38 @@ async def test_loaded_models_are_freed_by_the_exit_handler() -> None:
     # a later use loads the model again
     out = await lw.get_model("local", config=config).generate([lw.UserMessage(content="Hi")])
     assert out.usage is not None
+
+
+def test_the_embedded_model_gets_the_small_model_options_and_a_gguf_file_does_not() -> None:
+    from loopwright.model.providers.local import SMALL_MODEL_JSON
+
+    protocol = lw.get_model("local").tool_protocol
+    assert isinstance(protocol, lw.JsonProtocol)
+    assert protocol.ground_numbers and protocol.plain_thought and protocol.auto_example
+    assert protocol.max_thought == SMALL_MODEL_JSON["max_thought"]
+    other = lw.get_model(f"local:{_llama_engine.default_model_path()}").tool_protocol
+    assert isinstance(other, lw.JsonProtocol)
+    assert not other.ground_numbers and not other.plain_thought and not other.auto_example
+
+
+@pytest.mark.timeout(900)
+async def test_the_readme_first_command_answers_in_two_steps() -> None:
+    @lw.tool
+    def multiply(a: float, b: float) -> float:
+        """Multiply two numbers.
+
+        Args:
+            a: The first factor.
+            b: The second factor.
+        """
+        return a * b
+
+    agent = lw.react(prompt="You are a helpful, careful assistant.", tools=[multiply])
+    state = await lw.run(
+        agent, "What is 465 * 321?", model="local", db=False, limits=[lw.step_limit(5)]
+    )
+    calls = [c for m in state.messages if isinstance(m, lw.AssistantMessage) for c in m.tool_calls]
+    assert [(c.function, c.arguments) for c in calls[:1]] == [("multiply", {"a": 465, "b": 321})]
+    assert state.completed == "submit"
+    assert state.output is not None and float(state.output.text) == 149265
+    assert len(calls) == 2

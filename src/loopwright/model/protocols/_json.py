@@ -41,15 +41,28 @@ Parsing policy:
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, ClassVar
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
 
 from ..._errors import ConfigurationError
 from ..._nesting import MAX_NESTING, nesting_exceeds
-from .._chat import AssistantMessage, ToolCall, ToolInfo, ToolMessage
+from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo, ToolMessage
 from .._config import GenerateConfig
 from .._output import StopReason
+from ._base import ProtocolRequest
+from ._cache import LRU
 from ._example import ActionExample
+from ._grounding import (
+    Grounding,
+    call_key,
+    conversation_values,
+    embed_schema,
+    ground_answer,
+    ground_schema,
+    worked_examples,
+)
 from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
 from ._templates import JSON_TEMPLATE
 from ._text import Reply, TextProtocol, ToolSet, answer_text, arguments_hint
@@ -60,11 +73,13 @@ _MISSING: Any = object()
 _ACTION_KEYS = ("action", "name", "tool", "final_answer", "answer")
 _NAME_KEYS = ("name", "tool", "function", "tool_name")
 _ARG_KEYS = ("arguments", "args", "input", "parameters", "action_input")
-_SKIP = frozenset({"enum", "const", "default", "examples"})
-_FIXED_TEXT = frozenset({"maxLength", "enum", "const", "pattern", "format"})
 _ENVELOPE = 3
 """The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
 the reply may nest that much deeper than arguments may."""
+
+_PLAIN = r'[^0-9"\\\x00-\x1f\x7f]'
+"""A character of a plain thought: what a JSON string may hold unescaped, but no digit."""
+
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -85,35 +100,6 @@ def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return _MISSING
 
 
-def _embed(schema: Any, prefix: str, defs: dict[str, Any], max_string: int | None = None) -> Any:
-    """``schema`` with its ``$defs`` moved into ``defs`` (names prefixed) and its
-    ``$ref``\\ s rewritten, so it can sit anywhere inside a larger schema; with
-    ``max_string``, every free-text string gets that ``maxLength`` (unless it has one)."""
-    if isinstance(schema, list):
-        return [_embed(s, prefix, defs, max_string) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("$defs", "definitions") and isinstance(value, dict):
-            for name, sub in value.items():
-                defs[prefix + name] = _embed(sub, prefix, defs, max_string)
-        elif key == "$ref" and isinstance(value, str):
-            for root in ("#/$defs/", "#/definitions/"):
-                if value.startswith(root):
-                    value = "#/$defs/" + prefix + value[len(root) :]
-            out[key] = value
-        elif key == "properties" and isinstance(value, dict):
-            out[key] = {k: _embed(v, prefix, defs, max_string) for k, v in value.items()}
-        elif key in _SKIP:
-            out[key] = value
-        else:
-            out[key] = _embed(value, prefix, defs, max_string)
-    if max_string is not None and out.get("type") == "string" and not _FIXED_TEXT.intersection(out):
-        out["maxLength"] = max_string
-    return out
-
-
 class JsonProtocol(TextProtocol):
     """Tools through one JSON action object per turn, grammar-constrained where possible.
 
@@ -132,6 +118,19 @@ class JsonProtocol(TextProtocol):
         max_string: The most characters the schema allows for each free-text string
             argument (one without its own ``maxLength``, ``enum``, ``pattern``...), so
             the whole action is bounded, not only the thought (default: no bound).
+        examples: Example replies (see :class:`ActionExample`), or ``"auto"``: one
+            made-up question and call per tool, the first one through to its answer.
+        ground_numbers: Arguments copied from the user's turns and tool results:
+            numbers from their numbers, string enums from their words, free text from
+            their phrases of up to 6 words (default False: a capable model may need
+            values of its own, like 1000 to convert km to m).
+        ground_answer: After a tool result, the answer is a result or one of its
+            numbers (default False).
+        plain_thought: No digit in the thought, so no arithmetic in it and no number
+            repeated ("14320 is 14320, ...") to its bound (default False).
+        repeat_answers: A call identical to one that succeeded earlier is the final
+            answer, with that result (default False; assumes repeatable tools).
+        observation_hint: A line after each successful tool result (default: none).
     """
 
     name = "json"
@@ -143,9 +142,25 @@ class JsonProtocol(TextProtocol):
         constrain: bool = True,
         max_thought: int | None = None,
         max_string: int | None = None,
+        examples: Iterable[ActionExample] | Literal["auto"] = (),
+        ground_numbers: bool = False,
+        ground_answer: bool = False,
+        plain_thought: bool = False,
+        repeat_answers: bool = False,
+        observation_hint: str | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        auto = isinstance(examples, str)
+        if auto and examples != "auto":
+            raise ConfigurationError(f'examples must be ActionExamples or "auto", got {examples!r}')
+        super().__init__(examples=() if isinstance(examples, str) else examples, **kwargs)
+        self.auto_example = auto
+        self.ground_numbers = ground_numbers
+        self.ground_answer = ground_answer
+        self.plain_thought = plain_thought
+        self.repeat_answers = repeat_answers
+        self.observation_hint = observation_hint
+        self._grounded: LRU[tuple[str, str], dict[str, Any]] = LRU(64)
         self.constrain = constrain
         for what, bound in (("max_thought", max_thought), ("max_string", max_string)):
             if bound is not None and bound < 1:
@@ -176,21 +191,45 @@ class JsonProtocol(TextProtocol):
             toolset.answer is not None and toolset.forced == toolset.answer.name
         ):
             actions.append((finish, params))
+        toolset.extra["actions"] = actions
+        toolset.extra["schema"] = self._schema(actions, finish, toolset.answer_param, None)
+        toolset.extra["action_names"] = ", ".join(name for name, _ in actions)
+        toolset.extra["worked_example"] = (
+            worked_examples(toolset.visible, finish, toolset.answer_param)
+            if self.auto_example
+            else ""
+        )
+
+    def _schema(
+        self,
+        actions: list[tuple[str, dict[str, Any]]],
+        finish: str,
+        answer_param: str,
+        values: Grounding | None,
+    ) -> dict[str, Any]:
         defs: dict[str, Any] = {}
-        choices = [
-            {
-                "type": "object",
-                "properties": {
-                    "name": {"const": name},
-                    "arguments": _embed(params, f"{name}__", defs, self.max_string),
-                },
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            }
-            for name, params in actions
-        ]
+        choices = []
+        for name, params in actions:
+            if values is not None and name == finish and self.ground_answer:
+                params = ground_answer(params, answer_param, values)
+            elif values is not None and self.ground_numbers:
+                params = ground_schema(params, values)
+            choices.append(
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"const": name},
+                        "arguments": embed_schema(params, f"{name}__", defs, self.max_string),
+                    },
+                    "required": ["name", "arguments"],
+                    "additionalProperties": False,
+                }
+            )
         thought: dict[str, Any] = {"type": "string"}
-        if self.max_thought is not None:
+        if self.plain_thought:  # JSON string characters but no digit, at most max_thought
+            bound = f"{{0,{self.max_thought}}}" if self.max_thought is not None else "*"
+            thought["pattern"] = f"^{_PLAIN}{bound}$"
+        elif self.max_thought is not None:
             thought["maxLength"] = self.max_thought
         schema: dict[str, Any] = {
             "type": "object",
@@ -203,14 +242,14 @@ class JsonProtocol(TextProtocol):
         }
         if defs:
             schema["$defs"] = defs
-        toolset.extra["schema"] = schema
-        toolset.extra["action_names"] = ", ".join(name for name, _ in actions)
+        return schema
 
     def template_vars(self, toolset: ToolSet) -> dict[str, Any]:
         return {
             "finish": toolset.extra["finish"],
             "finish_arguments": toolset.extra["finish_arguments"],
             "action_names": toolset.extra["action_names"],
+            "worked_example": toolset.extra["worked_example"],
         }
 
     def request_config(self, config: GenerateConfig, toolset: ToolSet | None) -> GenerateConfig:
@@ -218,6 +257,30 @@ class JsonProtocol(TextProtocol):
         if toolset is None or not self.constrain:
             return config
         return config.model_copy(update={"response_schema": toolset.extra["schema"]})
+
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolInfo],
+        config: GenerateConfig,
+    ) -> ProtocolRequest:
+        request = super().render(messages, tools, config)
+        toolset = request.state
+        grounded = self.ground_numbers or self.ground_answer or self.repeat_answers
+        if not grounded or not self.constrain or not isinstance(toolset, ToolSet):
+            return request
+        values = conversation_values(messages)
+        key = (toolset.key, values.key)
+        schema = self._grounded.get(key)
+        if schema is None:
+            extra = toolset.extra
+            schema = self._schema(extra["actions"], extra["finish"], toolset.answer_param, values)
+            self._grounded.put(key, schema)
+        config = request.config.model_copy(update={"response_schema": schema})
+        if self.repeat_answers and values.done:
+            extra = {**toolset.extra, "done": values.done}
+            toolset = dataclasses.replace(toolset, extra=extra, _lookup={})
+        return dataclasses.replace(request, config=config, state=toolset)
 
     # --- rendering -------------------------------------------------------------------
 
@@ -237,7 +300,10 @@ class JsonProtocol(TextProtocol):
     def render_observation(self, message: ToolMessage) -> str:
         text = self.observation_text(message)
         key = "error" if message.error is not None else "observation"
-        return json.dumps({key: text}, ensure_ascii=False)
+        shown = json.dumps({key: text}, ensure_ascii=False)
+        if self.observation_hint and message.error is None:
+            shown = f"{shown}\n{self.observation_hint}"
+        return shown
 
     def render_example(self, example: ActionExample, toolset: ToolSet) -> str:
         name = example.tool
@@ -307,6 +373,10 @@ class JsonProtocol(TextProtocol):
             arguments = f"The arguments of {function} are not usable: {TOO_DEEP}."
         if isinstance(arguments, str):
             return self.format_error(arguments, toolset, text[:kept], function)
+        done = toolset.extra.get("done")
+        if done and tool is not None and call_key(function, arguments) in done:
+            # asked again for a result it has: that result is the answer (repeat_answers)
+            return self.final_answer(done[call_key(function, arguments)], toolset, thought, kept)
         call = ToolCall(function=function, arguments=arguments)
         return Reply(thought=thought, calls=[call], kept=kept)
 

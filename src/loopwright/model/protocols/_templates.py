@@ -101,6 +101,11 @@ observation yourself. When you know the answer, use the action "{{ finish }}".
 {% if forced %}
 In this reply, the action must be {{ forced }}.
 {% endif %}
+{% if worked_example %}
+
+Example:
+{{ worked_example }}
+{% endif %}
 {% if examples %}
 
 Examples:

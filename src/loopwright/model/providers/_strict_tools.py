@@ -49,8 +49,8 @@ class StrictTools:
         return {"type": "function", "function": function}
 
     def _strict(self, info: ToolInfo) -> dict[str, Any] | None:
-        from ...tools._errors import StrictSchemaError
-        from ...tools._strict import strict_schema
+        from ..._errors import StrictSchemaError
+        from .._strict import strict_parameters as strict_schema
 
         try:
             return strict_schema(info.parameters)

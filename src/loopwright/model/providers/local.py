@@ -20,6 +20,10 @@ How it behaves:
   the tools into the prompt (the ``json`` protocol by default). Tools passed to
   :meth:`LocalModelAPI.generate` are ignored; tool calls and tool results still in the
   history are rendered as text.
+- The embedded 135M model gets the json protocol's small-model options
+  (:data:`SMALL_MODEL_JSON`): a short thought with no digits, a worked example from the
+  agent's tools, arguments and answers copied from the conversation by the grammar, a
+  repeated call taken as the answer. A ``local:/path`` model gets the plain bounds.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
@@ -57,7 +61,13 @@ from ._llama_engine import (
 )
 from ._tool_args import tool_result_text
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_N_CTX", "DEFAULT_TEMPERATURE", "LocalModelAPI"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_N_CTX",
+    "DEFAULT_TEMPERATURE",
+    "SMALL_MODEL_JSON",
+    "LocalModelAPI",
+]
 
 DEFAULT_N_CTX = 8192
 """Context window in tokens, unless ``n_ctx=`` says otherwise."""
@@ -67,12 +77,33 @@ DEFAULT_TEMPERATURE = 0.0
 """Sampling temperature, unless the config's ``temperature`` says otherwise: greedy, the
 most reliable choice for a small model (and reproducible)."""
 
+SMALL_MODEL_JSON: dict[str, Any] = {
+    "max_thought": 60,
+    "max_string": 120,
+    "examples": "auto",
+    "ground_numbers": True,
+    "ground_answer": True,
+    "plain_thought": True,
+    "repeat_answers": True,
+    "observation_hint": 'If this answers the question, use the action "finish" with it.',
+}
+"""The json protocol's options for the embedded 135M model: a thought of at most 60
+characters (so at most 60 tokens) and no digits (no room to repeat a phrase, no
+arithmetic in its head), a worked example from the agent's own tools, numeric
+arguments (and enum values) copied from the question or a tool result, a final answer
+copied from a tool result once there is one (and a line after each result saying so),
+and a repeated call taken as the answer.
+See :class:`~loopwright.model.protocols.JsonProtocol`."""
+
 _STOP: dict[str, StopReason] = {"stop": "stop", "length": "max_tokens", "context": "model_length"}
 _DEFAULT_NAMES = {"", "smollm2", DEFAULT_MODEL_FILE.lower(), "smollm2-135m-instruct"}
 
 
 def _default_threads() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    # one core left free: on a busy machine, llama.cpp's threads wait for each other at
+    # every layer, and a 2-thread prompt evaluation took 5x longer than a 1-thread one
+    # (bench/README.md)
+    return max(1, min((os.cpu_count() or 1) - 1, 8))
 
 
 def to_template_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
@@ -102,9 +133,9 @@ class LocalModelAPI(ModelAPI):
 
     provider = "local"
     supports_tools = False
-    # a small model rambles: bound the json protocol's free-text thought and string
-    # arguments so the whole action fits in max_tokens (the grammar enforces maxLength)
     protocol_options = {"json": {"max_thought": 160, "max_string": 200}}
+    """Any GGUF model: the json protocol's thought and string arguments are bounded so the
+    whole action fits in ``max_tokens`` (the grammar enforces ``maxLength``)."""
 
     def __init__(
         self,
@@ -119,7 +150,8 @@ class LocalModelAPI(ModelAPI):
             model_name: Empty (or ``smollm2``) for the embedded SmolLM2 model, else the path
                 of a ``.gguf`` file (``local:/path/model.gguf``).
             n_ctx: The context window in tokens.
-            n_threads: CPU threads for llama.cpp (default: the CPU count, at most 8).
+            n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
+                least 1, at most 8).
             **llama_args: Passed to ``llama_cpp.Llama`` (e.g. ``n_gpu_layers``).
 
         Raises:
@@ -144,6 +176,8 @@ class LocalModelAPI(ModelAPI):
         threads = n_threads or _default_threads()
         settings = {"n_ctx": n_ctx, "n_threads": threads, "n_threads_batch": threads}
         settings.update(llama_args)
+        if not self.model_name:
+            self.protocol_options = {"json": dict(SMALL_MODEL_JSON)}
         self.path = path
         self._engine: LlamaEngine = get_engine(path, settings)
         # requests of one event loop wait here, not in worker threads

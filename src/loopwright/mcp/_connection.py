@@ -1,0 +1,244 @@
+"""One connection to an MCP server: a task that owns the transport and the SDK session.
+
+The SDK's transports and sessions are anyio context managers that must be entered and
+left in one task, so each connection is a task of its own (started in an empty context:
+it belongs to no run) that opens the transport, initializes the session, hands it over
+and waits until it is told to stop or the server goes away. Calls run in the callers'
+tasks on the session it handed over, and race the connection's end: a server that dies
+fails the calls in flight at once instead of leaving them waiting.
+
+A stdio server's stderr goes to a temporary file, whose end is quoted when the server
+cannot start or dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from loopwright._errors import LoopwrightError
+from loopwright.mcp._results import clean
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+__all__ = ["Connection", "MCPServerError", "Transport", "open_connection"]
+
+T = TypeVar("T")
+
+#: How long a stopping connection may take (the SDK closes stdin, waits, then kills).
+STOP_TIMEOUT = 10.0
+
+
+class MCPServerError(LoopwrightError):
+    """An MCP server could not be started or reached, or went away."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """How to reach a server: a command (stdio) or a URL (Streamable HTTP)."""
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = field(default=None, repr=False)  # may hold secrets
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # authorization
+
+    def describe(self) -> str:
+        """The command line or the URL, for messages (header values are never shown)."""
+        if self.url is not None:
+            return self.url
+        import shlex
+
+        return shlex.join([self.command or "", *self.args])
+
+
+class Connection:
+    """A live (or dead) connection; see the module's docstring."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.session: ClientSession | None = None
+        self.ended = asyncio.Event()  # the task ended: the server is gone
+        self.error: BaseException | None = None
+        self._stop = asyncio.Event()
+        self._stderr: IO[str] | None = None
+        self._last_tail = ""  # the stderr's end when the file was closed
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.session is not None and not self.ended.is_set()
+
+    def stderr_tail(self) -> str:
+        """The end of the server's stderr so far (stdio servers; "" otherwise)."""
+        f = self._stderr
+        if f is None or f.closed:
+            return self._last_tail
+        try:
+            f.flush()
+            size = os.fstat(f.fileno()).st_size
+            with open(f.fileno(), encoding="utf-8", errors="replace", closefd=False) as r:
+                r.seek(max(0, size - 16_000))
+                return clean(r.read().strip())
+        except (OSError, ValueError):
+            return ""
+
+    async def race(self, call: Awaitable[T]) -> T:
+        """Await ``call``, failing with :class:`MCPServerError` if the server goes away."""
+        task = asyncio.ensure_future(call)
+        ended = asyncio.ensure_future(self.ended.wait())
+        try:
+            await asyncio.wait({task, ended}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        finally:
+            ended.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        raise MCPServerError(self.gone_message())
+
+    def gone_message(self) -> str:
+        why = f" ({_describe(self.error)})" if self.error is not None else ""
+        tail = self.stderr_tail()
+        err = f"; its stderr ends with:\n{tail}" if tail else ""
+        return f"the server went away{why}{err}"
+
+    async def stop(self) -> None:
+        """End the connection (the SDK stops a stdio server's whole process tree)."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+            except TimeoutError:
+                task.cancel()  # the SDK's shutdown is bounded; this is a last resort
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+        self._close_stderr()
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None and self.ended.is_set() and not self._stderr.closed:
+            self._last_tail = self.stderr_tail()
+            self._stderr.close()
+
+    async def _run(
+        self,
+        ready: asyncio.Future[None],
+        on_message: Callable[[Any], Awaitable[None]],
+        startup_timeout: float,
+    ) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._open(stack))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=on_message)  # type: ignore[arg-type]
+                )
+                async with asyncio.timeout(startup_timeout):
+                    await session.initialize()
+                self.session = session
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as ex:
+            self.error = ex
+            if not ready.done():
+                ready.set_exception(ex if isinstance(ex, Exception) else MCPServerError(str(ex)))
+            if not isinstance(ex, Exception):
+                raise
+        finally:
+            self.ended.set()
+            self.session = None
+
+    def _open(self, stack: AsyncExitStack) -> Any:
+        t = self.transport
+        if t.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=dict(t.headers))
+            stack.push_async_callback(http.aclose)
+            return streamable_http_client(t.url, http_client=http)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        assert t.command is not None
+        # closed by stop() once the server is gone (its tail is kept for messages)
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        params = StdioServerParameters(
+            command=t.command, args=list(t.args), env=dict(t.env or {}), cwd=t.cwd
+        )
+        return stdio_client(params, errlog=self._stderr)
+
+
+def _leaf(ex: BaseException) -> BaseException:
+    """An exception group's first leaf (the anyio task groups in the SDK wrap errors)."""
+    while isinstance(ex, BaseExceptionGroup) and ex.exceptions:
+        ex = ex.exceptions[0]
+    return ex
+
+
+def _describe(ex: BaseException) -> str:
+    """An exception as one line, an exception group by its first leaf."""
+    ex = _leaf(ex)
+    text = str(ex) or type(ex).__name__
+    return clean(f"{type(ex).__name__}: {text}" if str(ex) else text, 500)
+
+
+async def open_connection(
+    transport: Transport,
+    on_message: Callable[[Any], Awaitable[None]],
+    startup_timeout: float,
+    what: str,
+) -> Connection:
+    """Start the server (stdio) or reach it (HTTP) and initialize a session.
+
+    Raises:
+        MCPServerError: It could not be started or reached, or did not initialize
+            within ``startup_timeout`` seconds; the message names the command or URL
+            and quotes the end of the server's stderr.
+    """
+    conn = Connection(transport)
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    conn._task = asyncio.create_task(
+        conn._run(ready, on_message, startup_timeout), context=contextvars.Context()
+    )
+    try:
+        await ready
+    except asyncio.CancelledError:
+        await asyncio.shield(conn.stop())
+        raise
+    except Exception as ex:
+        await conn.stop()
+        kind = "be reached" if transport.url is not None else "start"
+        if isinstance(_leaf(ex), TimeoutError):
+            why = f"no answer to initialize within {startup_timeout:g} s"
+        else:
+            why = _describe(ex)
+        tail = conn.stderr_tail()
+        err = f"\nIts stderr ends with:\n{tail}" if tail else " (nothing on its stderr)"
+        if transport.url is not None:
+            err = ""
+        raise MCPServerError(
+            f"{what} could not {kind}: `{clean(transport.describe(), 500)}` failed with {why}.{err}"
+        ) from ex
+    return conn
+
+
+def check_names(names: Sequence[str] | None, what: str) -> frozenset[str] | None:
+    """An include/exclude list of tool names, as a set."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{what} must be a list of tool names, got {names!r}")
+    return frozenset(names)
