@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
 from ._errors import ConfigurationError
 
-__all__ = ["limit_message", "whole_count"]
+__all__ = ["LimitInfo", "LimitType", "limit_message", "unpriced", "whole_count"]
+
+LimitType: TypeAlias = Literal["step", "message", "token", "time", "working", "cost"]
+
+
+class LimitInfo(BaseModel):
+    """Which limit ended a run, and where it stood."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: LimitType
+    limit: float
+    value: float
+    message: str
 
 
 def _amount(value: float, unit: str) -> str:
@@ -37,3 +54,12 @@ def whole_count(value: object, type: str, unit: str) -> None:
     """Refuse a count that is a number but not a whole one (``Limit`` checks the rest)."""
     if isinstance(value, float) and value == value and not value.is_integer():
         raise ConfigurationError(f"{type} limit must be a whole number of {unit}, got {value}")
+
+
+def unpriced(model: str, why: str) -> str:
+    """What a cost limit says of a model whose calls it cannot count (``why``: it "has
+    no known price", or "reported no token usage")."""
+    return (
+        f"the model {model!r} {why}, so its cost cannot be counted; price it with "
+        f"lw.set_price({model!r}, input=..., output=...) (dollars per million tokens)"
+    )

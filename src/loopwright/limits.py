@@ -35,14 +35,11 @@ import functools
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Literal, TypeAlias
-
-from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError, LoopwrightError
-from ._limit_text import limit_message, whole_count
+from ._limit_text import LimitInfo, LimitType, limit_message, unpriced, whole_count
 from ._waits import WaitClock
-from .model import ModelCall, model_hook
+from .model import ModelCall, model_hook, price_of
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -62,7 +59,6 @@ __all__ = [
     "working_limit",
 ]
 
-LimitType: TypeAlias = Literal["step", "message", "token", "time", "working", "cost"]
 
 DEFAULT_MAX_STEPS = 25
 """The step bound of the standard agents when nobody chose one: ``react()`` and
@@ -75,17 +71,6 @@ their own). Other frameworks use 10-25; raise it for long tasks."""
 DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
 """Added to the message of the default step bound, so that a user who never set one
 learns where it came from."""
-
-
-class LimitInfo(BaseModel):
-    """Which limit ended a run, and where it stood."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    type: LimitType
-    limit: float
-    value: float
-    message: str
 
 
 class LimitExceededError(LoopwrightError):
@@ -222,48 +207,31 @@ class _TokenLimit(Limit):
 
 
 class _CostLimit(Limit):
-    """Dollars, counted after each call like tokens. A call whose cost cannot be known
-    (no price for its model, or no usage reported) makes the budget unenforceable: the
-    next check raises ConfigurationError (the model is refused before its call when its
-    price is already unknown), never counts it as 0."""
+    """Dollars (``ModelCall.cost``), counted after each call like tokens; a call whose
+    cost cannot be known is a ConfigurationError at the next check, never 0."""
 
     type = "cost"
-
-    def __init__(self, limit: float) -> None:
-        super().__init__(limit)
-        self.unknown: str | None = None
+    unknown: str | None = None  # why the last call's cost is not known
 
     def _start(self) -> None:
         self.unknown = None
 
     def check(self, call: ModelCall | None = None) -> None:
-        if self.unknown is not None:
-            raise ConfigurationError(self.unknown)
-        if call is not None:
-            from .model import price_of
-
-            name = call.model.name
-            if price_of(name) is None:
-                raise ConfigurationError(_unpriced(self, name, "has no known price"))
+        why = self.unknown
+        if why is None and call is not None and price_of(call.model.name) is None:
+            why = unpriced(call.model.name, "has no known price")
+        if why is not None:
+            raise ConfigurationError(f"{self!r}: {why}")
         if self.used >= self.limit:
             raise self.exceeded(self.used)
 
     def after_generate(self, call: ModelCall) -> None:
-        if call.output is None:
-            return
-        if call.cost is None:
-            name = call.output.model or call.model.name
-            why = "reported no token usage" if call.output.usage is None else "has no known price"
-            self.unknown = _unpriced(self, name, why)
-        else:
+        out = call.output
+        if out is not None and call.cost is None:
+            why = "reported no token usage" if out.usage is None else "has no known price"
+            self.unknown = unpriced(out.model or call.model.name, why)
+        elif out is not None and call.cost is not None:
             self.used += call.cost
-
-
-def _unpriced(limit: Limit, model: str, why: str) -> str:
-    return (
-        f"{limit!r}: the model {model!r} {why}, so its cost cannot be counted; price it "
-        f"with lw.set_price({model!r}, input=..., output=...) (dollars per million tokens)"
-    )
 
 
 class _TimeLimit(Limit):
@@ -405,11 +373,9 @@ def token_limit(tokens: int) -> Limit:
 
 
 def cost_limit(dollars: float) -> Limit:
-    """At most ``dollars`` US dollars of model calls in this scope, from the price table
-    (``lw.cost_of``; ``lw.set_price`` adds a model). Checked before each call, counted
-    after it, like :func:`token_limit`: the call that crosses the budget completes, the
-    next one is refused. A model with no known price (or a call that reports no usage)
-    under a cost limit is a :class:`~loopwright.ConfigurationError`, not a free call."""
+    """At most ``dollars`` US dollars of model calls (``lw.cost_of``), counted like
+    :func:`token_limit`. A model with no known price (``lw.set_price`` adds one), or a
+    call that reports no usage, is a :class:`~loopwright.ConfigurationError`, never 0."""
     return _CostLimit(dollars)
 
 

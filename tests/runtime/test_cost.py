@@ -71,7 +71,8 @@ async def test_each_call_and_the_run_carry_their_cost(tmp_path: Path) -> None:
     assert costs == [pytest.approx(CALL)] * 3
     info = lw.list_runs(db)[0]
     assert info.cost == pytest.approx(3 * CALL) and info.unpriced_calls == 0
-    assert info.metadata == {"team": "a"}  # the cost is not mixed into the user's metadata
+    # the cost is not mixed into the user's metadata
+    assert info.metadata["team"] == "a" and "_cost" not in info.metadata
     out = cli("runs", "list", cwd=tmp_path, db=db).out
     assert "$0.0600" in out
     listed = cli("runs", "list", "--json", cwd=tmp_path, db=db).json()
