@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
 from ._errors import ConfigurationError
 
-__all__ = ["limit_message", "whole_count"]
+__all__ = ["LimitInfo", "LimitType", "limit_message", "unpriced", "whole_count"]
+
+LimitType: TypeAlias = Literal["step", "message", "token", "time", "working", "cost"]
+
+
+class LimitInfo(BaseModel):
+    """Which limit ended a run, and where it stood."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: LimitType
+    limit: float
+    value: float
+    message: str
 
 
 def _amount(value: float, unit: str) -> str:
@@ -24,6 +41,8 @@ def limit_message(type: str, limit: float, value: float) -> str:
         text = f"message limit reached: the next call would send {_amount(value, 'messages')}"
     elif type == "token":
         text = f"token limit reached: {_amount(value, 'tokens')} used"
+    elif type == "cost":
+        return f"cost limit reached: ${value:,.4f} spent (limit ${limit:,.4f})"
     else:
         what = "working time limit reached" if type == "working" else "time limit reached"
         done = "worked" if type == "working" else "elapsed"
@@ -35,3 +54,12 @@ def whole_count(value: object, type: str, unit: str) -> None:
     """Refuse a count that is a number but not a whole one (``Limit`` checks the rest)."""
     if isinstance(value, float) and value == value and not value.is_integer():
         raise ConfigurationError(f"{type} limit must be a whole number of {unit}, got {value}")
+
+
+def unpriced(model: str, why: str) -> str:
+    """What a cost limit says of a model whose calls it cannot count (``why``: it "has
+    no known price", or "reported no token usage")."""
+    return (
+        f"the model {model!r} {why}, so its cost cannot be counted; price it with "
+        f"lw.set_price({model!r}, input=..., output=...) (dollars per million tokens)"
+    )

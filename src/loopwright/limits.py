@@ -11,6 +11,7 @@ or, equivalently, ``lw.run(agent, "...", limits=[lw.token_limit(50_000), lw.time
 - :func:`step_limit` — model calls (one agent step = one model call);
 - :func:`message_limit` — messages in the conversation sent to the model;
 - :func:`token_limit` — tokens used by model calls (input + output);
+- :func:`cost_limit` — dollars spent on model calls (``lw.cost_of``: the price table);
 - :func:`time_limit` — wall-clock seconds; cancels a model or tool call in flight;
 - :func:`working_limit` — wall-clock seconds minus time spent waiting for retries, for
   a connection slot and in :func:`waiting` blocks (e.g. for a free sandbox); also
@@ -34,14 +35,11 @@ import functools
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Literal, TypeAlias
-
-from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError, LoopwrightError
-from ._limit_text import limit_message, whole_count
+from ._limit_text import LimitInfo, LimitType, limit_message, unpriced, whole_count
 from ._waits import WaitClock
-from .model import ModelCall, model_hook
+from .model import ModelCall, model_hook, price_of
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -50,6 +48,7 @@ __all__ = [
     "LimitInfo",
     "LimitType",
     "check_limits",
+    "cost_limit",
     "limit_message",
     "message_limit",
     "remaining_time",
@@ -60,7 +59,6 @@ __all__ = [
     "working_limit",
 ]
 
-LimitType: TypeAlias = Literal["step", "message", "token", "time", "working"]
 
 DEFAULT_MAX_STEPS = 25
 """The step bound of the standard agents when nobody chose one: ``react()`` and
@@ -73,17 +71,6 @@ their own). Other frameworks use 10-25; raise it for long tasks."""
 DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
 """Added to the message of the default step bound, so that a user who never set one
 learns where it came from."""
-
-
-class LimitInfo(BaseModel):
-    """Which limit ended a run, and where it stood."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    type: LimitType
-    limit: float
-    value: float
-    message: str
 
 
 class LimitExceededError(LoopwrightError):
@@ -217,6 +204,34 @@ class _TokenLimit(Limit):
     def after_generate(self, call: ModelCall) -> None:
         if call.output is not None and call.output.usage is not None:
             self.used += call.output.usage.total_tokens
+
+
+class _CostLimit(Limit):
+    """Dollars (``ModelCall.cost``), counted after each call like tokens; a call whose
+    cost cannot be known is a ConfigurationError at the next check, never 0."""
+
+    type = "cost"
+    unknown: str | None = None  # why the last call's cost is not known
+
+    def _start(self) -> None:
+        self.unknown = None
+
+    def check(self, call: ModelCall | None = None) -> None:
+        why = self.unknown
+        if why is None and call is not None and price_of(call.model.name) is None:
+            why = unpriced(call.model.name, "has no known price")
+        if why is not None:
+            raise ConfigurationError(f"{self!r}: {why}")
+        if self.used >= self.limit:
+            raise self.exceeded(self.used)
+
+    def after_generate(self, call: ModelCall) -> None:
+        out = call.output
+        if out is not None and call.cost is None:
+            why = "reported no token usage" if out.usage is None else "has no known price"
+            self.unknown = unpriced(out.model or call.model.name, why)
+        elif out is not None and call.cost is not None:
+            self.used += call.cost
 
 
 class _TimeLimit(Limit):
@@ -355,6 +370,13 @@ def token_limit(tokens: int) -> Limit:
     """At most ``tokens`` tokens (input + output, summed over calls) in this scope."""
     whole_count(tokens, "token", "tokens")
     return _TokenLimit(tokens)
+
+
+def cost_limit(dollars: float) -> Limit:
+    """At most ``dollars`` US dollars of model calls (``lw.cost_of``), counted like
+    :func:`token_limit`. A model with no known price (``lw.set_price`` adds one), or a
+    call that reports no usage, is a :class:`~loopwright.ConfigurationError`, never 0."""
+    return _CostLimit(dollars)
 
 
 def time_limit(seconds: float) -> Limit:

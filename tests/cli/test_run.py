@@ -127,8 +127,9 @@ def test_json_output_shape(tmp_path: Path) -> None:
     data = r.json()
     assert set(data) == {
         "status", "answer", "completed", "limit", "error", "run_id", "db", "model",
-        "protocol", "steps", "usage", "exit_code",
+        "protocol", "steps", "usage", "cost", "unpriced_calls", "exit_code",
     }  # fmt: skip
+    assert data["cost"] == 0.0 and data["unpriced_calls"] == 0  # the mock model is free
     assert data["status"] == "answered" and data["answer"] == "Paris."
     assert data["completed"] == "answer" and data["exit_code"] == 0 and data["steps"] == 1
     assert data["limit"] is None and data["error"] is None and data["model"] == "mock"
@@ -500,3 +501,27 @@ def test_debug_works_after_the_command_too(tmp_path: Path) -> None:
     assert r.err.rstrip().splitlines()[-1].startswith("error: unknown model provider 'nosuch'")
     text = cli("run", "-m", "mock", "-q", "--", "--debug", cwd=tmp_path)  # a task, not a flag
     assert text.code == 0 and "Traceback" not in text.err, text.err
+
+
+def test_cost_limit_exits_3_and_the_cost_is_reported(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    from ..model.providers.wire_server import Reply, WireServer, openai_reply
+
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}
+    think = [("c1", "think", '{"thought": "x"}')]
+    with WireServer() as wire:
+        wire.respond = lambda _: Reply(openai_reply(None, tool_calls=think, usage=usage))
+        r = cli(
+            "run", "Go", "-m", "openai/gpt-4o-mini", "-M", f"base_url={wire.url}/v1",
+            "-M", "api_key=sk-test", "-t", "think", "--cost-limit", "0.001", "--json",
+            cwd=tmp_path,
+        )  # fmt: skip
+        calls = len(wire.requests)
+    # $0.00045 a call (1,000 in at $0.15, 500 out at $0.60 per million): the third
+    # crosses $0.001, the fourth is refused
+    assert r.code == 3, r.err
+    report = r.json()
+    assert report["limit"]["type"] == "cost" and calls == 3
+    assert report["cost"] == pytest.approx(0.00135) and report["unpriced_calls"] == 0
+    [run] = lw.list_runs(tmp_path / "runs.db")
+    assert run.cost == pytest.approx(0.00135)

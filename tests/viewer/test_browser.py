@@ -50,6 +50,7 @@ def test_runs_list_then_a_runs_conversation(viewer: Viewer, page: Any) -> None:
     assert rows.nth(0).get_attribute("data-id") == viewer.ids["eval"]
     sync_api.expect(rows.nth(1).locator(".status")).to_have_text("success")
     sync_api.expect(rows.nth(1).locator("td.stats")).to_have_text("3")
+    sync_api.expect(rows.nth(1).locator("td.cost")).to_have_text("$0.0000")  # mock: free
     rows.nth(1).get_by_role("link", name="finder").click()
     sync_api.expect(page.locator(".tabs a.on")).to_have_text("conversation")
     messages = page.locator(".msg")

@@ -98,6 +98,21 @@ class AgentState(BaseModel):
     store holds it: loading it fails with "no run" rather than opening another run, as
     ``load_run(None)`` (the latest) would."""
 
+    cost: float | None = None
+    """Dollars the run's model calls cost (``lw.cost_of``: the price table and each
+    call's usage), every call made inside the run counted, sub-agents' too. Set by
+    ``run()`` when the run ends. ``None`` before that, and when no call had a known
+    price (never 0 for an unknown price); when some calls had no known price it is the
+    priced calls' part, and ``cost_known`` is ``False``."""
+    unpriced_calls: int = 0
+    """The run's model calls whose cost is not known (no price for the model that
+    answered, or no usage reported): not counted in ``cost``."""
+
+    @property
+    def cost_known(self) -> bool:
+        """Whether ``cost`` is the whole cost of the run: every call had a known price."""
+        return self.cost is not None and self.unpriced_calls == 0
+
     @property
     def text(self) -> str:
         """The answer's text ("" when there is no output yet)."""

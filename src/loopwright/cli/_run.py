@@ -14,7 +14,7 @@ from .._errors import ConfigurationError
 from .._errors import error_text as describe
 from .._terminal import json_text, visible
 from ..agents import Agent, AgentState, react
-from ..limits import DEFAULT_MAX_STEPS, Limit, step_limit, time_limit, token_limit
+from ..limits import DEFAULT_MAX_STEPS, Limit, cost_limit, step_limit, time_limit, token_limit
 from ..log import default_db_path, list_runs
 from ..model import Model, ModelCall, UserMessage, model_hook
 from ..model._stream import stream_to
@@ -32,7 +32,7 @@ from ._options import (
     model_options,
 )
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
-from ._views import cli_text, reading
+from ._views import cli_text, money, reading
 
 __all__ = ["run_command"]
 
@@ -69,8 +69,12 @@ class _Observed:
         pass
 
 
-def _limits(max_steps: int, time_s: float | None, tokens: int | None) -> list[Limit]:
+def _limits(
+    max_steps: int, time_s: float | None, tokens: int | None, dollars: float | None = None
+) -> list[Limit]:
     limits = []
+    if dollars is not None:
+        limits.append(cost_limit(dollars))
     if max_steps:
         limits.append(step_limit(max_steps))
     if time_s is not None:
@@ -128,6 +132,13 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     "--token-limit", type=click.IntRange(min=1), help="End after this many tokens (in + out)."
 )
 @click.option(
+    "--cost-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="DOLLARS",
+    help="End once model calls cost this many US dollars (from the price table; a model "
+    "with no known price is refused).",
+)
+@click.option(
     "--approval",
     type=click.Choice(APPROVAL_PRESETS),
     help="An approval policy for tool calls: ci (approve all: trusted automation), dev "
@@ -164,6 +175,7 @@ def run_command(
     max_steps: int,
     time_limit: float | None,
     token_limit: int | None,
+    cost_limit: float | None,
     approval: str | None,
     system: str | None,
     submit: bool,
@@ -215,7 +227,7 @@ def run_command(
         name,
     )
     state = AgentState(messages=[UserMessage(content=task)])
-    limits = _limits(max_steps, time_limit, token_limit)
+    limits = _limits(max_steps, time_limit, token_limit, cost_limit)
     error: BaseException | None = None
     interrupted = False
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
@@ -297,6 +309,8 @@ def _report(
         "protocol": model.tool_protocol.name,
         "steps": agent.steps,
         "usage": model.usage.model_dump(exclude_none=True),
+        "cost": state.cost,
+        "unpriced_calls": state.unpriced_calls,
         "exit_code": code,
     }
 
@@ -321,9 +335,10 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
         click.echo("interrupted", err=True)
     if report["run_id"]:
         tokens = report["usage"].get("total_tokens", 0)
+        cost = money(report["cost"], report["unpriced_calls"])
         line = (
             f"run {report['run_id']} · {_count(report['steps'], 'step')} · {tokens} tokens"
-            f" · loopwright runs show {report['run_id']}"
+            f"{f' · {cost}' if cost else ''} · loopwright runs show {report['run_id']}"
         )
         if report["db"] and report["db"] != str(default_db_path()):
             line += f" --db {report['db']}"

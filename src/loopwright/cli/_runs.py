@@ -12,7 +12,7 @@ from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._replay import replay_command
 from ._show import show_command
-from ._views import cells, console, reading, result, short, when
+from ._views import cells, console, money, reading, result, short, when
 
 __all__ = ["runs_group"]
 
@@ -64,8 +64,8 @@ def list_command(
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("id", "name", "model", "status", "created", "samples", "result"):
-        table.add_column(column, no_wrap=column in ("id", "created", "status"))
+    for column in ("id", "name", "model", "status", "created", "samples", "cost", "result"):
+        table.add_column(column, no_wrap=column in ("id", "created", "status", "cost"))
     for r in runs:
         row = cells(
             short(r.id),
@@ -74,6 +74,7 @@ def list_command(
             short(r.status),
             when(r.created),
             str(r.samples) if r.samples else "",
+            money(r.cost, r.unpriced_calls),
             short(result(r, 50), 50),
         )
         row[3].stylize(

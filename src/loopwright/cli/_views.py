@@ -105,6 +105,15 @@ def cells(*values: str) -> list[Text]:
     return [Text(v) for v in values]
 
 
+def money(cost: float | None, unpriced_calls: int = 0) -> str:
+    """A run's cost as a listing shows it: ``$0.0123``; ``≥$0.0123`` when some of its
+    calls had no known price; ``unknown`` when none had one; ``$0`` for no calls."""
+    if cost is None:
+        return "unknown" if unpriced_calls else ""
+    text = f"${cost:.4f}" if cost < 100 else f"${cost:,.2f}"
+    return ("≥" + text) if unpriced_calls else text
+
+
 def result(info: RunInfo, n: int | None = None) -> str:
     """What a listing shows of a run's outcome: its answer, its error, or an eval's
     metrics with how many samples they are over and how many failed (``match accuracy

@@ -16,6 +16,7 @@ from .._imports import import_file
 from ..agents import Agent, get_agent, react
 from ..limits import (
     Limit,
+    cost_limit,
     message_limit,
     step_limit,
     time_limit,
@@ -51,6 +52,7 @@ _LIMIT_FACTORIES: dict[str, Callable[[Any], Limit]] = {
     "step": step_limit,
     "message": message_limit,
     "token": token_limit,
+    "cost": cost_limit,
     "time": time_limit,
     "working": working_limit,
 }

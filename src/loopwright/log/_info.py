@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ._db import hostname
+from ._outcome import COST_KEY
 
 if TYPE_CHECKING:
     import sqlite3
@@ -71,6 +72,12 @@ class RunInfo(BaseModel):
     host: str | None = None
     pid: int | None = None
     samples: int = 0
+    cost: float | None = None
+    """Dollars of the run's model calls with a known price, written when the run ended
+    (``None``: it has not ended, or none of its calls had a known price)."""
+    unpriced_calls: int = 0
+    """The run's model calls whose price was not known: when not 0, ``cost`` is a
+    lower bound."""
 
     @classmethod
     def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
@@ -78,6 +85,11 @@ class RunInfo(BaseModel):
          store_id, metadata, host, pid) = row  # fmt: skip
         if status == "running" and pid and host == hostname() and not _alive(pid):
             status = "interrupted"
+        meta = _loads(metadata) or {}
+        cost = meta.pop(COST_KEY, None) if isinstance(meta, dict) else None
+        if not isinstance(cost, dict):
+            cost = {}
+        dollars, unpriced = cost.get("dollars"), cost.get("unpriced_calls")
         return cls(
             id=id,
             name=name,
@@ -89,12 +101,14 @@ class RunInfo(BaseModel):
             output=_loads(output),
             error=error,
             limit=_loads(limit),
-            metadata=_loads(metadata) or {},
+            metadata=meta,
             store_id=store_id,
             message_ids=_loads(messages),
             host=host,
             pid=pid,
             samples=samples,
+            cost=dollars if isinstance(dollars, (int, float)) else None,
+            unpriced_calls=unpriced if isinstance(unpriced, int) else 0,
         )
 
 

@@ -17,7 +17,12 @@ from ..model import ChatMessage
 from ..transcripts import Event
 from ._writer import RunWriter
 
-__all__ = ["RunEnd", "RunStatus", "Sink", "json_text", "mark_failed"]
+__all__ = ["COST_KEY", "RunEnd", "RunStatus", "Sink", "json_text", "mark_failed"]
+
+COST_KEY = "_cost"
+"""The key of a run's metadata under which its end writes its cost
+(``{"dollars": float | null, "unpriced_calls": int}``); readers move it to
+``RunInfo.cost`` / ``RunInfo.unpriced_calls``."""
 
 RunStatus: TypeAlias = Literal["running", "success", "error", "cancelled", "limit", "stopped"]
 """A run's (or sample's) status: ``running`` until it finishes (a run whose process died
@@ -51,6 +56,10 @@ class RunEnd:
     """The error, redacted and bounded."""
     limit: str | None = None
     """The ``LimitInfo``, as JSON."""
+    cost: float | None = None
+    """Dollars of the run's priced model calls (``None``: none was priced)."""
+    unpriced_calls: int = 0
+    """Model calls whose price was not known (not in ``cost``)."""
 
 
 def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -22,19 +24,25 @@ from typing import Any
 
 from ..transcripts import Transcript
 from ._db import RunStoreError, hostname
-from ._outcome import RunEnd, Sink, json_text, mark_failed
+from ._outcome import COST_KEY, RunEnd, Sink, json_text, mark_failed
 from ._writer import RunWriter, store_failure
 
 __all__ = ["RunRecorder"]
 
 _END_RUN = (
     "UPDATE runs SET status = ?, finished = ?, output = ?, messages = ?, error = ?, "
-    '"limit" = ? WHERE id = ?'
+    f"\"limit\" = ?, metadata = json_set(COALESCE(metadata, '{{}}'), '$.{COST_KEY}', json(?)) "
+    "WHERE id = ?"
 )
 _END_SAMPLE = (
     "UPDATE samples SET status = ?, finished = ?, output = ?, messages = ?, scores = ?, "
     'error = ?, "limit" = ? WHERE run_id = ? AND key = ?'
 )
+
+
+def _finite(value: float | None) -> float | None:
+    """A number SQLite's ``json()`` reads (it refuses ``NaN`` and ``Infinity``)."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 class RunRecorder:
@@ -174,6 +182,7 @@ class RunRecorder:
             end.messages,
             end.error,
             end.limit,
+            json.dumps({"dollars": _finite(end.cost), "unpriced_calls": end.unpriced_calls}),
             self.run_id,
         )
         if failed:

@@ -14,13 +14,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._errors import ModelError, ModelTimeoutError, error_text
+from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
+from ._fallback import fall_back
 from ._output import ModelOutput, Usage
+from ._prices import cost_of
 from ._redact import redact
+from ._slots import AdaptiveSlots, slots_for
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
 from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
@@ -68,6 +71,9 @@ class ModelCall:
     """Seconds from start to end, waits included."""
     data: dict[str, Any] = field(default_factory=dict)
     """Scratch space for hooks (e.g. a transcript event id)."""
+    cost: float | None = None
+    """Dollars the call cost (``lw.cost_of`` of the model that answered and its usage),
+    set when it succeeded; ``None`` when that model's price or the usage is unknown."""
 
 
 class ModelHook(Protocol):
@@ -103,21 +109,6 @@ def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
         _hooks.reset(token)
 
 
-# One set of slots per (event loop, connection key): asyncio primitives belong to a loop.
-_slots: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
-]
-_slots = weakref.WeakKeyDictionary()
-
-
-def _slot(key: str, limit: int) -> asyncio.Semaphore:
-    per_loop = _slots.setdefault(asyncio.get_running_loop(), {})
-    slots = per_loop.get((key, limit))
-    if slots is None:
-        slots = per_loop[(key, limit)] = asyncio.Semaphore(limit)
-    return slots
-
-
 def _wait_began(call: ModelCall, began: list[Any]) -> None:
     """Tell the hooks a wait began; ``began`` collects those told (even if one raises)."""
     for hook in _hooks.get():
@@ -140,7 +131,7 @@ def _wait_ended(call: ModelCall, began: list[Any], seconds: float) -> None:
         raise error
 
 
-async def _queue(call: ModelCall, slot: asyncio.Semaphore, queued: float) -> None:
+async def _queue(call: ModelCall, slot: AdaptiveSlots, queued: float) -> None:
     """Wait for a connection slot, telling the hooks; if anything fails, hold no slot."""
     began: list[Any] = []
     taken = False
@@ -191,10 +182,16 @@ class Model:
         api: ModelAPI,
         config: GenerateConfig | None = None,
         tool_protocol: ToolProtocol | str | None = None,
+        fallbacks: Sequence[Model] = (),
     ) -> None:
         self.api = api
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
+        self.fallbacks: tuple[Model, ...] = tuple(fallbacks)
+        """Models that answer a call this one fails after its retries or for want of
+        quota, tried in order (:mod:`loopwright.model._fallback`)."""
+        if not all(isinstance(f, Model) for f in self.fallbacks):
+            raise ConfigurationError(f"fallbacks must be Models (get_model()), got {fallbacks!r}")
         # (a call's config, its fields then, it merged over the model's): reused while the
         # same object comes back unchanged
         self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
@@ -207,7 +204,7 @@ class Model:
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
         # connection key is fixed for the life of its ModelAPI
         self._slot_cache: (
-            tuple[weakref.ref[asyncio.AbstractEventLoop], int, asyncio.Semaphore] | None
+            tuple[weakref.ref[asyncio.AbstractEventLoop], int, AdaptiveSlots] | None
         ) = None
         self.tool_protocol: ToolProtocol = resolve_tool_protocol(
             tool_protocol,
@@ -222,6 +219,10 @@ class Model:
     def name(self) -> str:
         """``provider/model``."""
         return self.api.name
+
+    def merged_config(self, config: GenerateConfig | None) -> GenerateConfig:
+        """A call's ``config`` merged over this model's config and the defaults."""
+        return self._base_config if config is None else self._base_config.merge(config)
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"
@@ -257,38 +258,20 @@ class Model:
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
         call = ModelCall(self, messages, infos, cfg)
         hooks = _hooks.get()
-        protocol = self.tool_protocol
         sink = current_sink()
         if sink is not None:
             call.data["stream"] = sink
         start = time.perf_counter()
+        answered: Model = self
         try:
             for hook in hooks:
                 hook.before_generate(call)
-            if type(protocol) is NativeProtocol:
-                output = bound_text(await self._generate_with_retries(call), cfg)
-            else:
-                request = protocol.render(messages, infos, cfg)
-                call.messages, call.tools, call.config = (
-                    request.messages,
-                    request.tools,
-                    request.config,
-                )
-                try:
-                    raw = await self._generate_with_retries(call)
-                finally:
-                    call.messages, call.tools, call.config = messages, infos, cfg
-                raw = bound_text(raw, cfg)
-                call.data["tool_protocol"] = protocol.name
-                call.data["raw_text"] = raw.message.content
-                output = protocol.parse(raw, request)
-                if sink is not None:  # the parsed thought (unless streamed) and answer
-                    parsed = output.message
-                    if parsed.reasoning and not call.data.get("thought_passed"):
-                        sink(ReasoningDelta(parsed.reasoning))
-                    if parsed.content:
-                        sink(TextDelta(parsed.content))
-            output = bound_calls(output, cfg)
+            try:
+                output = await self._answer(call, messages, infos, cfg, sink)
+            except Exception as ex:
+                if not self.fallbacks:
+                    raise
+                output, answered = await fall_back(self, call, ex, (messages, infos, config))
         except BaseException as ex:
             call.error = ex
             call.duration = time.perf_counter() - start
@@ -297,11 +280,47 @@ class Model:
             raise
         call.output = output
         call.duration = time.perf_counter() - start
+        call.cost = cost_of(output.model or answered.name, output.usage)
         if output.usage is not None:
-            self.usage = self.usage + output.usage
+            answered.usage = answered.usage + output.usage
         for hook in hooks:
             hook.after_generate(call)
         return output
+
+    async def _answer(
+        self,
+        call: ModelCall,
+        messages: Sequence[ChatMessage],
+        infos: list[ToolInfo],
+        cfg: GenerateConfig,
+        sink: StreamSink | None,
+    ) -> ModelOutput:
+        """This model's answer to ``call``: rendered with its tool protocol, sent with
+        its retries, parsed back and bounded (``cfg`` is the config merged over its own)."""
+        protocol = self.tool_protocol
+        if type(protocol) is NativeProtocol:
+            return bound_calls(bound_text(await self._generate_with_retries(call), cfg), cfg)
+        request = protocol.render(messages, infos, cfg)
+        call.messages, call.tools, call.config = (
+            request.messages,
+            request.tools,
+            request.config,
+        )
+        try:
+            raw = await self._generate_with_retries(call)
+        finally:
+            call.messages, call.tools, call.config = messages, infos, cfg
+        raw = bound_text(raw, cfg)
+        call.data["tool_protocol"] = protocol.name
+        call.data["raw_text"] = raw.message.content
+        output = protocol.parse(raw, request)
+        if sink is not None:  # the parsed thought (unless streamed) and answer
+            parsed = output.message
+            if parsed.reasoning and not call.data.get("thought_passed"):
+                sink(ReasoningDelta(parsed.reasoning))
+            if parsed.content:
+                sink(TextDelta(parsed.content))
+        return bound_calls(output, cfg)
 
     async def _generate_with_retries(self, call: ModelCall) -> ModelOutput:
         cfg = call.config
@@ -313,11 +332,12 @@ class Model:
         if cached is not None and cached[0]() is loop and cached[1] == limit:
             slot = cached[2]
         else:
-            slot = _slot(api.connection_key(), limit)
+            slot = slots_for(api.connection_key(), limit)
             self._slot_cache = (weakref.ref(loop), limit, slot)
         attempt = 0
         while True:
             queued = time.perf_counter()
+            level: int | None = None
             try:
                 if slot.locked():  # all taken: wait in turn, telling the hooks
                     await _queue(call, slot, queued)
@@ -326,9 +346,11 @@ class Model:
                 try:
                     began = time.perf_counter()
                     call.wait_time += began - queued
+                    level = slot.level
                     output = await self._attempt(call)
                 finally:
                     slot.release()
+                slot.succeeded()
                 name = output.model or api.name
                 output.time = time.perf_counter() - began
                 output.model = name
@@ -338,6 +360,8 @@ class Model:
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise
             except Exception as ex:
+                if level is not None and getattr(ex, "status_code", None) == 429:
+                    slot.rate_limited(level)  # fewer connections until calls succeed again
                 decision = api.classify_error(ex)
                 most = max_retries
                 if decision.max_retries is not None:
@@ -348,7 +372,7 @@ class Model:
                     raise
                 wait = _backoff(attempt, cfg, decision.after)
                 attempt += 1
-                call.retries = attempt
+                call.retries += 1  # (a fallback's retries add to its model's)
                 _log.warning(
                     "%s failed (%s); retry %d of %d in %.1f s",
                     api.name,

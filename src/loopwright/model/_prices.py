@@ -43,6 +43,7 @@ class Price(BaseModel):
 
 
 _user: dict[str, Price] = {}
+_found: dict[str, Price | None] = {}  # price_of's answers, forgotten when a price is set
 
 
 @functools.cache
@@ -55,6 +56,7 @@ def set_price(model: str, price: Price | None = None, **per_million: float) -> N
     """Price ``model`` (``provider/model`` or a provider): ``set_price("openai/my-ft",
     input=0.3, output=1.2)``, or a :class:`Price`; ``None`` with no rates removes the
     user's price (the shipped one, if any, applies again)."""
+    _found.clear()
     if price is None and not per_million:
         _user.pop(model, None)
         return
@@ -63,6 +65,17 @@ def set_price(model: str, price: Price | None = None, **per_million: float) -> N
 
 def price_of(model: str) -> Price | None:
     """The price of ``model``, or ``None`` when it is not known."""
+    try:
+        return _found[model]  # (every model call asks: a dict lookup after the first)
+    except KeyError:
+        pass
+    if len(_found) > 10_000:
+        _found.clear()
+    price = _found[model] = _lookup(model)
+    return price
+
+
+def _lookup(model: str) -> Price | None:
     for table in (_user, _shipped()):
         if model in table:
             return table[model]

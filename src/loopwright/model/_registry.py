@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeAlias
 
@@ -107,6 +107,7 @@ def get_model(
     *,
     config: GenerateConfig | None = None,
     tool_protocol: ToolProtocol | str | None = None,
+    fallbacks: Sequence[str | Model] = (),
     **kwargs: Any,
 ) -> Model:
     """Get a model by name.
@@ -123,6 +124,10 @@ def get_model(
             given to :func:`~loopwright.register_protocol`, or a
             :class:`~loopwright.model.protocols.ToolProtocol`. Default: ``native`` where
             the provider supports tool calling, else ``json``.
+        fallbacks: Models (names or :class:`Model` objects, each built with its own
+            defaults) that answer a call this model fails after its retries or is out of
+            quota for, tried in order; ``ModelOutput.model`` says which answered
+            (:mod:`loopwright.model._fallback`). A fallback's own fallbacks are not used.
         **kwargs: Passed to the provider (e.g. ``outputs=`` for ``mock``,
             ``base_url=`` and ``api_key=`` for ``openai``).
 
@@ -131,10 +136,15 @@ def get_model(
         ConfigurationError: An unknown ``tool_protocol``, or ``native`` for a provider
             without tool calling.
     """
+    if isinstance(fallbacks, str) or not isinstance(fallbacks, Sequence):
+        raise ConfigurationError(
+            f"fallbacks must be a list of model names or Models, got {fallbacks!r}"
+        )
     if isinstance(name, Model):
-        if config is not None or kwargs or tool_protocol is not None:
+        if config is not None or kwargs or tool_protocol is not None or fallbacks:
             raise ConfigurationError(
-                "config, tool_protocol and provider arguments need a model name, not a Model"
+                "config, tool_protocol, fallbacks and provider arguments need a model name, "
+                "not a Model"
             )
         return name
     if name is None:
@@ -153,7 +163,8 @@ def get_model(
     api = factory(model_name, **kwargs)
     if not isinstance(api, ModelAPI):
         raise ConfigurationError(f"provider {provider!r} returned {api!r}, not a ModelAPI")
-    return Model(api, config, tool_protocol)
+    backups = [get_model(f) for f in fallbacks]
+    return Model(api, config, tool_protocol, fallbacks=backups)
 
 
 @contextlib.contextmanager

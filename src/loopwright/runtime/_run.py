@@ -199,6 +199,7 @@ async def run(
                 if not scope.owns(ex):
                     raise  # a limit of a run around this one: that run ends on it
                 state.limit, state.completed = ex.info, "limit"
+                state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
                 limit_error = ex
                 if raise_on_limit:
                     scope.finish(messages=state.messages, limit=ex)
@@ -215,6 +216,7 @@ async def run(
                 ended = state.limit if state.completed == "limit" else None
                 await finish(own_hooks, state, ended)
             state.run_id = scope.run_id  # (an agent may return another state than it got)
+            state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
             scope.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,7 @@ from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..log import RunRecorder, RunStatus, RunStoreError, resolve_db
-from ..model import ChatMessage, Model
+from ..model import ChatMessage, Model, model_hook
 from ..stores import Store, current_store, store_context
 from ..transcripts import (
     EventSubscriber,
@@ -46,6 +47,7 @@ from ..transcripts import (
     span,
     transcript_context,
 )
+from ._cost import CostTally
 from ._ending import ScopeEnding
 
 __all__ = ["RunScope", "current_recording"]
@@ -75,6 +77,9 @@ class RunScope:
         epoch: A sample's epoch (repetition) number.
         scores: A sample's scores, once finished.
         run: A sample's run (``None`` for a run).
+        cost: What the model calls made inside the scope cost so far
+            (:class:`~loopwright.runtime._cost.CostTally`); a run's total is kept with
+            its row in the run store.
     """
 
     def __init__(
@@ -124,6 +129,7 @@ class RunScope:
         self._task: asyncio.Task[Any] | None = None
         self._store_error: BaseException | None = None
         self._exiting = False
+        self.cost = CostTally()
 
     def __repr__(self) -> str:
         what = f"sample {self.id!r} of " if self.kind == "sample" else ""
@@ -169,6 +175,7 @@ class RunScope:
             self._stack.enter_context(transcript_context(self.transcript))
         token = _active.set(self)
         self._stack.callback(_active.reset, token)
+        self._stack.enter_context(model_hook(self.cost))
         return self
 
     def _open_span(self, around: RunScope) -> None:
@@ -341,7 +348,10 @@ class RunScope:
             self._let_go()
         if recorder is None:
             return
-        await recorder.end(ending.row, failed=failure is not None, raise_errors=exc is None)
+        row = dataclasses.replace(
+            ending.row, cost=self.cost.dollars, unpriced_calls=self.cost.unpriced_calls
+        )
+        await recorder.end(row, failed=failure is not None, raise_errors=exc is None)
         if failure is not None and exc is failure:
             raise failure from failed
 

@@ -84,7 +84,12 @@ class ModelEvent(BaseEvent):
         config: The merged generation config.
         output: The output (``None`` while pending or after a failure).
         usage: Tokens used.
-        retries: Retries made.
+        cost: Dollars the call cost (``lw.cost_of(output.model, usage)``); ``None`` when
+            the answering model's price (or the usage) is not known, never 0 for that.
+        retries: Retries made (the fallbacks' included).
+        fallbacks: When the model failed and a fallback answered
+            (``output.model`` names it): each model that failed, with why
+            (``"openai/gpt-4o: HTTP 500 ..."``), in the order tried.
         error: Why the call failed (``Type: message``), if it did: the model's
             secrets and anything shaped like one redacted, cut to about 16,000
             characters (``model/_redact.py``: ``error_summary``).
@@ -103,7 +108,9 @@ class ModelEvent(BaseEvent):
     config: GenerateConfig = Field(default_factory=GenerateConfig)
     output: ModelOutput | None = None
     usage: Usage | None = None
+    cost: float | None = None
     retries: int = 0
+    fallbacks: list[str] | None = None
     error: str | None = None
     duration: float = 0.0
     wait_time: float = 0.0

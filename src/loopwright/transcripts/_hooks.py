@@ -54,6 +54,8 @@ class _ModelHook:
         t = scope.transcript
         _checkpoint(t)
         learn_model_secrets(call.model.api)  # what the run store must redact from now on
+        for fallback in call.model.fallbacks:
+            learn_model_secrets(fallback.api)
         if call.config.extra_body:
             learn_named_secrets(call.config.extra_body)
         event_id = new_id()
@@ -94,6 +96,8 @@ class _ModelHook:
         out = call.output
         ev.output = out
         ev.usage = out.usage if out is not None else None
+        ev.cost = call.cost
+        ev.fallbacks = data.get("fallbacks")
         ev.error = (
             error_summary(call.error, call.model.api.secrets()) if call.error is not None else None
         )

@@ -64,6 +64,8 @@ def run_json(info: RunInfo) -> dict[str, Any]:
         "host": info.host,
         "pid": info.pid,
         "messages": len(info.message_ids) if info.message_ids is not None else None,
+        "cost": info.cost,
+        "unpriced_calls": info.unpriced_calls,
     }
 
 

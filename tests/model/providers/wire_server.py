@@ -43,6 +43,8 @@ class Request:
     headers: dict[str, str]
     body: Any
     time: float
+    in_flight: int = 0
+    """Requests the server was answering when this one came, itself included."""
 
 
 class WireServer:
@@ -52,6 +54,8 @@ class WireServer:
         self.replies: deque[Reply] = deque()
         self.requests: list[Request] = []
         self.respond: Callable[[Request], Reply | None] | None = None
+        self.in_flight = 0
+        """Requests being answered now (read, and not yet fully answered)."""
         """When set, answers each request (None: the next scripted reply)."""
         self._lock = threading.Lock()
         server = self
@@ -77,6 +81,8 @@ class WireServer:
                     time.monotonic(),
                 )
                 with server._lock:
+                    server.in_flight += 1
+                    request.in_flight = server.in_flight
                     server.requests.append(request)
                     reply = server.respond(request) if server.respond else None
                     if reply is None and server.replies:
@@ -87,6 +93,9 @@ class WireServer:
                     self._answer(reply)
                 except OSError:  # the client gave up (timeouts): nothing to do
                     self.close_connection = True
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
 
             do_GET = do_POST
 

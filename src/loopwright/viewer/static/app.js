@@ -46,6 +46,9 @@ async function api(path, params) {
 
 const json = (v) => el("pre", { class: "json" }, JSON.stringify(v, null, 2));
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+// a cost: "$0.0123"; "≥$0.0123" when some calls had no known price; "unknown" when none had
+const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
+  : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
 const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s);
 
@@ -99,14 +102,14 @@ async function runsView(params, gen) {
     return el("tr", { class: "run", "data-id": r.id },
       el("td", {}, link(`/run/${encodeURIComponent(r.id)}`, {}, r.name || r.id)),
       el("td", {}, status(r.status)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
-      el("td", {}, fmtDur(r.duration)), stats, tokens,
+      el("td", {}, fmtDur(r.duration)), stats, tokens, el("td", { class: "cost" }, fmtCost(r.cost, r.unpriced_calls)),
       el("td", {}, r.samples ? `${r.samples} samples ` : "", score));
   });
   const pager = el("div", { class: "pager" },
     offset > 0 ? link("/", { ...params, offset: Math.max(0, offset - 50) }, "← newer") : null,
     data.more ? link("/", { ...params, offset: offset + 50 }, "older →") : null);
   main.replaceChildren(form, data.runs.length ? el("table", { id: "runs" },
-    el("tr", {}, ["run", "status", "model", "started", "duration", "model calls", "tokens", "eval"].map((h) => el("th", {}, h))),
+    el("tr", {}, ["run", "status", "model", "started", "duration", "model calls", "tokens", "cost", "eval"].map((h) => el("th", {}, h))),
     rows) : el("p", { class: "muted" }, "No runs match."), pager);
   if (data.runs.some((r) => r.status === "running")) {
     // live: the list is read again while a run on it is going (not while you type a filter)
@@ -227,7 +230,8 @@ async function conversationView(run, body, params, gen) {
 // --- the transcript -------------------------------------------------------------------
 function summaryOf(e) {
   switch (e.event) {
-    case "model": return [e.model, e.usage ? ` · ${e.usage.total_tokens} tokens` : "", " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : ""];
+    case "model": return [e.model, e.output && e.output.model && e.output.model !== e.model ? ` → ${e.output.model}` : "",
+      e.usage ? ` · ${e.usage.total_tokens} tokens` : "", typeof e.cost === "number" ? ` · ${fmtCost(e.cost, 0)}` : "", " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : ""];
     case "tool": return [e.call.function, " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : "", e.failure ? " · failed" : ""];
     case "span_begin": return [e.name, e.type ? ` (${e.type})` : ""];
     case "span_end": return ["end", e.error ? " · " + e.error : ""];
