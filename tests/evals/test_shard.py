@@ -159,3 +159,22 @@ def test_a_bad_shard_is_a_usage_error(tmp_path: Path) -> None:
     tasks.write_text(TASKS)
     r = cli("eval", f"{tasks}@adding", "--shard", "4/3", cwd=tmp_path)
     assert r.code == 2 and "4/3" in r.err
+
+
+def test_latest_samples_since_reads_only_what_finished_after(tmp_path: Path) -> None:
+    from loopwright.evals._shard import latest_samples
+
+    tasks = tmp_path / "tasks.py"
+    tasks.write_text(TASKS)
+    assert _eval(tmp_path, tasks, tmp_path / "s.db", "-T", "n=3")["completed"] == 3
+    store, params = [tmp_path / "s.db"], {"n": 3}
+    everything = latest_samples(store, task="adding", params=params)
+    stamps = sorted(i.finished.timestamp() for i, _ in everything.values() if i.finished)
+    assert len(stamps) == 3
+    # stamps are rounded to the microsecond: the driver looks from 1 ms before its last
+    assert latest_samples(store, task="adding", params=params, since=stamps[-1] + 1) == {}
+    newest = latest_samples(store, task="adding", params=params, since=stamps[-1] - 0.001)
+    assert newest and all(
+        i.finished and i.finished.timestamp() >= stamps[-1] - 0.001 for i, _ in newest.values()
+    )
+    assert len(latest_samples(store, task="adding", params=params, since=stamps[0] - 1)) == 3

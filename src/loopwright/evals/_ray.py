@@ -139,6 +139,7 @@ class RayTaskRun(_TaskRun):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.env = dict(env)
+        self._since: dict[Path, float] = {}  # per shard store: the latest finish seen
         self.ray, self.spec, self.task_args = ray, spec, task_args
         self.model_name, self.config, self.requested_samples = model_name, config, requested_samples
 
@@ -218,15 +219,27 @@ class RayTaskRun(_TaskRun):
         for shard, path in stores.items():
             if not path.exists():
                 continue
+            # only what finished since the last look (from 1 ms before it: stamps are
+            # rounded to the microsecond; what was seen already is no longer wanted)
+            last = self._since.get(path)
+            since = None if last is None else last - 0.001
             try:
                 found = await asyncio.to_thread(
-                    latest_samples, [path], task=task.name, params=task.params, shard=shard
+                    latest_samples,
+                    [path],
+                    task=task.name,
+                    params=task.params,
+                    shard=shard,
+                    since=since,
                 )
             except RunStoreError:
                 if not finished_only:
                     raise
                 continue  # a worker is creating the store: look again next time
             for key, (info, source) in found.items():
+                if info.finished is not None:
+                    stamp = info.finished.timestamp()
+                    self._since[path] = max(self._since.get(path, stamp), stamp)
                 if key not in wanted:
                     continue
                 finished = info.status in ("success", "limit") and (

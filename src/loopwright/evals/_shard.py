@@ -83,10 +83,13 @@ def latest_samples(
     task: str,
     params: Mapping[str, Any],
     shard: Shard | None = None,
+    since: float | None = None,
 ) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
     """The latest recording of each sample of ``task`` (with these ``params``) in the
     eval runs of ``stores`` (only those of ``shard``, when given), whatever its status:
-    (sample id, epoch) -> (the sample, its run's id). A missing store is skipped."""
+    (sample id, epoch) -> (the sample, its run's id). A missing store is skipped.
+    ``since``: only samples that finished at or after that time (seconds since the
+    epoch), for a reader that follows the stores."""
     found: dict[tuple[str, int], tuple[SampleInfo, str]] = {}
     for store in stores:
         path = Path(store)
@@ -101,7 +104,8 @@ def latest_samples(
         ]
         for info in reversed(runs):  # oldest first: a later run's samples win
             with load_run(info.id, db=path) as log:
-                for s in log.samples:
+                rows = log.samples if since is None else log.samples_finished_since(since)
+                for s in rows:
                     if s.status != "running" or (s.id, s.epoch) not in found:
                         found[(s.id, s.epoch)] = (s, info.id)
     return found

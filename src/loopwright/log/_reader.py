@@ -217,6 +217,18 @@ class RunLog:
         with reading(self._where):
             return [SampleInfo._from_row(r) for r in rows]
 
+    def samples_finished_since(self, since: float) -> list[SampleInfo]:
+        """The run's samples that finished at or after ``since`` (seconds since the
+        epoch), in the order they finished: what a reader following a run (the Ray
+        driver) has not seen yet, without reading every sample again."""
+        rows = self._all(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND finished >= ? "
+            "ORDER BY finished, rowid",
+            (self.run_id, since),
+        )
+        with reading(self._where):
+            return [SampleInfo._from_row(r) for r in rows]
+
     def _sample(self, sample: str | SampleInfo | None) -> str:
         if sample is None or sample == "":
             return ""
