@@ -61,12 +61,8 @@ __all__ = [
 
 
 DEFAULT_MAX_STEPS = 25
-"""The step bound of the standard agents when nobody chose one: ``react()`` and
-``iterative()`` (without a ``time_limit`` of their own) end with ``state.limit`` (a
-step limit) after this many model calls, unless a step limit is in force around them
-(``run(limits=[lw.step_limit(n)])``, ``with lw.step_limit(n):``, an eval task's limits,
-``loopwright run --max-steps``) or their ``max_steps`` is given (``None``: no bound of
-their own). Other frameworks use 10-25; raise it for long tasks."""
+"""The step bound of the standard agents when nobody chose one (see the module's
+docstring for when it applies). Other frameworks use 10-25; raise it for long tasks."""
 
 DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
 """Added to the message of the default step bound, so that a user who never set one

@@ -33,10 +33,9 @@ __all__ = ["DEFAULT_MAX_PARALLEL", "ToolGate", "execute_tools"]
 
 
 class ToolGate(Protocol):
-    """What the agent's lifecycle hooks (``lw.Hooks``) do to each call, in the call's
-    context: ``before`` may deny it (the message becomes its ``approval`` error, and it
-    does not run); ``after`` may replace its result, before the tool hooks (the
-    transcript) see it."""
+    """What ``lw.Hooks`` do to each call, in its context: ``before`` may deny it (the
+    message becomes its ``approval`` error); ``after`` may replace its result, before
+    the tool hooks (the transcript) see it."""
 
     async def before(self, call: ToolCall) -> str | None: ...
 
