@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -13,7 +14,7 @@ from ._follow import EvalProgress, Quiet
 from ._results import EvalResult
 from ._runner import TaskSpec, _resolve, _TaskRun, default_max_samples
 from ._shard import Shard
-from ._task import Task, on_sys_path
+from ._task import on_sys_path
 
 __all__ = ["eval", "eval_async"]
 
@@ -58,93 +59,36 @@ async def _eval(
     task_list = _resolve(tasks, task_args)
     if resume is not None and len(task_list) != 1:
         raise ConfigurationError("resume= needs exactly one task (a run is one task)")
-    if backend == "ray":
-        return await _on_ray(
-            tasks, task_list, ray_address, ray_env, model, config, task_args, max_samples,
-            epochs, limit, db, resume, chosen_shard, merge, progress, collect,
-        )  # fmt: skip
-    if backend != "local":
+    if backend not in ("local", "ray"):
         raise ConfigurationError(f"backend must be 'local' or 'ray', not {backend!r}")
     results: list[EvalResult] = []
-    for task in task_list:
-        chosen = _configured(model if model is not None else task.model, config)
-        runner = _TaskRun(
-            task,
-            model=chosen,
-            max_samples=max_samples or default_max_samples(chosen),
-            epochs=epochs or task.epochs,
-            limit=limit,
-            db=db,
-            resume=resume,
-            progress=progress or Quiet(),
-            shard=chosen_shard,
-            merge=merge,
-        )
-        try:
-            with on_sys_path(task._folder):  # the task file's code may import neighbours
-                result = await runner()
-        except asyncio.CancelledError:
-            collect(runner.result)
-            raise
-        results.append(result)
-        collect(result)
-    return results
+    with contextlib.ExitStack() as stack:
+        extra: dict[str, Any] = {}
+        kind: type[_TaskRun] = _TaskRun
+        if backend == "ray":
+            from ._ray import RayTaskRun, forwarded_env, ray_options, ray_session
 
-
-async def _on_ray(
-    tasks: TaskSpec | Sequence[TaskSpec],
-    task_list: list[Task],
-    address: str | None,
-    env: Sequence[str],
-    model: str | Model | None,
-    config: GenerateConfig | None,
-    task_args: Mapping[str, Any] | None,
-    max_samples: int | None,
-    epochs: int | None,
-    limit: int | None,
-    db: str | os.PathLike[str] | Literal[False] | None,
-    resume: str | None,
-    shard: Shard | None,
-    merge: Sequence[str | os.PathLike[str]],
-    progress: EvalProgress | None,
-    collect: Callable[[EvalResult], None],
-) -> list[EvalResult]:
-    """The tasks' samples on Ray workers (``_ray.py``), the tasks one after the other."""
-    from ._ray import RayTaskRun, forwarded_env, model_name, ray_session
-
-    specs = [tasks] if isinstance(tasks, str | Task) else list(tasks)
-    if not all(isinstance(spec, str) for spec in specs) or len(specs) != 1:
-        raise ConfigurationError(
-            "evals on Ray take one task file or name (FILE.py, FILE.py@task, a registered "
-            "name): the workers build the tasks from it"
-        )
-    if resume is not None or shard is not None:
-        raise ConfigurationError("evals on Ray do not take resume= or shard= (yet)")
-    name, forwarded = model_name(model), forwarded_env(env)
-    results: list[EvalResult] = []
-    with ray_session(address) as ray:
+            kind = RayTaskRun
+            extra = ray_options(tasks, model, config, task_args, max_samples, resume, shard)
+            extra["ray"] = stack.enter_context(ray_session(ray_address))
+            extra["env"] = forwarded_env(ray_env)
         for task in task_list:
             chosen = _configured(model if model is not None else task.model, config)
-            runner = RayTaskRun(
+            runner = kind(
                 task,
                 model=chosen,
                 max_samples=max_samples or default_max_samples(chosen),
                 epochs=epochs or task.epochs,
                 limit=limit,
                 db=db,
-                resume=None,
+                resume=resume,
                 progress=progress or Quiet(),
+                shard=chosen_shard,
                 merge=merge,
-                ray=ray,
-                spec=str(specs[0]),
-                task_args=task_args,
-                model_name=name,
-                config=config,
-                requested_samples=max_samples,
-                env=forwarded,
+                **extra,
             )
             try:
-                with on_sys_path(task._folder):
+                with on_sys_path(task._folder):  # the task file's code may import neighbours
                     result = await runner()
             except asyncio.CancelledError:
                 collect(runner.result)

@@ -279,6 +279,34 @@ class RayTaskRun(_TaskRun):
         self.progress.sample_finished(self.result.samples[-1])
 
 
+def ray_options(
+    tasks: Any,
+    model: str | Model | None,
+    config: GenerateConfig | None,
+    task_args: Mapping[str, Any] | None,
+    max_samples: int | None,
+    resume: str | None,
+    shard: Any,
+) -> dict[str, Any]:
+    """What :class:`RayTaskRun` needs beyond a task's runner, checked: the task by file
+    or name (the workers build it), the model by name, no ``resume``/``shard``."""
+    specs = [tasks] if not isinstance(tasks, list | tuple) else list(tasks)
+    if len(specs) != 1 or not isinstance(specs[0], str):
+        raise ConfigurationError(
+            "evals on Ray take one task file or name (FILE.py, FILE.py@task, a registered "
+            "name): the workers build the tasks from it"
+        )
+    if resume is not None or shard is not None:
+        raise ConfigurationError("evals on Ray do not take resume= or shard= (yet)")
+    return {
+        "spec": specs[0],
+        "task_args": task_args,
+        "model_name": model_name(model),
+        "config": config,
+        "requested_samples": max_samples,
+    }
+
+
 def model_name(model: str | Model | None) -> str | None:
     """The model as Ray workers get it: by name (a Model object is not sent)."""
     if model is None or isinstance(model, str):
