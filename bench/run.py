@@ -38,6 +38,8 @@ GROWTH_CONFIGS = [
     Config("native + run store", store=True),
     Config("react", protocol="react"),
     Config("json", protocol="json"),
+    Config("react + run store", protocol="react", store=True),
+    Config("json + run store", protocol="json", store=True),
 ]
 
 

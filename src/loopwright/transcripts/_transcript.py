@@ -269,29 +269,33 @@ class Transcript:
         ids of the rest (``input``); the new messages are recorded.
 
         The prefix is found by comparing message objects (identity first, at C speed),
-        so the cost per call is a pointer comparison per message plus the new messages.
+        so the cost per call is a pointer comparison per message plus the new messages;
+        the list kept for the next call is the last one's, extended in place.
         """
         root = self._root
-        msgs = list(messages)
-        k = 0
-        base_id: str | None = None
-        base = root.bases.get(msgs[0].id) if msgs else None
+        if not messages:
+            return None, 0, []
+        first = messages[0].id
+        base = root.bases.get(first)
+        k, base_id, base_msgs = 0, None, None
         if base is not None:
-            base_msgs = base[1]
-            n = min(len(base_msgs), len(msgs))
+            base_id, base_msgs = base
+            n = len(base_msgs)
+            head = messages[:n] if len(messages) >= n and messages[n - 1] is base_msgs[-1] else ()
             # the usual call extends the last one: one slice, compared at C speed
-            if msgs[:n] == (base_msgs if n == len(base_msgs) else base_msgs[:n]):
+            if len(head) == n and (head if isinstance(head, list) else list(head)) == base_msgs:
                 k = n
             else:
-                while k < n and msgs[k].id == base_msgs[k].id:
+                while k < min(n, len(messages)) and messages[k].id == base_msgs[k].id:
                     k += 1
-            if k:
-                base_id = base[0]
-        rest = msgs[k:]
+        rest = list(messages[k:])
         self.add_messages(rest)
-        if msgs:
-            root.bases[msgs[0].id] = (event_id, msgs)
-        return base_id, k, [m.id for m in rest]
+        if base_msgs is not None and k == len(base_msgs):
+            base_msgs += rest  # the kept list moves forward with the conversation
+        else:
+            base_msgs = list(messages)
+        root.bases[first] = (event_id, base_msgs)
+        return (base_id if k else None), k, [m.id for m in rest]
 
 
 def _walk(events: Sequence[Event]) -> Iterator[Event]:

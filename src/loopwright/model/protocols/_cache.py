@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from .._chat import ChatMessage
 
-__all__ = ["CURSORS_PER_START", "LRU", "Cursor", "extends"]
+__all__ = ["CURSORS_PER_START", "LRU", "Cursor"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -70,7 +70,7 @@ class LRU(Generic[K, V]):
 @dataclass(slots=True)
 class Cursor:
     """A checkpoint of a conversation's rendering, so a later request renders only what
-    is new after it."""
+    is new after it. The request that resumes from it extends it in place."""
 
     src: list[ChatMessage]  # the messages rendered (the same objects)
     n: int
@@ -83,12 +83,3 @@ class Cursor:
 
 CURSORS_PER_START = 4
 
-
-def extends(new: Cursor, old: Cursor) -> bool:
-    """Whether ``new`` makes ``old`` useless (same conversation, further along)."""
-    return (
-        old.n <= new.n
-        and old.toolset_key == new.toolset_key
-        and new.src[old.n - 1] is old.src[-1]
-        and new.src[: old.n] == old.src
-    )

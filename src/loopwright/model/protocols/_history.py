@@ -12,7 +12,10 @@ before:
 - a checkpoint (:class:`~._cache.Cursor`) is kept per conversation for "all but the last
   message": a conversation that grew resumes from it, and so does one whose last
   message is replaced each request (``iterative()``'s ephemeral nudge). Finding it is a
-  pointer compare per message, in C.
+  pointer compare per message, in C; the request that resumes from it moves it forward
+  in place (its lists extended, its last joined user turn joined again), so a request
+  renders, joins and stores only its new messages, and copies the finished list once
+  (the request's own: later requests never change it).
 
 What each message looks like is the protocol's: :meth:`TextProtocol.render_assistant`,
 :meth:`TextProtocol.render_observation` and its system prompt.
@@ -20,6 +23,7 @@ What each message looks like is the protocol's: :meth:`TextProtocol.render_assis
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -31,7 +35,7 @@ from .._chat import (
     ToolMessage,
     UserMessage,
 )
-from ._cache import CURSORS_PER_START, LRU, Cursor, extends
+from ._cache import CURSORS_PER_START, LRU, Cursor
 from ._toolset import ToolSet, is_feedback
 
 if TYPE_CHECKING:
@@ -63,6 +67,9 @@ class History:
         self._cursors: LRU[str, list[Cursor]] = LRU(
             1024, weigh=lambda cursors: sum(c.n for c in cursors), max_weight=cache_size
         )
+        # a checkpoint is extended in place: one request at a time (threads may share
+        # a model)
+        self._lock = threading.Lock()
 
     def remember(self, message: AssistantMessage, shown: AssistantMessage) -> None:
         """Show the parsed ``message`` as ``shown`` (the reply's text as the model wrote
@@ -80,39 +87,73 @@ class History:
         offered), in the protocol's format, user turns joined."""
         n = len(messages)
         tkey = toolset.key if toolset is not None else None
-        # Only the messages after the checkpoint ("all but the last message") are rendered.
+        # The checkpoint covers "all but the last message"; only what lies after it is
+        # rendered, and the checkpoint resumed from is extended in place.
         stop = n - 1 if n > 1 else n
-        cur = self._resume(messages, stop, tkey, today)
-        if cur is not None:
-            unmerged = cur.unmerged + self._render_range(messages, cur.n, stop, toolset)
-            kept, tail = cur.out[:-1], cur.tail
-        else:
-            unmerged = []
-            begin = 0
-            if toolset is not None:
-                first = messages[0] if n else None
-                system = first if isinstance(first, SystemMessage) else None
-                unmerged.append(self._protocol.system_message(system, toolset, today))
-                begin = 1 if system is not None else 0
-            unmerged += self._render_range(messages, begin, stop, toolset)
-            kept, tail = [], 0
-        out, tail = self._merged_tail(unmerged, kept, tail)
-        if stop > 0 and (stop < n or cur is None):
-            self._checkpoint(messages, stop, tkey, today, unmerged, out, tail, cur)
-        if stop < n:  # the last message, after the checkpoint
-            unmerged = unmerged + self._render_range(messages, stop, n, toolset)
-            out, _ = self._merged_tail(unmerged, out[:-1], tail)
-        return out
+        with self._lock:
+            cur = self._resume(messages, stop, tkey, today)
+            if cur is None:
+                cur = self._start(messages, stop, tkey, today, toolset)
+            elif cur.n < stop:
+                self._extend(cur, messages, stop, toolset)
+            if stop == n:
+                return list(cur.out)
+            last = self._render_range(messages, stop, n, toolset)
+            if not self._protocol.merge_user_turns:
+                return cur.out + last
+            merged, _ = self._merge(cur.unmerged[cur.tail :] + last)
+            return cur.out[:-1] + merged
 
-    def _merged_tail(
-        self, unmerged: list[ChatMessage], kept: list[ChatMessage], tail: int
-    ) -> tuple[list[ChatMessage], int]:
-        """``kept`` plus ``unmerged[tail:]`` with adjacent user turns joined, and the new
-        tail (where the source of the result's last item starts in ``unmerged``)."""
+    def _start(
+        self,
+        messages: Sequence[ChatMessage],
+        stop: int,
+        tkey: object,
+        today: str,
+        toolset: ToolSet | None,
+    ) -> Cursor:
+        """A new checkpoint of ``messages[:stop]``, rendered from the start (each message
+        from the cache when seen before)."""
+        unmerged: list[ChatMessage] = []
+        begin = 0
+        if toolset is not None:
+            first = messages[0] if messages else None
+            system = first if isinstance(first, SystemMessage) else None
+            unmerged.append(self._protocol.system_message(system, toolset, today))
+            begin = 1 if system is not None else 0
+        unmerged += self._render_range(messages, begin, stop, toolset)
+        cur = Cursor(list(messages[:stop]), stop, tkey, today, unmerged, [], 0)
+        self._join(cur)
+        if stop > 0:
+            # a few conversations may share a first message (a module-level system prompt)
+            key = messages[0].id
+            kept = self._cursors.get(key) or []
+            self._cursors.put(key, [cur, *kept][:CURSORS_PER_START])
+        return cur
+
+    def _extend(
+        self, cur: Cursor, messages: Sequence[ChatMessage], stop: int, toolset: ToolSet | None
+    ) -> None:
+        """Move ``cur`` forward to ``messages[:stop]``: what it held stays as it is; only
+        the new messages are rendered and joined."""
+        cur.src += messages[cur.n : stop]
+        cur.unmerged += self._render_range(messages, cur.n, stop, toolset)
+        cur.n = stop
+        self._join(cur)
+        key = messages[0].id
+        self._cursors.put(key, self._cursors.get(key) or [cur])  # its weight changed
+
+    def _join(self, cur: Cursor) -> None:
+        """Bring ``cur.out`` up to ``cur.unmerged``: the items from ``cur.tail`` on (the
+        source of its last item, which may join new user turns) are joined again."""
         if not self._protocol.merge_user_turns:
-            return unmerged, max(len(unmerged) - 1, 0)
-        merged, last_start = self._merge(unmerged, tail)
-        return kept + merged, tail + last_start
+            cur.out = cur.unmerged  # the same list: nothing is joined
+            cur.tail = max(len(cur.unmerged) - 1, 0)
+            return
+        merged, last_start = self._merge(cur.unmerged, cur.tail)
+        del cur.out[len(cur.out) - 1 :]
+        cur.out += merged
+        cur.tail += last_start
 
     def _resume(
         self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
@@ -134,26 +175,6 @@ class History:
             ):
                 best = cur
         return best
-
-    def _checkpoint(
-        self,
-        messages: Sequence[ChatMessage],
-        n: int,
-        tkey: object,
-        today: str,
-        unmerged: list[ChatMessage],
-        out: list[ChatMessage],
-        tail: int,
-        resumed: Cursor | None,
-    ) -> None:
-        key = messages[0].id
-        cursor = Cursor(list(messages[:n]), n, tkey, today, unmerged, out, tail)
-        # (the checkpoint resumed from is extended: known without comparing again)
-        kept = [
-            c for c in self._cursors.get(key) or () if c is not resumed and not extends(cursor, c)
-        ]
-        # a few conversations may share a first message (a module-level system prompt)
-        self._cursors.put(key, [cursor, *kept][:CURSORS_PER_START])
 
     def _render_range(
         self, messages: Sequence[ChatMessage], begin: int, end: int, toolset: ToolSet | None
