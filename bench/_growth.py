@@ -2,7 +2,9 @@
 store's bytes per step.
 
 The trivial tool stamps the time of each call; the time between two consecutive calls
-is one whole step (model call, events, tool call). The figure for "step ~k" is the
+is one whole step (model call, events, tool call). It stamps the process's CPU time
+too (every thread: the run store's writer as well), which on a loaded machine is the
+steadier figure: wall time also counts the time the process waited for a core. The figure for "step ~k" is the
 median over a window of steps around k; each window's figure is then the median over
 several runs.
 """
@@ -28,12 +30,18 @@ class Growth:
     early_us: float
     late_us: float
     steps: int
+    early_cpu_us: float = 0.0
+    late_cpu_us: float = 0.0
     store_bytes_per_step: float | None = None
     payload_bytes_per_step: float | None = None
 
     @property
     def ratio(self) -> float:
         return self.late_us / self.early_us
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.late_cpu_us / self.early_cpu_us if self.early_cpu_us else 0.0
 
 
 def _window(deltas: list[float], around: int) -> float:
@@ -59,7 +67,8 @@ def _payload_bytes(path: str) -> int:
         conn.close()
 
 
-async def _stamped_run(runner: Runner, steps: int) -> list[float]:
+async def _stamped_run(runner: Runner, steps: int) -> tuple[list[float], list[float]]:
+    """The wall and CPU seconds between consecutive tool calls of one run."""
     model = runner.model(steps)
     _scenarios.STAMPS.clear()
     _scenarios.STAMP = True
@@ -67,8 +76,8 @@ async def _stamped_run(runner: Runner, steps: int) -> list[float]:
         await runner.run(model)
     finally:
         _scenarios.STAMP = False
-    stamps = list(_scenarios.STAMPS)
-    return [b - a for a, b in itertools.pairwise(stamps)]
+    pairs = list(itertools.pairwise(_scenarios.STAMPS))
+    return [b[0] - a[0] for a, b in pairs], [b[1] - a[1] for a, b in pairs]
 
 
 async def measure(config: Config, steps: int, runs: int) -> Growth:
@@ -76,14 +85,19 @@ async def measure(config: Config, steps: int, runs: int) -> Growth:
     folder = tempfile.mkdtemp(prefix="lw-bench-")
     early: list[float] = []
     late: list[float] = []
+    early_cpu: list[float] = []
+    late_cpu: list[float] = []
     per_step: float | None = None
     payload: float | None = None
     for i in range(runs):
         db = fresh_db(folder, f"growth{i}") if config.store else None
         runner = Runner(config, db)
-        deltas = await _stamped_run(runner, steps)
+        deltas, cpu = await _stamped_run(runner, steps)
+        end = len(deltas) - WINDOW // 2 - 1
         early.append(_window(deltas, 10))
-        late.append(_window(deltas, len(deltas) - WINDOW // 2 - 1))
+        late.append(_window(deltas, end))
+        early_cpu.append(_window(cpu, 10))
+        late_cpu.append(_window(cpu, end))
         if db is not None and i == 0:
             # bytes of a long run minus those of a short one: what each step adds
             small = fresh_db(folder, "small")
@@ -95,6 +109,8 @@ async def measure(config: Config, steps: int, runs: int) -> Growth:
         statistics.median(early) * 1e6,
         statistics.median(late) * 1e6,
         steps,
+        statistics.median(early_cpu) * 1e6,
+        statistics.median(late_cpu) * 1e6,
         per_step,
         payload,
     )

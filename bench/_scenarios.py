@@ -21,8 +21,9 @@ import loopwright as lw
 
 Protocol = Literal["native", "react", "json"]
 
-# tool call timestamps of the current run (growth measures the time between steps)
-STAMPS: list[float] = []
+# tool call timestamps of the current run (growth measures the time between steps):
+# (wall, process CPU) seconds
+STAMPS: list[tuple[float, float]] = []
 STAMP = False
 
 
@@ -35,7 +36,7 @@ async def add(a: int, b: int) -> int:
         b: The second number.
     """
     if STAMP:
-        STAMPS.append(time.perf_counter())
+        STAMPS.append((time.perf_counter(), time.process_time()))
     return a + b
 
 

@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from .._prefix import starts_with
 from .._waits import WaitClock
 from ..model import ChatMessage
 from ._current import _observers, _scope
@@ -275,27 +276,28 @@ class Transcript:
         root = self._root
         if not messages:
             return None, 0, []
-        first = messages[0].id
-        base = root.bases.get(first)
-        k, base_id, base_msgs = 0, None, None
-        if base is not None:
-            base_id, base_msgs = base
-            n = len(base_msgs)
-            head = messages[:n] if len(messages) >= n and messages[n - 1] is base_msgs[-1] else ()
-            # the usual call extends the last one: one slice, compared at C speed
-            if len(head) == n and (head if isinstance(head, list) else list(head)) == base_msgs:
-                k = n
+        with root.lock:  # (the kept list is extended for the comparison)
+            first = messages[0].id
+            base = root.bases.get(first)
+            k, base_id, extends = 0, None, False
+            if base is not None:
+                base_id, base_msgs = base
+                n = len(base_msgs)
+                # the usual call extends the last one: compared at C speed, without a copy
+                extends = starts_with(messages, base_msgs)
+                if extends:
+                    k = n
+                else:
+                    while k < min(n, len(messages)) and messages[k].id == base_msgs[k].id:
+                        k += 1
+            rest = list(messages[k:])
+            self.add_messages(rest)
+            if extends:
+                base_msgs += rest  # the kept list moves forward with the conversation
             else:
-                while k < min(n, len(messages)) and messages[k].id == base_msgs[k].id:
-                    k += 1
-        rest = list(messages[k:])
-        self.add_messages(rest)
-        if base_msgs is not None and k == len(base_msgs):
-            base_msgs += rest  # the kept list moves forward with the conversation
-        else:
-            base_msgs = list(messages)
-        root.bases[first] = (event_id, base_msgs)
-        return (base_id if k else None), k, [m.id for m in rest]
+                base_msgs = list(messages)
+            root.bases[first] = (event_id, base_msgs)
+            return (base_id if k else None), k, [m.id for m in rest]
 
 
 def _walk(events: Sequence[Event]) -> Iterator[Event]:

@@ -135,6 +135,26 @@ def test_a_replaced_last_message_resumes_from_the_checkpoint() -> None:
     assert max(walked[-10:]) <= 2
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(steps, min_size=2, max_size=10), st.booleans())
+def test_a_request_handed_out_is_never_changed_by_later_ones(
+    plan: list[str], ephemeral_nudge: bool
+) -> None:
+    # a checkpoint is extended in place: the lists it gave earlier requests must not move
+    protocol = ReActProtocol()
+    messages: list[lw.ChatMessage] = [lw.UserMessage(content="task")]
+    handed: list[tuple[list[lw.ChatMessage], list[lw.ChatMessage]]] = []
+    for i, step in enumerate(plan):
+        grow(messages, step, i)
+        sent = [*messages, lw.UserMessage(content=f"nudge {i}")] if ephemeral_nudge else messages
+        got = protocol.render(sent, TOOLS, CONFIG).messages
+        assert isinstance(got, list)
+        handed.append((got, list(got)))
+    for got, snapshot in handed:
+        assert len(got) == len(snapshot)
+        assert all(a is b for a, b in zip(got, snapshot, strict=True))
+
+
 def test_conversations_sharing_a_first_message_keep_their_own_checkpoints() -> None:
     protocol = ReActProtocol()
     walked = counting(protocol)

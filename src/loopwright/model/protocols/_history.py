@@ -27,6 +27,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..._prefix import starts_with
 from .._chat import (
     AssistantMessage,
     ChatMessage,
@@ -159,7 +160,7 @@ class History:
         self, messages: Sequence[ChatMessage], stop: int, tkey: object, today: str
     ) -> Cursor | None:
         """The longest checkpoint of this conversation that ``messages[:stop]`` extends:
-        the same message objects in the same places (one C-level pointer compare)."""
+        the same message objects in the same places (a C-level pointer compare, no copy)."""
         if not messages:
             return None
         best: Cursor | None = None
@@ -169,9 +170,7 @@ class History:
                 and cur.today == today
                 and 0 < cur.n <= stop
                 and (best is None or cur.n > best.n)
-                and messages[cur.n - 1] is cur.src[-1]
-                and (messages[: cur.n] if isinstance(messages, list) else list(messages[: cur.n]))
-                == cur.src
+                and starts_with(messages, cur.src)
             ):
                 best = cur
         return best
