@@ -4,9 +4,10 @@ store's bytes per step.
 The trivial tool stamps the time of each call; the time between two consecutive calls
 is one whole step (model call, events, tool call). It stamps the process's CPU time
 too (every thread: the run store's writer as well), which on a loaded machine is the
-steadier figure: wall time also counts the time the process waited for a core. The figure for "step ~k" is the
-median over a window of steps around k; each window's figure is then the median over
-several runs.
+steadier figure: wall time also counts the time the process waited for a core. The
+figure for "step ~k" is the median over a window of steps around k; each window's
+figure is then the median over several runs. (``_flat.py`` measures the same ratio
+with the late and early steps taking turns, which a changing load cannot skew.)
 """
 
 from __future__ import annotations

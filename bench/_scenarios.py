@@ -12,7 +12,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +25,8 @@ Protocol = Literal["native", "react", "json"]
 # (wall, process CPU) seconds
 STAMPS: list[tuple[float, float]] = []
 STAMP = False
+# flat steps (_flat.py): the gate a tool call waits at while the other agent steps
+GATE: Callable[[], Awaitable[None]] | None = None
 
 
 @lw.tool
@@ -37,6 +39,8 @@ async def add(a: int, b: int) -> int:
     """
     if STAMP:
         STAMPS.append((time.perf_counter(), time.process_time()))
+    if GATE is not None:
+        await GATE()
     return a + b
 
 

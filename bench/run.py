@@ -25,6 +25,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _flat  # noqa: E402
 import _growth  # noqa: E402
 import _per_step  # noqa: E402
 import import_time  # noqa: E402
@@ -32,7 +33,7 @@ import state  # noqa: E402
 from _report import Report  # noqa: E402
 from _scenarios import Config  # noqa: E402
 
-SECTIONS = ("per_step", "growth", "concurrency", "import", "state")
+SECTIONS = ("per_step", "growth", "flat", "concurrency", "import", "state")
 GROWTH_CONFIGS = [
     Config("native"),
     Config("native + run store", store=True),
@@ -127,12 +128,9 @@ def per_step(report: Report, steps: int, rounds: int, warmup: int, names: list[s
 def growth(report: Report, steps: int, runs: int) -> None:
     rows = []
     worst = 0.0
-    flat: dict[str, tuple[float, float]] = {}  # the issue 22 configurations: wall, CPU ratio
     for config in GROWTH_CONFIGS:
         g = asyncio.run(_growth.measure(config, steps, runs))
         worst = max(worst, g.ratio) if config.protocol == "native" else worst
-        if config.store:
-            flat[config.name] = (g.ratio, g.cpu_ratio)
         rows.append(
             [
                 g.name,
@@ -169,13 +167,62 @@ def growth(report: Report, steps: int, runs: int) -> None:
         rows,
     )
     report.target("step 1,000 costs <= 1.5x step 10 (native)", f"{worst:.2f}x", worst <= 1.5)
-    if flat:
-        text = ", ".join(f"{name}: {w:.2f}x wall, {c:.2f}x CPU" for name, (w, c) in flat.items())
-        report.target(
-            "flat steps: step 1,000 within 1.3x of step 10 (CPU), run store on (issue 22)",
-            text,
-            all(c <= 1.3 for _, c in flat.values()),
+
+
+FLAT_CONFIGS = [
+    Config("native + run store", store=True),
+    Config("react + run store", protocol="react", store=True),
+    Config("json + run store", protocol="json", store=True),
+]
+
+
+def flat_steps(report: Report, late_at: int, window: int) -> None:
+    rows, ratios = [], []
+    for config in FLAT_CONFIGS:
+        f = asyncio.run(_flat.measure(config, late_at, window))
+        ratios.append((f.name, f.ratio, f.cpu_ratio))
+        rows.append(
+            [
+                f.name,
+                f"{f.early_wall:.1f}",
+                f"{f.late_wall:.1f}",
+                f"{f.ratio:.2f}",
+                f"{f.early_cpu:.1f}",
+                f"{f.late_cpu:.1f}",
+                f"{f.cpu_ratio:.2f}",
+            ]
         )
+        report.raw.setdefault("flat", {})[f.name] = {**f.__dict__, "ratio": f.ratio}
+    late = f"step ~{late_at}"
+    report.table(
+        f"Flat steps: a run's steps {late_at}-{late_at + window} taking turns with steps "
+        "5-25 of fresh runs (µs per step, medians)",
+        [
+            "configuration",
+            "wall step ~10",
+            f"wall {late}",
+            "ratio",
+            "CPU step ~10",
+            f"CPU {late}",
+            "CPU ratio",
+        ],
+        rows,
+    )
+    render_rows = []
+    for protocol in ("react", "json"):
+        early, late_us = _flat.render_cost(protocol, late_at)
+        render_rows.append([protocol, f"{early:.1f}", f"{late_us:.1f}", f"{late_us / early:.2f}"])
+    report.table(
+        "A text protocol's render alone, a long and fresh conversations taking turns "
+        "(µs, median of 100 requests)",
+        ["protocol", "step ~10", late, "ratio"],
+        render_rows,
+    )
+    report.target(
+        "flat steps: step 1,000 within 1.3x of step 10, run store on (issue 22)",
+        ", ".join(f"{n}: {w:.2f}x" for n, w, _ in ratios),
+        all(w <= 1.3 for _, w, _ in ratios),
+    )
 
 
 def _concurrency_run(
@@ -364,6 +411,8 @@ def main() -> None:
         per_step(report, args.steps, args.rounds or rounds, warmup, names)
     if "growth" in only:
         growth(report, 1010, 1 if args.quick else 3)
+    if "flat" in only:
+        flat_steps(report, 1000, 50 if args.quick else 100)
     if "concurrency" in only:
         concurrency(report, [200, 2000], 10)
     if "import" in only:

@@ -82,4 +82,3 @@ class Cursor:
 
 
 CURSORS_PER_START = 4
-
