@@ -11,6 +11,7 @@ from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig, ToolChoice
 from .._output import ModelOutput, StopReason, Usage
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
+from ..protocols._cache import LRU
 from ._strict_tools import StrictTools
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
@@ -18,6 +19,7 @@ from ._wire_text import valid_text
 __all__ = [
     "FINISH_REASONS",
     "ChunkAssembler",
+    "WireCache",
     "messages_to_openai",
     "output_from_openai",
     "request_options",
@@ -50,24 +52,52 @@ def _assistant(message: AssistantMessage, null_content: bool) -> dict[str, Any]:
     return out
 
 
+class WireCache:
+    """The wire form of messages already sent, by message id (and checked to come from
+    the very same message object, with the same ``null_content``): a request converts
+    only the messages it did not send before, so a step's cost does not grow with the
+    conversation. The dicts are shared between requests: nothing may change them."""
+
+    def __init__(self, size: int = 16384) -> None:
+        self._wire: LRU[str, tuple[ChatMessage, bool, dict[str, Any]]] = LRU(size)
+
+    def get(self, message: ChatMessage, null_content: bool) -> dict[str, Any] | None:
+        hit = self._wire.get(message.id)
+        if hit is None or hit[0] is not message or hit[1] is not null_content:
+            return None
+        return hit[2]
+
+    def put(self, message: ChatMessage, null_content: bool, wire: dict[str, Any]) -> None:
+        self._wire.put(message.id, (message, null_content, wire))
+
+
+def _to_openai(m: ChatMessage, null_content: bool) -> dict[str, Any]:
+    if m.role == "assistant":
+        return _assistant(m, null_content)
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": tool_result_text(m)}
+    return {"role": m.role, "content": m.content}
+
+
 def messages_to_openai(
-    messages: Sequence[ChatMessage], *, null_content: bool = True
+    messages: Sequence[ChatMessage], *, null_content: bool = True, cache: WireCache | None = None
 ) -> list[dict[str, Any]]:
     """The ``messages`` of a chat-completions request.
 
     ``null_content``: an assistant message with tool calls and no text is sent with
     ``content: null`` (what OpenAI documents); when False, with ``""`` (for servers that
-    reject null, such as llama-cpp-python's). Reasoning is not sent back.
+    reject null, such as llama-cpp-python's). Reasoning is not sent back. ``cache``: the
+    wire form of messages sent before is taken from it, that of new ones put in it.
     """
+    if cache is None:
+        return [_to_openai(m, null_content) for m in messages]
     out: list[dict[str, Any]] = []
     for m in messages:
-        if m.role == "assistant":
-            out.append(_assistant(m, null_content))
-        elif m.role == "tool":
-            content = tool_result_text(m)
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": content})
-        else:
-            out.append({"role": m.role, "content": m.content})
+        wire = cache.get(m, null_content)
+        if wire is None:
+            wire = _to_openai(m, null_content)
+            cache.put(m, null_content, wire)
+        out.append(wire)
     return out
 
 

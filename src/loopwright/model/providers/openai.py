@@ -83,7 +83,7 @@ from ._http_errors import (
     malformed_reply,
     sdk_failure,
 )
-from ._openai_convert import messages_to_openai, output_from_openai, request_options
+from ._openai_convert import WireCache, messages_to_openai, output_from_openai, request_options
 from ._openai_stream import stream_chat
 from ._sdk_clients import PerLoopClients
 from ._strict_tools import StrictTools
@@ -254,6 +254,7 @@ class OpenAIAPI(ModelAPI):
             raise ConfigurationError(f"strict_tools must be True or False, got {strict_tools!r}")
         self._strict = StrictTools(self.name) if strict_tools else None
         self._client_args = client_args
+        self._wire = WireCache()  # messages sent before are not converted again
         self._clients: PerLoopClients[openai_sdk.AsyncOpenAI] = PerLoopClients(
             self._sdk.AsyncOpenAI,
             self._sdk.DefaultAsyncHttpxClient,
@@ -316,7 +317,9 @@ class OpenAIAPI(ModelAPI):
         )
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": messages_to_openai(messages, null_content=self._null_content is not False),
+            "messages": messages_to_openai(
+                messages, null_content=self._null_content is not False, cache=self._wire
+            ),
             **opts,
         }
         body.update(body.pop("extra_body", None) or {})
@@ -390,7 +393,7 @@ class OpenAIAPI(ModelAPI):
                 if not self._rejects_null(ex, body):
                     raise
                 fell_back = True
-                wire = messages_to_openai(messages, null_content=False)
+                wire = messages_to_openai(messages, null_content=False, cache=self._wire)
                 body["messages"] = valid_body(wire) if mended else wire
                 continue
             if fell_back:
