@@ -7,7 +7,10 @@ calls and the tool's calls and fails unless they are N and N - 1 (a figure canno
 from a run that stopped early). Each configuration runs once per round; rounds interleave
 the configurations in a rotating order, and each figure is the median over the rounds
 after the warm-up ones. The floor (``_scenarios.floor_agent``) and loopwright's native
-configuration run in the same process; every ratio is against the floor.
+configuration, without and with the run store (one file for every run, as a process
+that makes many runs has), run in the same process; every ratio is against the floor.
+The target (issue 22): loopwright native with the run store on at least 10x cheaper per
+step, in CPU time, than the fastest peer of the run.
 
 Peers (each skipped, with the reason printed, when it cannot be imported):
 
@@ -57,6 +60,7 @@ from _scenarios import Config, Runner, time_floor
 HERE = Path(__file__).resolve().parent
 TASK = "Add the numbers."
 FLOOR = "floor (bare asyncio, dicts)"
+STORE = "loopwright native + run store"
 
 
 @dataclass
@@ -126,8 +130,12 @@ class Loopwright(Subject):
     name = "loopwright native"
     driven = "`lw.run(lw.react(tools=[add]))`, mock model (`_scenarios.Runner`)"
 
-    def __init__(self) -> None:
-        self.runner = Runner(Config("native"), None)
+    def __init__(self, store: bool = False) -> None:
+        db = os.path.join(tempfile.mkdtemp(prefix="lw-peers-"), "runs.db") if store else None
+        if store:
+            self.name = STORE
+            self.driven = self.driven + ", `db=` one run store file for every run"
+        self.runner = Runner(Config(self.name, store=store), db)
         self.version = metadata.version("loopwright")
 
     async def time_one(self, steps: int) -> tuple[float, float]:
@@ -427,7 +435,7 @@ def openai_agents_subjects() -> list[Subject]:
 
 # --- measuring ----------------------------------------------------------------------------
 def subjects(with_eval: bool) -> list[Subject]:
-    found: list[Subject] = [Floor(), Loopwright()]
+    found: list[Subject] = [Floor(), Loopwright(), Loopwright(store=True)]
     makers: list[tuple[str, Callable[[], list[Subject]]]] = [
         ("pydantic-ai", pydantic_ai_subjects),
         ("inspect-ai", lambda: inspect_ai_subjects(with_eval)),
@@ -510,12 +518,23 @@ def main() -> None:
         ],
         rows,
     )
+    peers = [s for s in subs if isinstance(s, Peer)]
+    if peers:
+        fastest = min(peers, key=lambda s: med(samples[s.name].cpu))
+        ours, theirs = med(samples[STORE].cpu), med(samples[fastest.name].cpu)
+        report.target(
+            "native with the run store on at least 10x cheaper per step (CPU) than the "
+            f"fastest peer ({fastest.name}) (issue 22)",
+            f"{theirs / ours:.1f}x cheaper ({ours / n * 1e6:,.1f} vs {theirs / n * 1e6:,.1f} µs)",
+            theirs / ours >= 10,
+        )
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     report.line(f"\nLoad average at the end: {load}.")
     report.line("\nHow each was driven:\n")
     for s in subs:
         report.line(f"- {s.name}: {s.driven}")
 
+    report.finish()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.markdown())
