@@ -36,6 +36,8 @@ sys.path.insert(0, str(HERE))
 import loopwright as lw  # noqa: E402
 
 STEPS = 50
+BARE = "bare loop, official SDK"
+BARE_POST = "bare loop, SDK's post (no transform)"
 TASK = "Add the numbers, then submit."
 TOOLS = [
     {
@@ -160,8 +162,8 @@ async def measure(url: str, rounds: int, warmup: int) -> dict[str, tuple[float, 
         return sum(1 for m in state.messages if m.role == "assistant")
 
     ways: dict[str, Callable[[], Awaitable[int]]] = {
-        "bare loop, official SDK": lambda: bare_loop(client),
-        "bare loop, SDK's post (no transform)": lambda: bare_loop(client, raw=True),
+        BARE: lambda: bare_loop(client),
+        BARE_POST: lambda: bare_loop(client, raw=True),
         "loopwright, run store off": lambda: loopwright(False),
         "loopwright, run store on": lambda: loopwright(db),
     }
@@ -196,8 +198,7 @@ def main() -> None:
     delays = [float(d) for d in args.delays.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f}; {STEPS}-step agents, µs per step (medians)")
     for delay, figures in run_all(delays, args.rounds, args.warmup).items():
-        bare = figures["bare loop, official SDK"][0]
-        raw = figures["bare loop, SDK's post (no transform)"][0]
+        bare, raw = figures[BARE][0], figures[BARE_POST][0]
         print(f"\nserver answers after {delay:g} ms")
         for name, (wall, cpu) in figures.items():
             print(

@@ -29,11 +29,12 @@ import _flat  # noqa: E402
 import _growth  # noqa: E402
 import _per_step  # noqa: E402
 import import_time  # noqa: E402
+import next_to_model  # noqa: E402
 import state  # noqa: E402
 from _report import Report  # noqa: E402
 from _scenarios import Config  # noqa: E402
 
-SECTIONS = ("per_step", "growth", "flat", "concurrency", "import", "state")
+SECTIONS = ("per_step", "growth", "flat", "model", "concurrency", "import", "state")
 GROWTH_CONFIGS = [
     Config("native"),
     Config("native + run store", store=True),
@@ -225,6 +226,39 @@ def flat_steps(report: Report, late_at: int, window: int) -> None:
     )
 
 
+def next_to_a_model(report: Report, rounds: int) -> None:
+    rows = []
+    worst = 0.0
+    for delay, figures in next_to_model.run_all([2, 20], rounds, 2).items():
+        bare = figures[next_to_model.BARE][0]
+        post = figures[next_to_model.BARE_POST][0]
+        for name, (wall, cpu) in figures.items():
+            rows.append(
+                [
+                    f"{delay:g} ms",
+                    name,
+                    f"{wall:,.0f}",
+                    f"{cpu:,.0f}",
+                    f"{wall / bare:.3f}",
+                    f"{wall / post:.3f}",
+                ]
+            )
+            if name.startswith("loopwright"):
+                worst = max(worst, wall / bare)
+        report.raw.setdefault("model", {})[str(delay)] = figures
+    report.table(
+        f"Next to a model: a local OpenAI-compatible server answering after 2 / 20 ms, "
+        f"{next_to_model.STEPS}-step agents, µs per step (medians of {rounds} rounds)",
+        ["server", "loop", "wall", "CPU", "wall / bare SDK loop", "wall / bare SDK post"],
+        rows,
+    )
+    report.target(
+        "through openai/... at most 5% more wall per step than a bare loop on the SDK",
+        f"{worst:.3f}x at worst",
+        worst <= 1.05,
+    )
+
+
 def _concurrency_run(
     agents: int, steps: int, store: str | None, floor: bool, gc_tuned: bool = False
 ) -> dict[str, Any]:
@@ -413,6 +447,8 @@ def main() -> None:
         growth(report, 1010, 1 if args.quick else 3)
     if "flat" in only:
         flat_steps(report, 1000, 50 if args.quick else 100)
+    if "model" in only:
+        next_to_a_model(report, 4 if args.quick else 10)
     if "concurrency" in only:
         concurrency(report, [200, 2000], 10)
     if "import" in only:
