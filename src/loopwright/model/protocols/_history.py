@@ -103,7 +103,9 @@ class History:
             if not self._protocol.merge_user_turns:
                 return cur.out + last
             merged, _ = self._merge(cur.unmerged[cur.tail :] + last)
-            return cur.out[:-1] + merged
+            out = cur.out[:-1]  # the one copy of the history a request makes: its own list
+            out += merged
+            return out
 
     def _start(
         self,
