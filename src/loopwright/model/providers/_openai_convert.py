@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from ..._prefix import starts_with
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig, ToolChoice
 from .._output import ModelOutput, StopReason, Usage
@@ -53,22 +55,48 @@ def _assistant(message: AssistantMessage, null_content: bool) -> dict[str, Any]:
 
 
 class WireCache:
-    """The wire form of messages already sent, by message id (and checked to come from
-    the very same message object, with the same ``null_content``): a request converts
-    only the messages it did not send before, so a step's cost does not grow with the
-    conversation. The dicts are shared between requests: nothing may change them."""
+    """The wire form of messages already sent: a request converts only the messages it
+    did not send before, so a step's cost does not grow with the conversation.
+
+    Each message's dict is kept by message id (and checked to come from the very same
+    message object, with the same ``null_content``); each conversation's last list is
+    kept too (by its first message's id), and a request that extends it (the same
+    objects first: :func:`~loopwright._prefix.starts_with`) converts and looks up only
+    its new messages. The dicts are shared between requests: nothing may change them.
+    """
 
     def __init__(self, size: int = 16384) -> None:
         self._wire: LRU[str, tuple[ChatMessage, bool, dict[str, Any]]] = LRU(size)
+        # first message id -> (the messages, their wire form, null_content) last sent
+        self._last: LRU[str, tuple[list[ChatMessage], list[dict[str, Any]], bool]] = LRU(
+            64, weigh=lambda kept: len(kept[0]), max_weight=size
+        )
+        self._lock = threading.Lock()  # a conversation's lists are extended in place
 
-    def get(self, message: ChatMessage, null_content: bool) -> dict[str, Any] | None:
+    def convert(self, messages: Sequence[ChatMessage], null_content: bool) -> list[dict[str, Any]]:
+        """The wire form of ``messages`` (a new list; its dicts may be shared)."""
+        if not messages:
+            return []
+        key = messages[0].id
+        with self._lock:
+            kept = self._last.get(key)
+            if kept is not None and kept[2] is null_content and starts_with(messages, kept[0]):
+                source, wire = kept[0], kept[1]
+            else:
+                source, wire = [], []
+            for m in messages[len(source) :]:
+                wire.append(self._one(m, null_content))
+                source.append(m)
+            self._last.put(key, (source, wire, null_content))
+            return list(wire)
+
+    def _one(self, message: ChatMessage, null_content: bool) -> dict[str, Any]:
         hit = self._wire.get(message.id)
-        if hit is None or hit[0] is not message or hit[1] is not null_content:
-            return None
-        return hit[2]
-
-    def put(self, message: ChatMessage, null_content: bool, wire: dict[str, Any]) -> None:
+        if hit is not None and hit[0] is message and hit[1] is null_content:
+            return hit[2]
+        wire = _to_openai(message, null_content)
         self._wire.put(message.id, (message, null_content, wire))
+        return wire
 
 
 def _to_openai(m: ChatMessage, null_content: bool) -> dict[str, Any]:
@@ -91,14 +119,7 @@ def messages_to_openai(
     """
     if cache is None:
         return [_to_openai(m, null_content) for m in messages]
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        wire = cache.get(m, null_content)
-        if wire is None:
-            wire = _to_openai(m, null_content)
-            cache.put(m, null_content, wire)
-        out.append(wire)
-    return out
+    return cache.convert(messages, null_content)
 
 
 def tools_to_openai(
