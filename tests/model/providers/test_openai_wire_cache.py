@@ -68,3 +68,17 @@ async def test_the_empty_content_fallback_is_not_served_from_the_cache(wire: Wir
     await m.generate(messages, tools=[ADD])
     later = wire.bodies[3]["messages"]
     assert [w["content"] for w in later if w["role"] == "assistant"] == ["", "", ""]
+
+
+async def test_a_pruned_conversation_is_sent_as_it_is_now(wire: WireServer) -> None:
+    m = model(wire)
+    messages = list(HI)
+    for i in range(3):
+        messages += _turn(i)
+    wire.push(openai_reply("ok"))
+    await m.generate(messages, tools=[ADD])
+    pruned = [messages[0], messages[1], *messages[-2:]]  # the first message is kept
+    wire.push(openai_reply("ok"))
+    await m.generate(pruned, tools=[ADD])
+    assert wire.bodies[1]["messages"] == messages_to_openai(pruned)
+    assert len(wire.bodies[1]["messages"]) == 4
