@@ -17,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass
 
 import _scenarios
+from _report import Report
 from _scenarios import Config, Runner, fresh_db
 
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="")
@@ -88,7 +90,7 @@ class Gates:
 async def measure(config: Config, late_at: int = 1000, window: int = 100) -> Flat:
     """Steps ``late_at`` to ``late_at + window`` of one run, each followed by a step of
     a fresh run between its steps 5 and 25."""
-    folder = __import__("tempfile").mkdtemp(prefix="lw-bench-")
+    folder = tempfile.mkdtemp(prefix="lw-bench-")
     db = fresh_db(folder, "flat") if config.store else None
     gates = Gates()
     _scenarios.GATE = gates.tool_call
@@ -163,3 +165,60 @@ def render_cost(protocol: str, late_at: int = 1000, window: int = 100) -> tuple[
         early.append(step(short, i))
         late.append(step(long, late_at + i))
     return statistics.median(early) * 1e6, statistics.median(late) * 1e6
+
+
+FLAT_CONFIGS = [
+    Config("native + run store", store=True),
+    Config("react + run store", protocol="react", store=True),
+    Config("json + run store", protocol="json", store=True),
+]
+
+
+def report(out: Report, late_at: int, window: int) -> None:
+    """The flat-steps section of ``run.py``: the table, the render table, the target."""
+    rows, ratios = [], []
+    for config in FLAT_CONFIGS:
+        f = asyncio.run(measure(config, late_at, window))
+        ratios.append((f.name, f.ratio, f.cpu_ratio))
+        rows.append(
+            [
+                f.name,
+                f"{f.early_wall:.1f}",
+                f"{f.late_wall:.1f}",
+                f"{f.ratio:.2f}",
+                f"{f.early_cpu:.1f}",
+                f"{f.late_cpu:.1f}",
+                f"{f.cpu_ratio:.2f}",
+            ]
+        )
+        out.raw.setdefault("flat", {})[f.name] = {**f.__dict__, "ratio": f.ratio}
+    late = f"step ~{late_at}"
+    out.table(
+        f"Flat steps: a run's steps {late_at}-{late_at + window} taking turns with steps "
+        "5-25 of fresh runs (µs per step, medians)",
+        [
+            "configuration",
+            "wall step ~10",
+            f"wall {late}",
+            "ratio",
+            "CPU step ~10",
+            f"CPU {late}",
+            "CPU ratio",
+        ],
+        rows,
+    )
+    render_rows = []
+    for protocol in ("react", "json"):
+        early, late_us = render_cost(protocol, late_at)
+        render_rows.append([protocol, f"{early:.1f}", f"{late_us:.1f}", f"{late_us / early:.2f}"])
+    out.table(
+        "A text protocol's render alone, a long and fresh conversations taking turns "
+        "(µs, median of 100 requests)",
+        ["protocol", "step ~10", late, "ratio"],
+        render_rows,
+    )
+    out.target(
+        "flat steps: step 1,000 within 1.3x of step 10, run store on (issue 22)",
+        ", ".join(f"{n}: {w:.2f}x" for n, w, _ in ratios),
+        all(w <= 1.3 for _, w, _ in ratios),
+    )

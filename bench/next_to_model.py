@@ -33,6 +33,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _report import Report  # noqa: E402
+
 import loopwright as lw  # noqa: E402
 
 STEPS = 50
@@ -187,6 +189,40 @@ def run_all(delays: list[float], rounds: int, warmup: int) -> dict[float, dict[s
         finally:
             server.close()
     return out
+
+
+def report(out: Report, rounds: int) -> None:
+    """The "next to a model" section of ``run.py``: the table and the target."""
+    rows = []
+    worst = 0.0
+    for delay, figures in run_all([2, 20], rounds, 2).items():
+        bare = figures[BARE][0]
+        post = figures[BARE_POST][0]
+        for name, (wall, cpu) in figures.items():
+            rows.append(
+                [
+                    f"{delay:g} ms",
+                    name,
+                    f"{wall:,.0f}",
+                    f"{cpu:,.0f}",
+                    f"{wall / bare:.3f}",
+                    f"{wall / post:.3f}",
+                ]
+            )
+            if name.startswith("loopwright"):
+                worst = max(worst, wall / bare)
+        out.raw.setdefault("model", {})[str(delay)] = figures
+    out.table(
+        f"Next to a model: a local OpenAI-compatible server answering after 2 / 20 ms, "
+        f"{STEPS}-step agents, µs per step (medians of {rounds} rounds)",
+        ["server", "loop", "wall", "CPU", "wall / bare SDK loop", "wall / bare SDK post"],
+        rows,
+    )
+    out.target(
+        "through openai/... at most 5% more wall per step than a bare loop on the SDK",
+        f"{worst:.3f}x at worst",
+        worst <= 1.05,
+    )
 
 
 def main() -> None:

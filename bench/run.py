@@ -170,95 +170,6 @@ def growth(report: Report, steps: int, runs: int) -> None:
     report.target("step 1,000 costs <= 1.5x step 10 (native)", f"{worst:.2f}x", worst <= 1.5)
 
 
-FLAT_CONFIGS = [
-    Config("native + run store", store=True),
-    Config("react + run store", protocol="react", store=True),
-    Config("json + run store", protocol="json", store=True),
-]
-
-
-def flat_steps(report: Report, late_at: int, window: int) -> None:
-    rows, ratios = [], []
-    for config in FLAT_CONFIGS:
-        f = asyncio.run(_flat.measure(config, late_at, window))
-        ratios.append((f.name, f.ratio, f.cpu_ratio))
-        rows.append(
-            [
-                f.name,
-                f"{f.early_wall:.1f}",
-                f"{f.late_wall:.1f}",
-                f"{f.ratio:.2f}",
-                f"{f.early_cpu:.1f}",
-                f"{f.late_cpu:.1f}",
-                f"{f.cpu_ratio:.2f}",
-            ]
-        )
-        report.raw.setdefault("flat", {})[f.name] = {**f.__dict__, "ratio": f.ratio}
-    late = f"step ~{late_at}"
-    report.table(
-        f"Flat steps: a run's steps {late_at}-{late_at + window} taking turns with steps "
-        "5-25 of fresh runs (µs per step, medians)",
-        [
-            "configuration",
-            "wall step ~10",
-            f"wall {late}",
-            "ratio",
-            "CPU step ~10",
-            f"CPU {late}",
-            "CPU ratio",
-        ],
-        rows,
-    )
-    render_rows = []
-    for protocol in ("react", "json"):
-        early, late_us = _flat.render_cost(protocol, late_at)
-        render_rows.append([protocol, f"{early:.1f}", f"{late_us:.1f}", f"{late_us / early:.2f}"])
-    report.table(
-        "A text protocol's render alone, a long and fresh conversations taking turns "
-        "(µs, median of 100 requests)",
-        ["protocol", "step ~10", late, "ratio"],
-        render_rows,
-    )
-    report.target(
-        "flat steps: step 1,000 within 1.3x of step 10, run store on (issue 22)",
-        ", ".join(f"{n}: {w:.2f}x" for n, w, _ in ratios),
-        all(w <= 1.3 for _, w, _ in ratios),
-    )
-
-
-def next_to_a_model(report: Report, rounds: int) -> None:
-    rows = []
-    worst = 0.0
-    for delay, figures in next_to_model.run_all([2, 20], rounds, 2).items():
-        bare = figures[next_to_model.BARE][0]
-        post = figures[next_to_model.BARE_POST][0]
-        for name, (wall, cpu) in figures.items():
-            rows.append(
-                [
-                    f"{delay:g} ms",
-                    name,
-                    f"{wall:,.0f}",
-                    f"{cpu:,.0f}",
-                    f"{wall / bare:.3f}",
-                    f"{wall / post:.3f}",
-                ]
-            )
-            if name.startswith("loopwright"):
-                worst = max(worst, wall / bare)
-        report.raw.setdefault("model", {})[str(delay)] = figures
-    report.table(
-        f"Next to a model: a local OpenAI-compatible server answering after 2 / 20 ms, "
-        f"{next_to_model.STEPS}-step agents, µs per step (medians of {rounds} rounds)",
-        ["server", "loop", "wall", "CPU", "wall / bare SDK loop", "wall / bare SDK post"],
-        rows,
-    )
-    report.target(
-        "through openai/... at most 5% more wall per step than a bare loop on the SDK",
-        f"{worst:.3f}x at worst",
-        worst <= 1.05,
-    )
-
-
 def _concurrency_run(
     agents: int, steps: int, store: str | None, floor: bool, gc_tuned: bool = False
 ) -> dict[str, Any]:
@@ -446,9 +357,9 @@ def main() -> None:
     if "growth" in only:
         growth(report, 1010, 1 if args.quick else 3)
     if "flat" in only:
-        flat_steps(report, 1000, 50 if args.quick else 100)
+        _flat.report(report, 1000, 50 if args.quick else 100)
     if "model" in only:
-        next_to_a_model(report, 4 if args.quick else 10)
+        next_to_model.report(report, 4 if args.quick else 10)
     if "concurrency" in only:
         concurrency(report, [200, 2000], 10)
     if "import" in only:
