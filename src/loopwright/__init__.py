@@ -270,6 +270,11 @@ if TYPE_CHECKING:
     # --- mcp (issue 20) ------------------------------------------------------------------
     from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp, with_mcp
 
+    # --- deferred approval (issue 21) ----------------------------------------------------
+    from .approval import defer_approval
+    from .runtime import ApprovalRefused, approve, pending_calls
+    from .tools import PendingCall, ToolDeferred
+
 __version__ = "0.1.0"
 
 
@@ -347,3 +352,13 @@ __all__ = [
     "working_limit", "write_tool_spec",
 ]
 # fmt: on
+
+# deferred approval (issue 21)
+__all__ += [
+    "ApprovalRefused",
+    "PendingCall",
+    "ToolDeferred",
+    "approve",
+    "defer_approval",
+    "pending_calls",
+]

@@ -49,7 +49,8 @@ class RunInfo(BaseModel):
     """A run, as listed: what it was, how it ended.
 
     ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, ``stopped``
-    (a hook ended it: ``lw.StopRun``), or
+    (a hook ended it: ``lw.StopRun``), ``waiting`` (an approval policy deferred calls:
+    it waits for a person's decision, ``lw.approve``), or
     ``interrupted`` for a run whose process on this host died while it was running.
     """
 

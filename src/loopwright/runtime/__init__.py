@@ -9,6 +9,7 @@ by the scope that owns it (``_ending.py``).
 """
 
 from ..agents._specs import write_tool_spec
+from ._approve import ApprovalRefused, approve, pending_calls
 from ._recording import recording
 from ._replay import ReplayDivergence, ReplayResult, replay
 from ._run import run, run_sync
@@ -16,11 +17,14 @@ from ._scope import RunScope, current_recording
 from ._stream import RunStream, run_stream
 
 __all__ = [
+    "ApprovalRefused",
     "ReplayDivergence",
     "ReplayResult",
     "RunScope",
     "RunStream",
+    "approve",
     "current_recording",
+    "pending_calls",
     "recording",
     "replay",
     "run",

@@ -35,6 +35,7 @@ from ..log import RunStoreError
 from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
+from ._approve import park
 from ._scope import RunScope
 from ._versions import run_metadata
 
@@ -217,11 +218,18 @@ async def run(
                 await finish(own_hooks, state, ended)
             state.run_id = scope.run_id  # (an agent may return another state than it got)
             state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
+            waiting = state.completed == "waiting"
+            if waiting:  # deferred calls wait for a person (runtime/_approve.py)
+                await park(scope, state)
             scope.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
                 limit=limit_error or state.limit,
-                status="stopped" if state.completed == "stopped" else None,
+                status="stopped"
+                if state.completed == "stopped"
+                else "waiting"
+                if waiting
+                else None,
             )
             return state
 
