@@ -41,7 +41,7 @@ DEFAULT_SYSTEM = (
     "answer the user's task directly and concisely."
 )
 ANSWERED = frozenset({"submit", "answer", "stop_keyword", "handoff"})
-APPROVAL_PRESETS = ("ci", "dev", "prod", "auto", "human")
+APPROVAL_PRESETS = ("ci", "dev", "prod", "defer", "auto", "human")
 
 
 class _Observed:
@@ -91,6 +91,8 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
         return "limit", EXIT_LIMIT
     if state.completed in ANSWERED:
         return "answered", EXIT_OK
+    if state.completed == "waiting":  # deferred approval: not an error
+        return "waiting", EXIT_OK
     return "stopped", EXIT_ERROR
 
 
@@ -143,7 +145,8 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     type=click.Choice(APPROVAL_PRESETS),
     help="An approval policy for tool calls: ci (approve all: trusted automation), dev "
     "(ask in the terminal before running code or writing files), prod (reject those), "
-    "auto (approve all), human (ask about every call).",
+    "defer (stop and wait for `loopwright runs approve` before running code or writing "
+    "files), auto (approve all), human (ask about every call).",
 )
 @click.option("--system", metavar="PROMPT", help="The system prompt (a default one otherwise).")
 @click.option(
@@ -333,6 +336,8 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
         click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":
         click.echo("interrupted", err=True)
+    elif status == "waiting":
+        click.echo(f"waiting for approval: loopwright runs approve {report['run_id']}", err=True)
     if report["run_id"]:
         tokens = report["usage"].get("total_tokens", 0)
         cost = money(report["cost"], report["unpriced_calls"])

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .._terminal import json_text
+from ._approve import approve_command
 from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._replay import replay_command
@@ -25,6 +26,7 @@ def runs_group() -> None:
 runs_group.add_command(show_command)
 runs_group.add_command(diff_command)
 runs_group.add_command(replay_command)
+runs_group.add_command(approve_command)  # deferred approval (issue 21)
 
 
 @runs_group.command("list")
@@ -35,7 +37,7 @@ runs_group.add_command(replay_command)
 @click.option(
     "--status",
     type=click.Choice(
-        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted"]
+        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted", "waiting"]
     ),
     help="Only runs with this status.",
 )
@@ -78,9 +80,13 @@ def list_command(
             short(result(r, 50), 50),
         )
         row[3].stylize(
-            {"error": "red", "limit": "yellow", "cancelled": "yellow", "stopped": "yellow"}.get(
-                r.status, ""
-            )
+            {
+                "error": "red",
+                "limit": "yellow",
+                "cancelled": "yellow",
+                "stopped": "yellow",
+                "waiting": "cyan",
+            }.get(r.status, "")
         )
         table.add_row(*row)
     console().print(table)
