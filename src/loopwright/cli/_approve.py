@@ -56,8 +56,8 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
         if c.call.parse_error:
             out.print(line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
         out.print(line(("  arguments:", "dim")))
-        for text in shown_arguments(c).split("\n"):
-            out.print(line("    " + visible(text)))
+        for text in shown_arguments(c).split("\n"):  # (not wrapped: copied as it is)
+            out.print(line("    " + visible(text)), soft_wrap=True)
         out.print(line(("  arguments hash: ", "dim"), c.arguments_hash))
         if c.state != "pending":
             what = f"{c.state}: {c.decision or ''}"

@@ -53,11 +53,16 @@ def pending_calls(run_id: str, *, db: str | os.PathLike[str] | None = None) -> l
     return [c for c in deferred_calls(db, run_id) if c.state == "pending"]
 
 
-def _run_id(run: str, db: str | os.PathLike[str] | None) -> str:
+def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = False) -> str:
     from ..log import load_run
 
     with load_run(run, db=db) as log:  # (a unique prefix of an id is enough)
-        return log.info.id
+        info = log.info
+    if waiting and info.status != "waiting":
+        raise ApprovalRefused(
+            f"run {info.id} is not waiting for approval (its status is {info.status})"
+        )
+    return info.id
 
 
 def approve(
@@ -96,7 +101,7 @@ def approve(
         ApprovalRefused: The run is not waiting, a call is not pending, a hash differs,
             or nothing was decided.
     """
-    run_id = _run_id(run_id, db)
+    run_id = _run_id(run_id, db, waiting=True)
     rejects = dict(reject) if isinstance(reject, Mapping) else dict.fromkeys(reject)
     approves = dict(approve) if isinstance(approve, Mapping) else dict.fromkeys(approve)
     both = sorted(set(rejects) & set(approves))
