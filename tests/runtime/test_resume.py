@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -9,6 +10,9 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import loopwright as lw
 
@@ -94,3 +98,98 @@ def test_a_killed_run_resumes_twice_in_new_processes(tmp_path: Path) -> None:
     proc = _spawn(db, side, "resume", run_id)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0 and "finished (limit)" in err
+
+
+def _worker(log: list[str], hang: asyncio.Event | None = None) -> lw.ReactAgent:
+    @lw.tool
+    async def work(i: int) -> str:
+        """Do step i.
+
+        Args:
+            i: The step.
+        """
+        log.append(f"start {i}")
+        if hang is not None and i == 2:
+            hang.set()
+            await asyncio.sleep(3600)
+        log.append(f"end {i}")
+        return f"did {i}"
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done == 4:
+            return lw.ModelOutput.for_tool_call("submit", {"answer": "all done"})
+        return lw.ModelOutput.for_tool_call("work", {"i": done})
+
+    return lw.react(name="worker", tools=[work], model=lw.get_model("mock", outputs=respond))
+
+
+async def _cancelled_run(db: Path, log: list[str]) -> str:
+    """A run cancelled (as Ctrl-C does) while its third tool call runs."""
+    hang = asyncio.Event()
+    task = asyncio.create_task(lw.run(_worker(log, hang), "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    assert info.status == "cancelled"
+    return info.id
+
+
+async def test_a_cancelled_run_resumes_and_finishes(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    state = await lw.resume(run_id[:8], agent=_worker(log), db=db)
+    assert state.run_id == run_id and state.completed == "submit"
+    assert state.output is not None and "all done" in state.output.text
+    # the cancelled call 2 ran again; 0 and 1 did not
+    assert log == [
+        *("start 0", "end 0", "start 1", "end 1", "start 2"),
+        *("start 2", "end 2", "start 3", "end 3"),
+    ]
+    [info] = lw.list_runs(db)
+    assert info.status == "success" and info.metadata["resumes"] == 1
+    with pytest.raises(lw.ConfigurationError, match=r"finished \(success\)"):
+        await lw.resume(run_id, agent=_worker(log), db=db)
+
+
+async def test_an_unknown_run_is_a_clear_error(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    await _cancelled_run(db, log)
+    with pytest.raises(lw.RunStoreError, match="no run 'nope'"):
+        await lw.resume("nope", agent=_worker(log), db=db)
+
+
+async def test_a_run_of_an_agent_with_other_tools_is_refused(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+
+    @lw.tool
+    def other(x: int) -> int:
+        """Another tool.
+
+        Args:
+            x: A number.
+        """
+        return x
+
+    changed = lw.react(name="worker", tools=[other], model="mock")
+    with pytest.raises(lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"):
+        await lw.resume(run_id, agent=changed, db=db)
+    # nothing was written: the run can still be resumed by the right agent
+    assert lw.list_runs(db)[0].status == "cancelled"
+    state = await lw.resume(run_id, agent=_worker(log), db=db)
+    assert state.completed == "submit"
+
+
+async def test_limits_count_what_the_earlier_part_used(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)  # 3 model calls made
+    state = await lw.resume(
+        run_id, agent=_worker(log), db=db, limits=[lw.step_limit(4), lw.time_limit(3600)]
+    )
+    # the 3 earlier steps count: the 4th step (its work call) is the last one
+    assert state.completed == "limit" and state.limit is not None
+    assert state.limit.type == "step" and state.limit.value == 4
+    assert log[-2:] == ["start 3", "end 3"]
