@@ -54,10 +54,12 @@ class RunRecorder:
         writer: The run's writer (``None`` once closed).
     """
 
-    def __init__(self, path: Path, run_id: str) -> None:
+    def __init__(self, path: Path, run_id: str, first_seq: int = 0) -> None:
         self.path, self.run_id = path, run_id
         self.writer: RunWriter | None = RunWriter(path)
-        self._seq = itertools.count()  # one order for the events of the run and its samples
+        # one order for the events of the run and its samples (a resumed run's go on
+        # after those recorded)
+        self._seq = itertools.count(first_seq)
 
     async def open(
         self,
@@ -88,6 +90,22 @@ class RunRecorder:
                 hostname(),
                 os.getpid(),
             ),
+        )
+        try:
+            await self.writer.opened()
+        except BaseException:
+            await self._close(raise_errors=False)
+            raise
+
+    async def reopen(self, *, resumes: int) -> None:
+        """Mark a run that stopped unfinished as ``running`` again, in this process, and
+        count the resume (``metadata["resumes"]``); wait for it like :meth:`open`."""
+        assert self.writer is not None
+        self.writer.execute(
+            "UPDATE runs SET status = 'running', finished = NULL, output = NULL, "
+            'messages = NULL, error = NULL, "limit" = NULL, host = ?, pid = ?, '
+            "metadata = json_set(COALESCE(metadata, '{}'), '$.resumes', ?) WHERE id = ?",
+            (hostname(), os.getpid(), resumes, self.run_id),
         )
         try:
             await self.writer.opened()

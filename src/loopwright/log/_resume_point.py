@@ -1,0 +1,252 @@
+"""Where an interrupted run (or eval sample) can go on from: its resume point.
+
+A run that ended without finishing (its process killed, crashed, cancelled) left in the
+run store everything it did until then. :func:`resume_point` reads, in one pass over the
+run's (or sample's) events:
+
+- its last step: the last top-level model call that answered (its full input, its
+  output, the tools it was offered) and the tool calls answering it — those whose
+  result was recorded (``results``) and those that were in flight or failed when the run
+  stopped (``in_flight``: they run again);
+- its store (rebuilt from its ``StoreEvent`` patches), its usage and cost;
+- what each kind of limit consumed (:class:`Consumed`): steps (model calls made, nested
+  ones included, as a step limit counts them), tokens, dollars, wall-clock and working
+  seconds of every part of the run so far (a part begins when the run opened or was
+  resumed, and ends at its last recorded event);
+- how many times it was resumed already, and where its next event goes (``next_seq``).
+
+The runtime (``runtime/_resume.py``) decides what to do with it; this module only reads.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..model import ChatMessage, ModelOutput, ToolCall, ToolInfo, ToolMessage, Usage
+from ..transcripts import InfoEvent, ModelEvent, SpanBegin, ToolEvent
+from ._db import RunStoreError
+from ._reader import load_run
+
+__all__ = [
+    "FINISHED",
+    "RESUME_SOURCE",
+    "Consumed",
+    "LastStep",
+    "ResumePoint",
+    "resume_mark",
+    "resume_point",
+]
+
+RESUME_SOURCE = "resume"
+"""The ``source`` of the ``InfoEvent`` that marks where a run was resumed."""
+
+FINISHED = frozenset({"success", "limit", "stopped"})
+"""Statuses of a run (or sample) that finished: it cannot be resumed. ``interrupted``
+(its process died), ``running`` (elsewhere), ``cancelled`` and ``error`` can."""
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """What the run used so far, as its limits count it."""
+
+    steps: int = 0
+    """Model calls made (nested runs' included), answered or failed; not those that were
+    in flight when the run stopped (they are made again)."""
+    tokens: int = 0
+    cost: float = 0.0
+    """Dollars of the calls with a known price."""
+    priced_calls: int = 0
+    unpriced_calls: int = 0
+    time: float = 0.0
+    """Wall-clock seconds of the run's parts so far."""
+    working: float = 0.0
+    """``time`` less the model calls' waits (retry backoff, connection queue)."""
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class LastStep:
+    """The last top-level model call that answered, and what became of its tool calls."""
+
+    event_id: str
+    messages: list[ChatMessage]
+    """The call's full input: the conversation to continue from."""
+    tools: list[ToolInfo]
+    output: ModelOutput
+    results: dict[str, ToolMessage]
+    """The recorded result of each tool call that finished, by call id."""
+    in_flight: list[ToolCall]
+    """The calls with no recorded result (running, or failed by an exception, when the
+    run stopped): the resumed run makes them again."""
+    usage: Usage | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """An unfinished run (or sample) as :func:`resume_point` read it."""
+
+    run_id: str
+    sample: str
+    """The sample's key (``""``: the run itself)."""
+    name: str | None
+    status: str
+    input: Any
+    metadata: dict[str, Any]
+    store: dict[str, Any]
+    store_id: str | None
+    last: LastStep | None
+    """``None``: no model call answered before the run stopped (it starts over)."""
+    consumed: Consumed
+    resumes: int
+    """Times it was resumed before."""
+    next_seq: int
+    """The sequence number of the run's next event."""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+def _seconds(a: datetime, b: datetime) -> float:
+    return max(0.0, (b - a).total_seconds())
+
+
+def resume_point(
+    run: str, db: str | os.PathLike[str] | None = None, sample: str | None = None
+) -> ResumePoint:
+    """Read where run ``run`` (an id or a unique id prefix; with ``sample``, that sample
+    of it: a key or id) stopped.
+
+    Raises:
+        RunStoreError: No such run or sample (or store).
+    """
+    with load_run(run, db) as log:
+        info = log.info
+        key = log._sample(sample) if sample else ""
+        status, created, input, metadata = info.status, info.created, info.input, info.metadata
+        store_id = info.store_id
+        if key:
+            found = [s for s in log.samples if s.key == key]
+            if not found:
+                raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
+            s = found[0]
+            status, created, input, metadata = s.status, s.created, s.input, s.metadata
+            store_id = s.store_id
+        steps = tokens = unpriced = priced = 0
+        cost = time_used = waits = 0.0
+        usage = Usage()
+        resumes = 0
+        part_start, part_end = created, created
+        spans: set[str | None] = {None}
+        last: ModelEvent | None = None
+        tool_events: list[ToolEvent] = []
+        for ev in log.events(key or None):
+            top = ev.span_id in spans
+            if top and isinstance(ev, SpanBegin):
+                spans.add(ev.id)
+            if isinstance(ev, InfoEvent) and ev.source == RESUME_SOURCE and top:
+                time_used += _seconds(part_start, part_end)
+                part_start = part_end = ev.timestamp
+                resumes += 1
+                continue
+            part_end = max(part_end, ev.timestamp)
+            if isinstance(ev, ModelEvent) and not ev.pending:
+                steps += 1
+                waits += ev.wait_time
+                if ev.usage is not None:
+                    usage = usage + ev.usage
+                    tokens += ev.usage.total_tokens
+                if ev.cost is not None:
+                    cost, priced = cost + ev.cost, priced + 1
+                elif ev.output is not None:
+                    unpriced += 1
+                if top and ev.output is not None and ev.error is None:
+                    last, tool_events = ev, []
+            elif isinstance(ev, ToolEvent) and top and last is not None:
+                tool_events.append(ev)
+        time_used += _seconds(part_start, part_end)
+        step: LastStep | None = None
+        if last is not None and last.output is not None:
+            results = {
+                ev.call.id: ev.result
+                for ev in tool_events
+                if not ev.pending and ev.failure is None and ev.result is not None
+            }
+            calls = last.output.message.tool_calls
+            step = LastStep(
+                event_id=last.id,
+                messages=log.model_input(last),
+                tools=list(last.tools),
+                output=last.output,
+                results=results,
+                in_flight=[c for c in calls if c.id not in results],
+                usage=last.usage,
+                cost=last.cost,
+            )
+        with_seq = log._one("SELECT MAX(seq) FROM events WHERE run_id = ?", (log.run_id,))
+        next_seq = (with_seq[0] + 1) if with_seq and with_seq[0] is not None else 0
+        return ResumePoint(
+            run_id=log.run_id,
+            sample=key,
+            name=info.name,
+            status=status,
+            input=input,
+            metadata=dict(metadata),
+            store=log.store(key or None),
+            store_id=store_id,
+            last=step,
+            consumed=Consumed(
+                steps=steps,
+                tokens=tokens,
+                cost=cost,
+                priced_calls=priced,
+                unpriced_calls=unpriced,
+                time=time_used,
+                working=max(0.0, time_used - waits),
+                usage=usage,
+            ),
+            resumes=resumes,
+            next_seq=next_seq,
+        )
+
+
+def resume_mark(point: ResumePoint) -> dict[str, Any]:
+    """The data of the ``InfoEvent`` (source ``resume``) that opens a resumed part of a
+    run: which part it is, the step it goes on from, the calls answered from the record
+    and those run again, and what the run had consumed."""
+    last, used = point.last, point.consumed
+    answered = (
+        []
+        if last is None
+        else [
+            {"id": c.id, "function": c.function}
+            for c in last.output.message.tool_calls
+            if c.id in last.results
+        ]
+    )
+    again = [] if last is None else [{"id": c.id, "function": c.function} for c in last.in_flight]
+    text = f"Resumed ({point.status}, resume {point.resumes + 1})"
+    text += f" after {used.steps} model calls" if last is not None else ", from the start"
+    if again:
+        text += "; in flight when it stopped, run again: " + ", ".join(
+            f"{c['function']} ({c['id']})" for c in again
+        )
+    return {
+        "message": text[:2000],
+        "resume": point.resumes + 1,
+        "was": point.status,
+        "from_model_event": last.event_id if last is not None else None,
+        "answered_from_record": answered[:100],
+        "run_again": again[:100],
+        "consumed": {
+            "steps": used.steps,
+            "tokens": used.tokens,
+            "cost": used.cost,
+            "time": round(used.time, 3),
+            "working": round(used.working, 3),
+        },
+    }

@@ -1,0 +1,195 @@
+"""Resume: a run killed with kill -9 in the middle of a tool call goes on in a new process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+
+SCRIPT = Path(__file__).with_name("_resume_script.py")
+SRC = Path(lw.__file__).parent.parent
+
+
+def _spawn(db: Path, side: Path, *args: str, hang: int | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("HANG_AT", None)
+    if hang is not None:
+        env["HANG_AT"] = str(hang)
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(db), str(side), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _kill_at(proc: subprocess.Popen[str], side: Path, line: str) -> None:
+    """kill -9 ``proc`` once ``line`` is in the side-effect file (its tool is asleep)."""
+    deadline = time.monotonic() + 120
+    while line not in (side.read_text().splitlines() if side.exists() else []):
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before {line!r}: {proc.communicate()}")
+        assert time.monotonic() < deadline, f"no {line!r} in time"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _finish(proc: subprocess.Popen[str]) -> str:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return out
+
+
+def test_a_killed_run_resumes_twice_in_new_processes(tmp_path: Path) -> None:
+    db, side = tmp_path / "runs.db", tmp_path / "side.txt"
+    _kill_at(_spawn(db, side, "start", hang=3), side, "start 3")
+    [info] = lw.list_runs(db)
+    assert info.status == "interrupted"
+    run_id = info.id
+    # the second part is killed too, in its own tool call
+    _kill_at(_spawn(db, side, "resume", run_id, hang=6), side, "start 6")
+    assert lw.list_runs(db)[0].status == "interrupted"
+    out = _finish(_spawn(db, side, "resume", run_id))
+    assert f"RUN {run_id} limit" in out
+
+    lines = side.read_text().splitlines()
+    starts = Counter(line for line in lines if line.startswith("start"))
+    ends = Counter(line for line in lines if line.startswith("end"))
+    # the step limit of 10 held across the three processes: steps 0..9, each done once
+    assert ends == Counter(f"end {i}" for i in range(10))
+    # only the calls in flight at the kills ran again
+    assert starts == Counter({**{f"start {i}": 1 for i in range(10)}, "start 3": 2, "start 6": 2})
+
+    [row] = lw.list_runs(db)  # one run
+    assert row.id == run_id and row.status == "limit"
+    assert row.metadata["resumes"] == 2
+    with lw.load_run(run_id, db) as log:
+        events = list(log.events())
+        marks = [e for e in events if isinstance(e, lw.InfoEvent) and e.source == "resume"]
+        models = [e for e in events if isinstance(e, lw.ModelEvent)]
+        store = log.store()
+        messages = log.messages()
+    # two resume marks, each naming the call that runs again
+    resumed = [m for m in marks if isinstance(m.data, dict)]
+    assert [m.data["resume"] for m in resumed] == [1, 2]  # type: ignore[index]
+    assert [c["function"] for c in resumed[0].data["run_again"]] == ["work"]  # type: ignore[index]
+    again = [m for m in marks if isinstance(m.data, str)]
+    assert len(again) == 2 and all("runs again" in str(m.data) for m in again)
+    # every step recorded once: the steps answered from the record are not model calls
+    assert len(models) == 10
+    # the store is the recorded one: the change the killed call made was not recorded
+    assert store["last"] == 9 and store["done"] == list(range(10))
+    # the conversation has each step's call and result once
+    results = [m.content for m in messages if isinstance(m, lw.ToolMessage)]
+    assert results == [f"did {i}" for i in range(10)]
+    # a finished run refuses to be resumed
+    proc = _spawn(db, side, "resume", run_id)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "finished (limit)" in err
+
+
+def _worker(log: list[str], hang: asyncio.Event | None = None) -> lw.ReactAgent:
+    @lw.tool
+    async def work(i: int) -> str:
+        """Do step i.
+
+        Args:
+            i: The step.
+        """
+        log.append(f"start {i}")
+        if hang is not None and i == 2:
+            hang.set()
+            await asyncio.sleep(3600)
+        log.append(f"end {i}")
+        return f"did {i}"
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done == 4:
+            return lw.ModelOutput.for_tool_call("submit", {"answer": "all done"})
+        return lw.ModelOutput.for_tool_call("work", {"i": done})
+
+    return lw.react(name="worker", tools=[work], model=lw.get_model("mock", outputs=respond))
+
+
+async def _cancelled_run(db: Path, log: list[str]) -> str:
+    """A run cancelled (as Ctrl-C does) while its third tool call runs."""
+    hang = asyncio.Event()
+    task = asyncio.create_task(lw.run(_worker(log, hang), "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    assert info.status == "cancelled"
+    return info.id
+
+
+async def test_a_cancelled_run_resumes_and_finishes(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    state = await lw.resume(run_id[:8], agent=_worker(log), db=db)
+    assert state.run_id == run_id and state.completed == "submit"
+    assert state.output is not None and "all done" in state.output.text
+    # the cancelled call 2 ran again; 0 and 1 did not
+    assert log == [
+        *("start 0", "end 0", "start 1", "end 1", "start 2"),
+        *("start 2", "end 2", "start 3", "end 3"),
+    ]
+    [info] = lw.list_runs(db)
+    assert info.status == "success" and info.metadata["resumes"] == 1
+    with pytest.raises(lw.ConfigurationError, match=r"finished \(success\)"):
+        await lw.resume(run_id, agent=_worker(log), db=db)
+
+
+async def test_an_unknown_run_is_a_clear_error(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    await _cancelled_run(db, log)
+    with pytest.raises(lw.RunStoreError, match="no run 'nope'"):
+        await lw.resume("nope", agent=_worker(log), db=db)
+
+
+async def test_a_run_of_an_agent_with_other_tools_is_refused(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+
+    @lw.tool
+    def other(x: int) -> int:
+        """Another tool.
+
+        Args:
+            x: A number.
+        """
+        return x
+
+    changed = lw.react(name="worker", tools=[other], model="mock")
+    with pytest.raises(lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"):
+        await lw.resume(run_id, agent=changed, db=db)
+    # nothing was written: the run can still be resumed by the right agent
+    assert lw.list_runs(db)[0].status == "cancelled"
+    state = await lw.resume(run_id, agent=_worker(log), db=db)
+    assert state.completed == "submit"
+
+
+async def test_limits_count_what_the_earlier_part_used(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)  # 3 model calls made
+    state = await lw.resume(
+        run_id, agent=_worker(log), db=db, limits=[lw.step_limit(4), lw.time_limit(3600)]
+    )
+    # the 3 earlier steps count: the 4th step (its work call) is the last one
+    assert state.completed == "limit" and state.limit is not None
+    assert state.limit.type == "step" and state.limit.value == 4
+    assert log[-2:] == ["start 3", "end 3"]
