@@ -13,6 +13,7 @@ result (or error) once it has one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -65,7 +66,7 @@ def main() -> None:
         name = sys.argv[5] if len(sys.argv) > 5 else "defer"
         model = lw.get_model("mock", outputs=responder("unused"))
         agent = lw.react(tools=[bash], submit=False, max_steps=5, model=model)
-        state = lw.resume(run_id, agent=agent, db=db, approval=policy(name))  # type: ignore[attr-defined]
+        state = asyncio.run(lw.resume(run_id, agent=agent, db=db, approval=policy(name)))
     print(
         json.dumps(
             {

@@ -14,6 +14,7 @@ import pytest
 
 import loopwright as lw
 from loopwright.approval import Decided, with_decisions
+from loopwright.log._approvals import deferred_calls
 from loopwright.tools import Approval, arguments_hash, execute_tools
 from loopwright.transcripts import ApprovalEvent, Transcript, transcript_context
 
@@ -241,3 +242,80 @@ def test_runs_approve_shows_hostile_arguments_stripped_and_bounded(tmp_path: Pat
     show = cli("runs", "show", first["run_id"], "--db", str(db), cwd=tmp_path)
     assert "waiting for approval" in show.out and "\x1b" not in show.out
     assert "approve" in shown.err and not effects.exists()
+
+
+def test_deferred_approval_across_three_processes_runs_the_call_once_after_approval(
+    tmp_path: Path,
+) -> None:
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    first = agent_process("start", db, effects)  # process 1: runs until the deferral
+    run_id = first["run_id"]
+    assert first["completed"] == "waiting" and not effects.exists()
+    approved = cli("runs", "approve", run_id, "--all", "--db", str(db), cwd=tmp_path)  # 2
+    assert approved.code == 0, approved.err
+    assert "approved call call-1 (bash)" in approved.out and not effects.exists()
+    third = agent_process("continue", db, effects, run_id)  # process 3: goes on
+    assert third["run_id"] == run_id and third["completed"] == "answer"
+    assert third["text"] == "result: ran touch done"
+    assert effects.read_text().splitlines() == ["touch done"]  # once, after approval
+    [info] = lw.list_runs(db)  # one run, finished
+    assert info.id == run_id and info.status == "success"
+    [call] = deferred_calls(db, run_id)
+    assert call.state == "applied" and call.decision == "approve"
+    again = cli("runs", "approve", run_id, "--all", "--db", str(db), cwd=tmp_path)
+    assert again.code == 1 and "not waiting" in again.err
+    assert effects.read_text().splitlines() == ["touch done"]
+
+
+def test_a_rejection_with_a_message_reaches_the_model_and_the_tool_never_runs(
+    tmp_path: Path,
+) -> None:
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    run_id = agent_process("start", db, effects)["run_id"]
+    rejected = cli(
+        "runs", "approve", run_id, "--reject", "call-1", "-m", "not on Fridays",
+        "--db", str(db), cwd=tmp_path,
+    )  # fmt: skip
+    assert rejected.code == 0 and "rejected call call-1" in rejected.out
+    third = agent_process("continue", db, effects, run_id)
+    assert third["completed"] == "answer" and "not on Fridays" in third["text"]
+    assert not effects.exists()
+    with lw.load_run(run_id, db=db) as log:
+        [result] = [m for m in log.messages() if isinstance(m, lw.ToolMessage)]
+    assert result.error is not None and result.error.type == "approval"
+
+
+def test_the_policy_in_force_at_continuation_can_still_deny_an_approved_call(
+    tmp_path: Path,
+) -> None:
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    run_id = agent_process("start", db, effects)["run_id"]
+    lw.approve(run_id, all=True, db=db)
+    third = agent_process("continue", db, effects, run_id, "reject-bash")
+    assert third["completed"] == "answer" and "strict" in third["text"]
+    assert not effects.exists()
+
+
+async def test_a_decision_for_other_arguments_is_refused_and_the_call_waits_again(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=[calls(("bash", {"cmd": "deploy"}))])
+    agent = lw.react(tools=[bash], submit=False, model=model)
+    state = await lw.run(agent, "go", db=db, approval="defer")
+    run_id = state.run_id or ""
+    lw.approve(run_id, all=True, db=db)
+    other = arguments_hash(lw.ToolCall(id="c0", function="bash", arguments={"cmd": "rm -rf /"}))
+    with sqlite3.connect(db) as conn:  # the decision on record is for other arguments
+        conn.execute("UPDATE approvals SET decided_hash = ?", (other,))
+    live = lw.get_model("mock", outputs=["done"])
+    state = await lw.resume(run_id, agent=agent, model=live, db=db, approval="defer")
+    assert state.completed == "waiting" and ran == []  # refused: not run
+    [pending] = lw.pending_calls(run_id, db=db)
+    assert pending.arguments_hash == arguments_hash(state.pending[0].call)
+    assert lw.list_runs(db)[0].status == "waiting"
+    lw.approve(run_id, approve={"c0": pending.arguments_hash}, db=db)
+    state = await lw.resume(run_id, agent=agent, model=live, db=db, approval="defer")
+    assert state.completed == "answer" and ran == ["deploy"] and state.text == "done"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
 from ..agents import AgentState
@@ -121,14 +121,15 @@ def approve(
 
 
 def continuation_approver(
-    run_id: str, policy: Approver | None, db: str | os.PathLike[str] | None
+    run_id: str, policy: str | Approver | Sequence[Any] | None, db: str | os.PathLike[str] | None
 ) -> Approver | None:
-    """The approver a continued run is given: ``policy`` with the decisions recorded
-    about the run's deferred calls (which become ``applied``); ``policy`` itself when
-    the run has none."""
-    from ..approval import with_decisions
+    """The approver a continued run is given: ``policy`` (as ``run(approval=)`` takes
+    it) with the decisions recorded about the run's deferred calls (which become
+    ``applied``); ``policy`` itself when the run has none."""
+    from ..approval import get_approval_policy, with_decisions
 
+    checked = get_approval_policy(policy)
     decisions, waiting = claim_decisions(resolve_db(db), run_id)
     if not decisions and not waiting:
-        return policy
-    return with_decisions(policy, decisions, waiting)
+        return checked
+    return with_decisions(checked, decisions, waiting)

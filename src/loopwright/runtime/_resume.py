@@ -47,6 +47,7 @@ from ..model.providers.replay import ReplayModelAPI
 from ..tools import Tool
 from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
+from ._approve import continuation_approver
 from ._run import run
 from ._scope import reopening
 
@@ -241,6 +242,8 @@ async def resume(
     point = resume_point(run_id, db)
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
+    if point.status == "waiting":  # deferred approval: the decisions recorded apply
+        approval = continuation_approver(point.run_id, approval, db)
     with continuing(point, agent, model) as (agent2, given, resumed), reopening(point):
         return await run(
             agent2,
