@@ -94,6 +94,8 @@ def _failures(log: RunLog, sample: str | None) -> tuple[dict[str, str], list[str
     for ev in log.events(sample):
         if isinstance(ev, ToolEvent) and ev.failure is not None:
             failures[ev.call.id] = ev.failure
+        elif isinstance(ev, ToolEvent):  # (a call run again later: resumed, or approved)
+            failures.pop(ev.call.id, None)
         elif isinstance(ev, ErrorEvent) and ev.traceback and ev.error not in _CANCELLED:
             tracebacks.append(ev.traceback)
     return failures, tracebacks
