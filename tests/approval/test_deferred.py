@@ -319,3 +319,24 @@ async def test_a_decision_for_other_arguments_is_refused_and_the_call_waits_agai
     lw.approve(run_id, approve={"c0": pending.arguments_hash}, db=db)
     state = await lw.resume(run_id, agent=agent, model=live, db=db, approval="defer")
     assert state.completed == "answer" and ran == ["deploy"] and state.text == "done"
+
+
+async def test_a_waiting_run_is_continued_once_and_decisions_after_that_are_refused(
+    tmp_path: Path,
+) -> None:
+    from loopwright.runtime._approve import continuation_approver
+
+    db = tmp_path / "runs.db"
+    run_id = await _waiting_run(db, ("deploy", {"env": "prod"}))
+    lw.approve(run_id, all=True, db=db)
+    policy = continuation_approver(run_id, "defer", db, waiting=True)  # the first takes it
+    assert callable(policy) and lw.list_runs(db)[0].status != "waiting"
+    with pytest.raises(lw.ApprovalRefused, match="another process continued it"):
+        continuation_approver(run_id, "defer", db, waiting=True)  # a second one: refused
+    with pytest.raises(lw.ApprovalRefused, match="not waiting"):
+        lw.approve(run_id, all=True, db=db)
+    # an interrupted continuation's next one still gets the decision
+    again = continuation_approver(run_id, "defer", db, waiting=False)
+    assert callable(again)
+    call = lw.ToolCall(id="c0", function="deploy", arguments={"env": "prod"})
+    assert (await again(call, [])).decision == "approve"

@@ -220,23 +220,42 @@ def record_decisions(
 
 
 def claim_decisions(
-    db: str | os.PathLike[str] | None, run_id: str
+    db: str | os.PathLike[str] | None, run_id: str, *, waiting: bool
 ) -> tuple[Mapping[str, Decided], set[str]]:
-    """Take the decisions about the run's deferred calls for a continuation: the
-    ``decided`` calls become ``applied`` (a later approval of them is refused). Returns the
-    decisions by call id (applied ones too: a continuation interrupted before it ran
-    them gives them to the next) and the ids of the calls still pending."""
+    """Take the decisions about the run's deferred calls for a continuation. With
+    ``waiting`` (the run was seen waiting), the run becomes ``running`` in this process
+    and its ``decided`` calls ``applied`` at once, so that a second continuation, or a
+    decision recorded meanwhile, is refused. Returns the decisions by call id (applied
+    ones too: a continuation interrupted before it ran a call gives its decision to the
+    next) and the ids of the calls still pending.
+
+    Raises:
+        ApprovalRefused: The run was seen waiting, but is no longer (another process
+            continued it meanwhile).
+    """
     from ..approval import Decided
+    from ._db import hostname
 
     path = resolve_db(db)
     with contextlib.closing(_writing(path)) as conn, reading(path):
         conn.execute("BEGIN IMMEDIATE")
         try:
             rows = _rows(conn, run_id)
-            conn.execute(
-                "UPDATE approvals SET state = 'applied' WHERE run_id = ? AND state = 'decided'",
-                (run_id,),
-            )
+            if waiting:
+                status = _status(conn, run_id)
+                if status != "waiting":
+                    raise ApprovalRefused(
+                        f"run {run_id} is no longer waiting for approval ({status}): "
+                        "another process continued it"
+                    )
+                conn.execute(
+                    "UPDATE runs SET status = 'running', host = ?, pid = ? WHERE id = ?",
+                    (hostname(), os.getpid(), run_id),
+                )
+                conn.execute(
+                    "UPDATE approvals SET state = 'applied' WHERE run_id = ? AND state = 'decided'",
+                    (run_id,),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -251,5 +270,4 @@ def claim_decisions(
         for r in rows
         if r.decision is not None and r.decided_hash is not None
     }
-    waiting = {r.call_id for r in rows if r.state == "pending"}
-    return decisions, waiting
+    return decisions, {r.call_id for r in rows if r.state == "pending"}

@@ -121,15 +121,20 @@ def approve(
 
 
 def continuation_approver(
-    run_id: str, policy: str | Approver | Sequence[Any] | None, db: str | os.PathLike[str] | None
-) -> Approver | None:
+    run_id: str,
+    policy: str | Approver | Sequence[Any] | None,
+    db: str | os.PathLike[str] | None,
+    *,
+    waiting: bool,
+) -> str | Approver | Sequence[Any] | None:
     """The approver a continued run is given: ``policy`` (as ``run(approval=)`` takes
-    it) with the decisions recorded about the run's deferred calls (which become
-    ``applied``); ``policy`` itself when the run has none."""
+    it) with the decisions recorded about the run's deferred calls (see
+    :func:`~loopwright.log._approvals.claim_decisions`; ``waiting``: the run was seen
+    waiting); ``policy`` itself when the run deferred no call."""
     from ..approval import get_approval_policy, with_decisions
 
-    checked = get_approval_policy(policy)
-    decisions, waiting = claim_decisions(resolve_db(db), run_id)
-    if not decisions and not waiting:
-        return checked
-    return with_decisions(checked, decisions, waiting)
+    checked = get_approval_policy(policy)  # (a mistake is refused before the claim)
+    decisions, still = claim_decisions(resolve_db(db), run_id, waiting=waiting)
+    if not decisions and not still:
+        return policy
+    return with_decisions(checked, decisions, still)

@@ -242,8 +242,8 @@ async def resume(
     point = resume_point(run_id, db)
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
-    if point.status == "waiting":  # deferred approval: the decisions recorded apply
-        approval = continuation_approver(point.run_id, approval, db)
+    # deferred approval: the decisions recorded about its deferred calls apply
+    approval = continuation_approver(point.run_id, approval, db, waiting=point.status == "waiting")
     with continuing(point, agent, model) as (agent2, given, resumed), reopening(point):
         return await run(
             agent2,
