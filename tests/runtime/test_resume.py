@@ -175,7 +175,9 @@ async def test_a_run_of_an_agent_with_other_tools_is_refused(tmp_path: Path) -> 
         return x
 
     changed = lw.react(name="worker", tools=[other], model="mock")
-    with pytest.raises(lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"):
+    with pytest.raises(
+        lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"
+    ):
         await lw.resume(run_id, agent=changed, db=db)
     # nothing was written: the run can still be resumed by the right agent
     assert lw.list_runs(db)[0].status == "cancelled"

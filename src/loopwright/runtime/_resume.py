@@ -33,7 +33,7 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
-from ..log._resume_point import ResumePoint, resume_point
+from ..log._resume_point import RESUME_SOURCE, ResumePoint, resume_mark, resume_point
 from ..model import (
     ChatMessage,
     GenerateConfig,
@@ -41,6 +41,7 @@ from ..model import (
     ModelOutput,
     ToolCall,
     ToolMessage,
+    UserMessage,
     get_model,
 )
 from ..model.providers.replay import ReplayModelAPI
@@ -48,13 +49,13 @@ from ..tools import Tool
 from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
 from ._run import run
-from ._scope import reopening
+from ._scope import RunScope, reopening
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
     from ..tools import Approver
 
-__all__ = ["ResumeModel", "check_resumable", "continuing", "resume"]
+__all__ = ["ResumeModel", "check_resumable", "continue_sample", "continuing", "resume"]
 
 
 class ResumeModel(Model):
@@ -192,6 +193,21 @@ def continuing(
         )
     with answer_tool_calls(_Answers(point)):
         yield agent, given, resumed
+
+
+@contextlib.contextmanager
+def continue_sample(
+    point: ResumePoint, agent: Agent, scope: RunScope
+) -> Iterator[tuple[Agent, AgentState, ResumeModel]]:
+    """Continue an eval sample left in flight (``point``) in the sample ``scope`` of a new
+    run: its recorded store, a ``resume`` mark first, then :func:`continuing`."""
+    for key, value in point.store.items():
+        scope.store.set(key, value)
+    scope.transcript.info(resume_mark(point), source=RESUME_SOURCE)
+    with continuing(point, agent, None) as (agent2, given, model):
+        if isinstance(given, str):
+            given = AgentState(messages=[UserMessage(content=given)])
+        yield agent2, given, model
 
 
 async def resume(
