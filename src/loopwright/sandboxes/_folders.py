@@ -35,6 +35,7 @@ __all__ = [
     "keep_root",
     "prune_folders",
     "release_root",
+    "removed_root",
     "run_folder",
     "sandbox_folder",
 ]
@@ -44,6 +45,7 @@ SANDBOXES_ENV = "LOOPWRIGHT_SANDBOXES"
 
 _next: ContextVar[str | None] = ContextVar("loopwright_sandbox_folder", default=None)
 _kept: set[str] = set()  # run folders whose sandbox's cleanup leaves them
+_made: set[str] = set()  # every run folder made here
 _lock = threading.Lock()
 
 
@@ -96,11 +98,28 @@ def fixed_root() -> str | None:
     store = os.path.dirname(folder)
     os.makedirs(os.path.dirname(store), 0o711, exist_ok=True)
     _own_folder(os.path.dirname(store), 0o711)  # (others may pass, not list)
-    _own_folder(store, 0o711)
-    _own_folder(folder, 0o700)
+    for attempt in (1, 2):  # (another run's removal may take the store's folder away)
+        _own_folder(store, 0o711)
+        try:
+            _own_folder(folder, 0o700)
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
     with _lock:
         _kept.add(folder)
+        _made.add(folder)
     return folder
+
+
+def removed_root(root: str) -> None:
+    """A sandbox folder was removed: a run's leaves no empty folder of its store."""
+    with _lock:
+        if root not in _made:
+            return
+        _made.discard(root)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(root))
 
 
 def keep_root(root: str) -> bool:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 
-from ._folders import fixed_root, keep_root
+from ._folders import fixed_root, keep_root, removed_root
 from ._quota import unmount_inside
 
 __all__ = ["OWNER_FILE", "PREFIXES", "make_root", "remove_root", "sweep_leftovers"]
@@ -224,6 +224,7 @@ def remove_root(root: str) -> bool:
             return False
     with _lock:
         _live.discard(root)
+    removed_root(root)
     return True
 
 
