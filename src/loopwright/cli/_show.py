@@ -110,7 +110,7 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     out.print(line((f"run {info.id}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
-        ("status", short(info.status)),
+        ("status", short(info.status) + (f", resumed {info.resumes}x" if info.resumes else "")),
         ("created", when(info.created)),
         ("finished", when(info.finished)),
         ("input", text(info.input, 200)),

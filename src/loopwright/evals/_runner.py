@@ -7,6 +7,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
@@ -27,7 +28,20 @@ from ._score import Score
 from ._shard import Shard, finished_samples
 from ._task import Task, TaskError, load_tasks
 
-__all__ = ["EvalProgress", "TaskSpec", "default_max_samples"]
+__all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "run_metadata"]
+
+_metadata: ContextVar[Mapping[str, Any] | None] = ContextVar("loopwright_eval_meta", default=None)
+
+
+@contextlib.contextmanager
+def run_metadata(extra: Mapping[str, Any]) -> Iterator[None]:
+    """Add ``extra`` to the metadata of the runs evaluations make in this context (the
+    command line records its options: ``loopwright runs resume``)."""
+    token = _metadata.set({**(_metadata.get() or {}), **extra})
+    try:
+        yield
+    finally:
+        _metadata.reset(token)
 
 
 def default_max_samples(model: Model) -> int:
@@ -160,6 +174,7 @@ class _TaskRun:
             "shard": str(self.shard) if self.shard is not None else None,
             # the solver's version and its tools' (agents/_version.py), for diff_runs
             "versions": run_versions(task.agent),
+            **(_metadata.get() or {}),
             **task.metadata,
         }
         try:

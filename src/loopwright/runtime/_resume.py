@@ -33,7 +33,7 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
-from ..log._resume_point import RESUME_SOURCE, ResumePoint, resume_mark, resume_point
+from ..log._resume_point import FINISHED, RESUME_SOURCE, ResumePoint, resume_mark, resume_point
 from ..model import (
     ChatMessage,
     GenerateConfig,
@@ -55,7 +55,14 @@ if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
     from ..tools import Approver
 
-__all__ = ["ResumeModel", "check_resumable", "continue_sample", "continuing", "resume"]
+__all__ = [
+    "ResumeModel",
+    "check_resumable",
+    "continue_sample",
+    "continuing",
+    "prune_sandbox_folders",
+    "resume",
+]
 
 
 class ResumeModel(Model):
@@ -271,3 +278,23 @@ async def resume(
             approval=approval,
             hooks=hooks,
         )
+
+
+def prune_sandbox_folders(db: str | os.PathLike[str] | None = None) -> list[str]:
+    """Remove the sandbox folders kept for the runs of the run store ``db`` that
+    finished or are no longer in it (``sandboxes/_folders.py``); returns them."""
+    from ..log import list_runs, resolve_db
+    from ..sandboxes._folders import prune_folders, release_root
+    from ..sandboxes._tempdir import remove_root
+
+    path = resolve_db(db)
+    status = {r.id: r.status for r in list_runs(path)}
+
+    def keep(run_id: str) -> bool:
+        return run_id in status and status[run_id] not in FINISHED
+
+    def remove(folder: str) -> bool:
+        release_root(folder)
+        return remove_root(folder)
+
+    return prune_folders(path, keep, remove)
