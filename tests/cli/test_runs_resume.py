@@ -57,7 +57,8 @@ async def work(q: str) -> str:
         q: The question.
     '''
     side = os.path.join(os.path.dirname(__file__), "side.txt")
-    n = sum(1 for line in open(side).read().splitlines() if line == f"end {q}") if os.path.exists(side) else 0
+    lines = open(side).read().splitlines() if os.path.exists(side) else []
+    n = lines.count(f"end {q}")
     await lw.current_recording().flush()
     with open(side, "a") as f:
         f.write(f"start {q}\\n")
