@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.sandboxes._folders import run_folder
 
 SCRIPT = Path(__file__).with_name("_resume_script.py")
 SRC = Path(lw.__file__).parent.parent
@@ -175,7 +176,9 @@ async def test_a_run_of_an_agent_with_other_tools_is_refused(tmp_path: Path) -> 
         return x
 
     changed = lw.react(name="worker", tools=[other], model="mock")
-    with pytest.raises(lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"):
+    with pytest.raises(
+        lw.ConfigurationError, match=r"recorded with the tools \['submit', 'work'\]"
+    ):
         await lw.resume(run_id, agent=changed, db=db)
     # nothing was written: the run can still be resumed by the right agent
     assert lw.list_runs(db)[0].status == "cancelled"
@@ -193,3 +196,51 @@ async def test_limits_count_what_the_earlier_part_used(tmp_path: Path) -> None:
     assert state.completed == "limit" and state.limit is not None
     assert state.limit.type == "step" and state.limit.value == 4
     assert log[-2:] == ["start 3", "end 3"]
+
+
+def _box_worker(hang: asyncio.Event | None = None) -> lw.ReactAgent:
+    @lw.tool
+    async def write(i: int) -> str:
+        """Add a line to the workspace's notes, and read them.
+
+        Args:
+            i: The line.
+        """
+        box = lw.sandbox()
+        await box.exec(["sh", "-c", f"echo line {i} >> notes.txt"])
+        if hang is not None and i == 1:
+            hang.set()
+            await asyncio.sleep(3600)
+        return await box.read_file("notes.txt")
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done == 3:
+            return lw.ModelOutput.for_tool_call("submit", {"answer": "ok"})
+        return lw.ModelOutput.for_tool_call("write", {"i": done})
+
+    return lw.react(name="writer", tools=[write], model=lw.get_model("mock", outputs=respond))
+
+
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_the_sandbox_folder_is_kept_for_the_resumed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    db, hang = tmp_path / "runs.db", asyncio.Event()
+    task = asyncio.create_task(lw.run(_box_worker(hang), "Write.", db=db, sandbox="local"))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    folder = run_folder(db, info.id)
+    assert folder.parent.parent == tmp_path / "boxes"
+    # the run did not finish: its sandbox's folder stays, by its run's id
+    assert (folder / "workspace" / "notes.txt").read_text() == "line 0\nline 1\n"
+    state = await lw.resume(info.id, agent=_box_worker(), db=db, sandbox="local")
+    assert state.completed == "submit"
+    # the resumed run's sandbox had the files: line 1 again (that call was in flight)
+    results = [m.content for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert results[-2] == "line 0\nline 1\nline 1\nline 2\n"
+    assert not folder.exists()  # the run finished: the folder went with its sandbox

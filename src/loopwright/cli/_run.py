@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,11 @@ from ._options import (
     json_option,
     model_options,
 )
+from ._recorded import run_options
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
 from ._views import cli_text, money, reading
 
-__all__ = ["run_command"]
+__all__ = ["execute", "run_command"]
 
 DEFAULT_SYSTEM = (
     "You are a helpful, careful assistant. Use the tools you have when they help, and "
@@ -231,6 +233,46 @@ def run_command(
     )
     state = AgentState(messages=[UserMessage(content=task)])
     limits = _limits(max_steps, time_limit, token_limit, cost_limit)
+    # what `loopwright runs resume` needs to make this agent again (cli/_resume.py)
+    options = run_options(
+        chosen, model, model_args, protocol, config, tools, sandbox, max_steps, time_limit,
+        token_limit, cost_limit, approval, system, submit, name,
+    )  # fmt: skip
+    source = click.get_current_context().get_parameter_source("max_steps")
+    return execute(
+        lambda: run(
+            agent,
+            state,
+            model=chosen,
+            limits=limits,
+            name=name,
+            db=Path(db) if db else None,
+            sandbox=sandbox,
+            approval=approval,
+            metadata={"kind": "cli", "tools": [t.name for t in resolved], "cli": options},
+        ),
+        agent,
+        chosen,
+        as_json=as_json,
+        quiet=quiet,
+        stream=stream,
+        default_bound=source is click.core.ParameterSource.DEFAULT,
+    )
+
+
+def execute(
+    start: Callable[[], Coroutine[Any, Any, AgentState]],
+    agent: _Observed,
+    chosen: Model,
+    *,
+    as_json: bool,
+    quiet: bool,
+    stream: bool,
+    default_bound: bool = False,
+) -> int:
+    """Run ``start()`` (a run, or a resumed one) with the live display and report how it
+    ended; the exit code."""
+    state = AgentState()
     error: BaseException | None = None
     interrupted = False
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
@@ -238,19 +280,7 @@ def run_command(
     sink = getattr(display, "delta", None)
     try:
         with display or contextlib.nullcontext(), stream_to(sink):
-            state = asyncio.run(
-                run(
-                    agent,
-                    state,
-                    model=chosen,
-                    limits=limits,
-                    name=name,
-                    db=Path(db) if db else None,
-                    sandbox=sandbox,
-                    approval=approval,
-                    metadata={"kind": "cli", "tools": [t.name for t in resolved]},
-                )
-            )
+            state = asyncio.run(start())
     except ConfigurationError:
         raise
     except (KeyboardInterrupt, asyncio.CancelledError) as ex:
@@ -265,8 +295,7 @@ def run_command(
         click.echo(json_text(report))
     else:
         shown = display.shown_errors if display is not None else set()
-        source = click.get_current_context().get_parameter_source("max_steps")
-        _print(report, shown, default_bound=source is click.core.ParameterSource.DEFAULT)
+        _print(report, shown, default_bound=default_bound)
     return code
 
 

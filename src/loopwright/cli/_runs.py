@@ -12,6 +12,7 @@ from ._approve import approve_command
 from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._replay import replay_command
+from ._resume import prune_command, resume_command
 from ._show import show_command
 from ._views import cells, console, money, reading, result, short, when
 
@@ -26,6 +27,8 @@ def runs_group() -> None:
 runs_group.add_command(show_command)
 runs_group.add_command(diff_command)
 runs_group.add_command(replay_command)
+runs_group.add_command(resume_command)
+runs_group.add_command(prune_command)
 runs_group.add_command(approve_command)  # deferred approval (issue 21)
 
 
@@ -73,7 +76,7 @@ def list_command(
             short(r.id),
             short(r.name),
             short(r.model),
-            short(r.status),
+            short(r.status) + (f" ↻{r.resumes}" if r.resumes else ""),
             when(r.created),
             str(r.samples) if r.samples else "",
             money(r.cost, r.unpriced_calls),

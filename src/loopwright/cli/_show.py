@@ -126,7 +126,11 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     out.print(line((f"run {info.id}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
-        ("status", "waiting for approval" if info.status == "waiting" else short(info.status)),
+        (
+            "status",
+            ("waiting for approval" if info.status == "waiting" else short(info.status))
+            + (f", resumed {info.resumes}x" if info.resumes else ""),
+        ),
         ("created", when(info.created)),
         ("finished", when(info.finished)),
         ("input", text(info.input, 200)),

@@ -79,6 +79,9 @@ class RunInfo(BaseModel):
     unpriced_calls: int = 0
     """The run's model calls whose price was not known: when not 0, ``cost`` is a
     lower bound."""
+    resumes: int = 0
+    """How many times the run was resumed (``lw.resume``) after it stopped unfinished
+    (``metadata["resumes"]``); its transcript marks where each part begins."""
 
     @classmethod
     def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
@@ -110,6 +113,7 @@ class RunInfo(BaseModel):
             samples=samples,
             cost=dollars if isinstance(dollars, (int, float)) else None,
             unpriced_calls=unpriced if isinstance(unpriced, int) else 0,
+            resumes=resumes if isinstance(resumes := meta.get("resumes"), int) else 0,
         )
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Consumed",
     "LastStep",
     "ResumePoint",
+    "carried",
     "resume_mark",
     "resume_point",
 ]
@@ -111,6 +112,43 @@ class ResumePoint:
         return self.status in FINISHED
 
 
+CARRIED_KEY = "_resume"
+"""The metadata key of an eval sample continued in a new run: where it came from and
+what its earlier parts consumed (a sample's events are in the run that made them)."""
+
+
+def carried(point: ResumePoint) -> dict[str, Any]:
+    """The metadata of a sample that continues ``point`` in another run."""
+    used = point.consumed
+    return {
+        "continued_from": point.run_id,
+        CARRIED_KEY: {
+            "run": point.run_id,
+            "sample": point.sample,
+            "resumes": point.resumes + 1,
+            "consumed": {
+                "steps": used.steps,
+                "tokens": used.tokens,
+                "cost": used.cost,
+                "priced_calls": used.priced_calls,
+                "unpriced_calls": used.unpriced_calls,
+                "time": used.time,
+                "working": used.working,
+            },
+        },
+    }
+
+
+def _before(metadata: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """What a continued sample's earlier runs consumed (see :func:`carried`)."""
+    mark = metadata.get(CARRIED_KEY)
+    if not isinstance(mark, dict) or not isinstance(mark.get("consumed"), dict):
+        return 0, {}
+    used = {k: v for k, v in mark["consumed"].items() if isinstance(v, (int, float))}
+    resumes = mark.get("resumes")
+    return (resumes if isinstance(resumes, int) else 0), used
+
+
 def _seconds(a: datetime, b: datetime) -> float:
     return max(0.0, (b - a).total_seconds())
 
@@ -169,6 +207,8 @@ def resume_point(
             elif isinstance(ev, ToolEvent) and top and last is not None:
                 tool_events.append(ev)
         time_used += _seconds(part_start, part_end)
+        before, earlier = _before(metadata)  # (a sample continued from another run)
+        resumes = max(resumes, before)
         step: LastStep | None = None
         if last is not None and last.output is not None:
             results = {
@@ -200,13 +240,13 @@ def resume_point(
             store_id=store_id,
             last=step,
             consumed=Consumed(
-                steps=steps,
-                tokens=tokens,
-                cost=cost,
-                priced_calls=priced,
-                unpriced_calls=unpriced,
-                time=time_used,
-                working=max(0.0, time_used - waits),
+                steps=steps + int(earlier.get("steps", 0)),
+                tokens=tokens + int(earlier.get("tokens", 0)),
+                cost=cost + float(earlier.get("cost", 0.0)),
+                priced_calls=priced + int(earlier.get("priced_calls", 0)),
+                unpriced_calls=unpriced + int(earlier.get("unpriced_calls", 0)),
+                time=time_used + float(earlier.get("time", 0.0)),
+                working=max(0.0, time_used - waits) + float(earlier.get("working", 0.0)),
                 usage=usage,
             ),
             resumes=resumes,

@@ -33,7 +33,7 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
-from ..log._resume_point import ResumePoint, resume_point
+from ..log._resume_point import FINISHED, RESUME_SOURCE, ResumePoint, resume_mark, resume_point
 from ..model import (
     ChatMessage,
     GenerateConfig,
@@ -41,6 +41,7 @@ from ..model import (
     ModelOutput,
     ToolCall,
     ToolMessage,
+    UserMessage,
     get_model,
 )
 from ..model.providers.replay import ReplayModelAPI
@@ -49,13 +50,20 @@ from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
 from ._approve import continuation_approver
 from ._run import run
-from ._scope import reopening
+from ._scope import RunScope, reopening
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
     from ..tools import Approver
 
-__all__ = ["ResumeModel", "check_resumable", "continuing", "resume"]
+__all__ = [
+    "ResumeModel",
+    "check_resumable",
+    "continue_sample",
+    "continuing",
+    "prune_sandbox_folders",
+    "resume",
+]
 
 
 class ResumeModel(Model):
@@ -195,6 +203,21 @@ def continuing(
         yield agent, given, resumed
 
 
+@contextlib.contextmanager
+def continue_sample(
+    point: ResumePoint, agent: Agent, scope: RunScope
+) -> Iterator[tuple[Agent, AgentState, ResumeModel]]:
+    """Continue an eval sample left in flight (``point``) in the sample ``scope`` of a new
+    run: its recorded store, a ``resume`` mark first, then :func:`continuing`."""
+    for key, value in point.store.items():
+        scope.store.set(key, value)
+    scope.transcript.info(resume_mark(point), source=RESUME_SOURCE)
+    with continuing(point, agent, None) as (agent2, given, model):
+        if isinstance(given, str):
+            given = AgentState(messages=[UserMessage(content=given)])
+        yield agent2, given, model
+
+
 async def resume(
     run_id: str,
     *,
@@ -258,3 +281,23 @@ async def resume(
             approval=approval,
             hooks=hooks,
         )
+
+
+def prune_sandbox_folders(db: str | os.PathLike[str] | None = None) -> list[str]:
+    """Remove the sandbox folders kept for the runs of the run store ``db`` that
+    finished or are no longer in it (``sandboxes/_folders.py``); returns them."""
+    from ..log import list_runs, resolve_db
+    from ..sandboxes._folders import prune_folders, release_root
+    from ..sandboxes._tempdir import remove_root
+
+    path = resolve_db(db)
+    status = {r.id: r.status for r in list_runs(path)}
+
+    def keep(run_id: str) -> bool:
+        return run_id in status and status[run_id] not in FINISHED
+
+    def remove(folder: str) -> bool:
+        release_root(folder)
+        return remove_root(folder)
+
+    return prune_folders(path, keep, remove)

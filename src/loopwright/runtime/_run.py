@@ -32,6 +32,7 @@ from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_e
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
 from ..log import RunStoreError
+from ..log._resume_point import FINISHED
 from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
@@ -192,7 +193,7 @@ async def run(
                     for limit in limits:
                         limit_stack.enter_context(limit)
                     if sandbox is not None:
-                        await _start_sandbox(stack, sandbox)
+                        await _start_sandbox(stack, sandbox, scope)
                     for hook in own_hooks:
                         await hook.on_run_start(state)
                     state = await agent(state)
@@ -235,16 +236,31 @@ async def run(
 
 
 async def _start_sandbox(
-    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment
+    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment, scope: RunScope
 ) -> None:
     """Start the run's sandbox within the run's limits, clean it up outside them.
 
     Waiting for a sandbox slot (``max_sandboxes``) and starting the sandbox are part of
     the run, so a time limit counts them and can end the run while it waits. The cleanup
-    is left to ``stack``, which outlives the limits: a limit never cuts it short."""
+    is left to ``stack``, which outlives the limits: a limit never cuts it short. A run
+    of its own in a run store keeps its sandbox's folder by its id until it finishes
+    (``sandboxes/_folders.py``: a resumed run finds it again)."""
     from ..sandboxes import use_sandbox
 
-    await stack.enter_async_context(use_sandbox(sandbox))
+    if not isinstance(sandbox, str) or scope.nested or scope.db_path is None:
+        await stack.enter_async_context(use_sandbox(sandbox))
+        return
+    from ..sandboxes._folders import release_root, run_folder, sandbox_folder
+
+    folder = run_folder(scope.db_path, scope.run_id)
+    with sandbox_folder(folder):
+        await stack.enter_async_context(use_sandbox(sandbox))
+
+    def finished(*_: object) -> None:
+        if scope.status in FINISHED:  # its folder goes with the sandbox
+            release_root(folder)
+
+    stack.push(finished)
 
 
 def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:

@@ -112,8 +112,8 @@ def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = No
     root = make_root()
     workspace = os.path.join(root, "workspace")
     etc = os.path.join(root, "etc")
-    os.mkdir(workspace, 0o755)
-    os.mkdir(etc, 0o755)
+    os.makedirs(workspace, 0o755, exist_ok=True)  # (a resumed run's is there)
+    os.makedirs(etc, 0o755, exist_ok=True)
     if disk_bytes is not None:
         mount_quota(workspace, disk_bytes, host_uid, host_gid)
     files = {

@@ -68,6 +68,7 @@ def run_json(info: RunInfo) -> dict[str, Any]:
         "messages": len(info.message_ids) if info.message_ids is not None else None,
         "cost": info.cost,
         "unpriced_calls": info.unpriced_calls,
+        "resumes": info.resumes,
     }
 
 

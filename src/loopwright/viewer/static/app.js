@@ -51,6 +51,8 @@ const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" 
   : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
 const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s === "waiting" ? "waiting for approval" : s);
+// a run resumed after it stopped unfinished (lw.resume): one run, in parts
+const resumed = (r) => r.resumes ? el("span", { class: "resumed muted", title: "resumed after it stopped unfinished; the transcript marks each part" }, ` resumed ${r.resumes}x`) : null;
 
 function textOf(v) {
   if (v === null || v === undefined) return "";
@@ -101,7 +103,7 @@ async function runsView(params, gen) {
       sc + ": " + Object.entries(m).map(([k, v]) => `${k} ${v === null ? "-" : Number(v).toFixed(3)}`).join(", ")).join("; ") : "";
     return el("tr", { class: "run", "data-id": r.id },
       el("td", {}, link(`/run/${encodeURIComponent(r.id)}`, {}, r.name || r.id)),
-      el("td", {}, status(r.status)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
+      el("td", {}, status(r.status), resumed(r)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
       el("td", {}, fmtDur(r.duration)), stats, tokens, el("td", { class: "cost" }, fmtCost(r.cost, r.unpriced_calls)),
       el("td", {}, r.samples ? `${r.samples} samples ` : "", score));
   });
@@ -134,7 +136,7 @@ async function runView(id, params, gen) {
   const tabs = (isEval ? ["samples", "transcript", "store", "config"] : ["conversation", "transcript", "store", "config"]);
   const base = `/run/${encodeURIComponent(id)}`;
   const head = el("div", { class: "runhead" },
-    el("h2", {}, run.name || run.id, " ", status(run.status)),
+    el("h2", {}, run.name || run.id, " ", status(run.status), resumed(run)),
     el("div", { class: "muted" }, run.model || "", " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", run.id),
     run.error ? el("pre", { class: "error" }, run.error) : null,
     run.metrics ? metricsView(run.metrics) : null,

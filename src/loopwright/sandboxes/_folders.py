@@ -1,0 +1,151 @@
+"""A run's sandbox folder, kept by run id so that a resumed run finds it again.
+
+The sandbox a run starts (``run(..., sandbox="bwrap")``, a run recorded in a run store)
+does not live in a fresh temporary folder but in the run's folder,
+``/var/tmp/loopwright-sandboxes-UID/STORE/RUN_ID/`` (``$LOOPWRIGHT_SANDBOXES`` instead of
+the first part when set; ``STORE`` is a digest of the run store file's path; ``/var/tmp``
+survives a restart of the machine, and a bwrap sandbox's unprivileged user can reach
+it); its ``workspace/`` is the sandbox's working folder. When the run finishes
+(success, a limit, stopped) the folder is removed with the sandbox, as a temporary one
+is. When it ends otherwise — cancelled, an error, its process killed — the folder stays,
+and ``lw.resume`` (``loopwright runs resume``) starts the sandbox on it again: the files
+the run made are there. :func:`prune_folders` (``loopwright runs prune``) removes the
+folders of a store's runs that finished or are no longer in it.
+
+A workspace with a disk quota (``SandboxLimits.disk_bytes``, a tmpfs mounted as root)
+keeps nothing: a tmpfs does not outlive its mount.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from pathlib import Path
+
+__all__ = [
+    "SANDBOXES_ENV",
+    "fixed_root",
+    "folders_dir",
+    "keep_root",
+    "prune_folders",
+    "release_root",
+    "removed_root",
+    "run_folder",
+    "sandbox_folder",
+]
+
+SANDBOXES_ENV = "LOOPWRIGHT_SANDBOXES"
+"""Where runs' sandbox folders go (default: ``/var/tmp/loopwright-sandboxes-UID``)."""
+
+_next: ContextVar[str | None] = ContextVar("loopwright_sandbox_folder", default=None)
+_kept: set[str] = set()  # run folders whose sandbox's cleanup leaves them
+_made: set[str] = set()  # every run folder made here
+_lock = threading.Lock()
+
+
+def folders_dir(db_path: str | os.PathLike[str]) -> Path:
+    """The folder holding the sandbox folders of the runs of the run store ``db_path``."""
+    env = os.environ.get(SANDBOXES_ENV)
+    if env:
+        base = Path(env)
+    else:
+        tmp = "/var/tmp" if os.path.isdir("/var/tmp") else tempfile.gettempdir()
+        base = Path(tmp) / f"loopwright-sandboxes-{os.geteuid()}"
+    store = hashlib.sha256(os.fsencode(os.path.abspath(db_path))).hexdigest()[:16]
+    return base / store
+
+
+def run_folder(db_path: str | os.PathLike[str], run_id: str) -> Path:
+    """The sandbox folder of run ``run_id`` of the run store ``db_path``."""
+    if not run_id or os.sep in run_id or run_id.startswith("."):
+        raise ValueError(f"not a run id: {run_id!r}")
+    return folders_dir(db_path) / run_id
+
+
+def _own_folder(path: str, mode: int) -> None:
+    """Make ``path`` (a folder of this user's, not a link: another user could have made
+    it first in a shared folder) unless it exists."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, mode)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        raise PermissionError(f"{path} is not a folder of this user's: refusing to use it")
+
+
+@contextlib.contextmanager
+def sandbox_folder(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """The sandbox started in this block (one: the run's) is made in ``folder``, kept
+    there until :func:`release_root` (see the module's documentation)."""
+    token = _next.set(os.fspath(folder))
+    try:
+        yield
+    finally:
+        _next.reset(token)
+
+
+def fixed_root() -> str | None:
+    """The folder the sandbox being made must use, made (or found again) and marked
+    kept; ``None``: a temporary folder."""
+    folder = _next.get()
+    if folder is None:
+        return None
+    store = os.path.dirname(folder)
+    os.makedirs(os.path.dirname(store), 0o711, exist_ok=True)
+    _own_folder(os.path.dirname(store), 0o711)  # (others may pass, not list)
+    for attempt in (1, 2):  # (another run's removal may take the store's folder away)
+        _own_folder(store, 0o711)
+        try:
+            _own_folder(folder, 0o700)
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+    with _lock:
+        _kept.add(folder)
+        _made.add(folder)
+    return folder
+
+
+def removed_root(root: str) -> None:
+    """A sandbox folder was removed: a run's leaves no empty folder of its store."""
+    with _lock:
+        if root not in _made:
+            return
+        _made.discard(root)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(root))
+
+
+def keep_root(root: str) -> bool:
+    """Whether ``root`` is a run's folder that its sandbox's cleanup must leave."""
+    with _lock:
+        return root in _kept
+
+
+def release_root(root: str | os.PathLike[str]) -> None:
+    """The run finished: its sandbox's cleanup removes its folder."""
+    with _lock:
+        _kept.discard(os.fspath(root))
+
+
+def prune_folders(
+    db_path: str | os.PathLike[str], keep: Callable[[str], bool], remove: Callable[[str], bool]
+) -> list[str]:
+    """Remove the run folders of ``db_path``'s store for which ``keep(run_id)`` is false
+    (with ``remove``: the sandboxes' own removal, which never raises); returns them."""
+    base = folders_dir(db_path)
+    removed = []
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False) and not keep(entry.name) and remove(entry.path):
+            removed.append(entry.path)
+    return removed
