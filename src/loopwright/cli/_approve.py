@@ -79,6 +79,21 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
     help="What the model is told about a rejected call (its error result).",
 )
 @click.option("--all", "all_", is_flag=True, help="Approve every pending call not rejected.")
+@click.option(
+    "--continue",
+    "continue_",
+    is_flag=True,
+    help="Then continue the run, as `loopwright runs resume RUN` does (for runs started by "
+    "`loopwright run`).",
+)
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --continue: a provider argument added to those recorded.",
+)
 @db_option
 @json_option
 def approve_command(
@@ -89,17 +104,24 @@ def approve_command(
     all_: bool,
     db: str | None,
     as_json: bool,
+    continue_: bool = False,
+    model_args: tuple[str, ...] = (),
 ) -> int:
     """Decide about the calls run RUN deferred (its status: waiting).
 
     Without a decision, show the pending calls. With --approve / --reject / --all,
     record the decisions (all or none: a call not pending is refused), then continue
-    the run (`lw.resume(RUN, agent=...)`). When it continues, the approval policy in
+    the run: --continue here, `loopwright runs resume RUN`, or from Python
+    `lw.resume(RUN, agent=...)`. When it continues, the approval policy in
     force is asked again (a call it denies stays denied) and each decision holds only
     for the arguments shown here (their hash).
     """
     from ..runtime._approve import approve, pending_calls
 
+    if (continue_ or model_args) and not (approves or rejects or all_):
+        raise click.UsageError("--continue goes with a decision (--approve, --reject, --all)")
+    if model_args and not continue_:
+        raise click.UsageError("-M goes with --continue")
     with reading(db):
         waiting = pending_calls(run, db=db)
         if not (approves or rejects or all_):
@@ -124,18 +146,23 @@ def approve_command(
             message=message,
             db=db,
         )
-    if as_json:
+    if as_json and not continue_:
         click.echo(json_text([c.model_dump(mode="json") for c in decided]))
         return EXIT_OK
     rejected = set(rejects)
-    out = console()
     for c in decided:
         verb = "rejected" if c.call_id in rejected else "approved"
-        out.print(
-            line(
-                (verb, "red" if verb == "rejected" else "green"),
-                f" call {short(c.call_id, 80)} ({short(c.call.function, 80)}), "
-                f"arguments hash {c.arguments_hash[:16]}",
-            )
+        click.echo(
+            f"{verb} call {short(c.call_id, 80)} ({short(c.call.function, 80)}), "
+            f"arguments hash {c.arguments_hash[:16]}",
+            err=continue_,  # (with --continue, stdout is the continued run's)
         )
-    return EXIT_OK
+    if not continue_:
+        return EXIT_OK
+    from ._resume import resume_command
+
+    code: int = click.get_current_context().invoke(
+        resume_command, run=run, model_args=model_args, force=False, db=db,
+        as_json=as_json, quiet=False,
+    )  # fmt: skip
+    return code
