@@ -340,3 +340,22 @@ async def test_a_waiting_run_is_continued_once_and_decisions_after_that_are_refu
     assert callable(again)
     call = lw.ToolCall(id="c0", function="deploy", arguments={"env": "prod"})
     assert (await again(call, [])).decision == "approve"
+
+
+async def test_a_deferral_in_an_eval_sample_is_an_error_of_the_sample_not_a_silent_skip(
+    tmp_path: Path,
+) -> None:
+    model = lw.get_model("mock", outputs=[calls(("bash", {"cmd": "x"}))], repeat=True)
+    task = lw.Task(
+        [{"id": "s1", "input": "go", "target": "x"}],
+        agent=lw.react(tools=[bash]),
+        scorer=lw.match(),
+        model=model,
+        approval="defer",
+    )
+    [result] = await lw.eval_async(task, db=tmp_path / "runs.db")
+    [sample] = result.samples
+    assert (
+        sample.error is not None and "deferred approval works for a run of its own" in sample.error
+    )
+    assert ran == []

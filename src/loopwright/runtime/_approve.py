@@ -39,8 +39,9 @@ async def park(scope: RunScope, state: AgentState) -> None:
     """Keep the calls the run waits for in the run store (before its row says so)."""
     if scope.nested:
         raise ConfigurationError(
-            "an approval policy deferred a call inside an agent used as a tool; deferred "
-            "approval works for a run's own agent only (use it on the outer run)"
+            "an approval policy deferred a call in a run inside another (an agent used as "
+            "a tool, or an eval's sample): deferred approval works for a run of its own "
+            "only, which can wait and be continued"
         )
     if scope.db_path is not None and state.pending:
         await asyncio.to_thread(record_pending, scope.db_path, scope.run_id, state.pending)

@@ -128,6 +128,7 @@ class _Answers:
         last = point.last
         self.results: dict[str, ToolMessage] = dict(last.results) if last is not None else {}
         self.again = {c.id for c in last.in_flight} if last is not None else set()
+        self.waited = point.status == "waiting"  # (deferred calls: asked about again)
 
     async def __call__(self, call: ToolCall) -> ToolMessage | None:
         found = self.results.pop(call.id, None)
@@ -137,11 +138,12 @@ class _Answers:
             self.again.discard(call.id)
             t = current_transcript()
             if t is not None:
-                t.info(
-                    f"The call {call.function} ({call.id}) was in flight when the run "
-                    "stopped: it runs again.",
-                    source="resume",
+                why = (
+                    "waited for approval: the approval policy is asked again"
+                    if self.waited
+                    else "was in flight when the run stopped: it runs again"
                 )
+                t.info(f"The call {call.function} ({call.id}) {why}.", source="resume")
         return None
 
 
