@@ -359,3 +359,30 @@ async def test_a_deferral_in_an_eval_sample_is_an_error_of_the_sample_not_a_sile
         sample.error is not None and "deferred approval works for a run of its own" in sample.error
     )
     assert ran == []
+
+
+async def test_a_hostile_call_id_and_explanation_are_shown_visible(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    bad = lw.ToolCall(
+        id="c\x1b[2J\x1b]8;;http://evil\x07", function="bash", arguments={"cmd": "ls"}
+    )
+    output = lw.ModelOutput(message=lw.AssistantMessage(tool_calls=[bad]), model="mock")
+    why = "looks fine\x1b[8m (hidden)\r\u202e"
+    policy = lw.approval_policy([lw.ApprovalRule("bash", "defer", explanation=why)])
+    model = lw.get_model("mock", outputs=[output])
+    state = await lw.run(lw.react(tools=[bash]), "go", model=model, db=db, approval=policy)
+    shown = cli("runs", "approve", state.run_id or "", "--db", str(db), cwd=tmp_path)
+    assert shown.code == 0, shown.err
+    assert "\x1b" not in shown.out and "\r" not in shown.out and "\u202e" not in shown.out
+    assert "c\\x1b[2J\\x1b]8;;http://evil\\x07" in shown.out and "looks fine\\x1b[8m" in shown.out
+    approved = cli("runs", "approve", state.run_id or "", "--all", "--db", str(db), cwd=tmp_path)
+    assert approved.code == 0 and "\x1b" not in approved.out + approved.err
+
+
+def test_a_person_at_the_terminal_can_defer_too() -> None:
+    import asyncio
+    import io
+
+    person = lw.human_approver(input=io.StringIO("d\n"), output=io.StringIO())
+    call = lw.ToolCall(id="x", function="bash", arguments={"cmd": "ls"})
+    assert asyncio.run(person(call, [])).decision == "defer"
