@@ -386,3 +386,27 @@ def test_a_person_at_the_terminal_can_defer_too() -> None:
     person = lw.human_approver(input=io.StringIO("d\n"), output=io.StringIO())
     call = lw.ToolCall(id="x", function="bash", arguments={"cmd": "ls"})
     assert asyncio.run(person(call, [])).decision == "defer"
+
+
+async def test_continuing_runs_each_waiting_call_once_in_the_order_asked(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    batch = calls(
+        ("fetch", {"url": "a"}),
+        ("deploy", {"env": "prod"}),
+        ("fetch", {"url": "b"}),
+        ("bash", {"cmd": "after"}),
+    )
+    policy = lw.defer_approval("deploy")
+    agent = lw.react(
+        tools=[fetch, deploy, bash], submit=False, model=lw.get_model("mock", outputs=[batch])
+    )
+    state = await lw.run(agent, "go", db=db, approval=policy)
+    assert state.completed == "waiting" and sorted(ran) == ["a", "b"]  # bash waits unasked
+    lw.approve(state.run_id or "", all=True, db=db)
+    live = lw.get_model("mock", outputs=["all done"])
+    state = await lw.resume(state.run_id or "", agent=agent, model=live, db=db, approval=policy)
+    assert state.completed == "answer" and state.text == "all done"
+    assert sorted(ran[:2]) == ["a", "b"] and ran[2:] == ["prod", "after"]  # none twice
+    results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert [m.tool_call_id for m in results] == ["c0", "c1", "c2", "c3"]
+    assert results[1].text == "deployed prod" and results[3].text == "ran after"
