@@ -312,3 +312,31 @@ async def test_the_conversation_of_both_parts_reads_in_order(tmp_path: Path) -> 
     assert results == ["did 0", "did 1", "did 2", "did 3", "all done"]
     marks = [e for e in events if isinstance(e, lw.InfoEvent) and e.source == "resume"]
     assert marks and isinstance(marks[0].data, dict) and marks[0].data["was"] == "cancelled"
+
+
+async def test_an_agent_with_a_nudge_does_not_keep_it(tmp_path: Path) -> None:
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+
+    def nudged(hang: asyncio.Event | None) -> lw.ReactAgent:
+        worker = _worker(log, hang)
+        return lw.react(
+            name="worker", tools=worker.tools, model=worker.model, nudge="Go on ({remaining})."
+        )
+
+    task = asyncio.create_task(lw.run(nudged(hang), "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    state = await lw.resume(lw.list_runs(db)[0].id, agent=nudged(None), db=db)
+    assert state.completed == "submit"
+    users = [m.content for m in state.messages if isinstance(m, lw.UserMessage)]
+    assert users == ["Work."]  # the recorded request's nudge is not in the conversation
+
+
+async def test_a_run_is_not_resumed_inside_another(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    async with lw.recording(db=False):
+        with pytest.raises(lw.ConfigurationError, match="not inside another run"):
+            await lw.resume(run_id, agent=_worker(log), db=db)
