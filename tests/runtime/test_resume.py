@@ -244,3 +244,99 @@ async def test_the_sandbox_folder_is_kept_for_the_resumed_run(
     results = [m.content for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert results[-2] == "line 0\nline 1\nline 1\nline 2\n"
     assert not folder.exists()  # the run finished: the folder went with its sandbox
+
+
+def _slow_worker(log: list[str], hang: asyncio.Event | None = None) -> lw.ReactAgent:
+    """Like ``_worker``, but its first call takes 0.3 s: the first part lasts that long."""
+    agent = _worker(log, hang)
+    inner = agent.tools[0]
+
+    @lw.tool(name="work")
+    async def slow(i: int) -> str:
+        """Do step i.
+
+        Args:
+            i: The step.
+        """
+        if i == 0:
+            await asyncio.sleep(0.3)
+        result: str = await inner.fn(i=i)  # type: ignore[attr-defined]
+        return result
+
+    return lw.react(name="worker", tools=[slow], model=agent.model)
+
+
+@pytest.mark.parametrize(
+    ("limit", "kind"), [(lw.time_limit(0.25), "time"), (lw.token_limit(1), "token")]
+)
+async def test_time_and_tokens_of_the_earlier_part_count(
+    tmp_path: Path, limit: lw.Limit, kind: str
+) -> None:
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+    task = asyncio.create_task(lw.run(_slow_worker(log, hang), "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    # the first part took 0.3 s and some tokens: either limit is spent when it goes on
+    state = await lw.resume(info.id, agent=_slow_worker(log), db=db, limits=[limit])
+    assert state.completed == "limit" and state.limit is not None and state.limit.type == kind
+    assert "start 3" not in log  # no new step was made
+
+
+async def test_a_run_still_going_is_not_resumed(tmp_path: Path) -> None:
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+    task = asyncio.create_task(lw.run(_worker(log, hang), "Work.", db=db))
+    await hang.wait()
+    try:
+        run_id = lw.list_runs(db)[0].id
+        with pytest.raises(lw.ConfigurationError, match="still running"):
+            await lw.resume(run_id, agent=_worker(log), db=db)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_the_conversation_of_both_parts_reads_in_order(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    await lw.resume(run_id, agent=_worker(log), db=db)
+    export = tmp_path / "run.json"
+    lw.export_run(run_id, export, db=db)
+    with lw.load_run(str(export)) as copy:  # (read back through the JSON export)
+        messages = copy.messages()
+        events = list(copy.events())
+    results = [m.content for m in messages if isinstance(m, lw.ToolMessage)]
+    assert results == ["did 0", "did 1", "did 2", "did 3", "all done"]
+    marks = [e for e in events if isinstance(e, lw.InfoEvent) and e.source == "resume"]
+    assert marks and isinstance(marks[0].data, dict) and marks[0].data["was"] == "cancelled"
+
+
+async def test_an_agent_with_a_nudge_does_not_keep_it(tmp_path: Path) -> None:
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+
+    def nudged(hang: asyncio.Event | None) -> lw.ReactAgent:
+        worker = _worker(log, hang)
+        return lw.react(
+            name="worker", tools=worker.tools, model=worker.model, nudge="Go on ({remaining})."
+        )
+
+    task = asyncio.create_task(lw.run(nudged(hang), "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    state = await lw.resume(lw.list_runs(db)[0].id, agent=nudged(None), db=db)
+    assert state.completed == "submit"
+    users = [m.content for m in state.messages if isinstance(m, lw.UserMessage)]
+    assert users == ["Work."]  # the recorded request's nudge is not in the conversation
+
+
+async def test_a_run_is_not_resumed_inside_another(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    async with lw.recording(db=False):
+        with pytest.raises(lw.ConfigurationError, match="not inside another run"):
+            await lw.resume(run_id, agent=_worker(log), db=db)

@@ -54,12 +54,15 @@ class RunRecorder:
         writer: The run's writer (``None`` once closed).
     """
 
-    def __init__(self, path: Path, run_id: str, first_seq: int = 0) -> None:
+    def __init__(
+        self, path: Path, run_id: str, first_seq: int = 0, first_message_seq: int = 0
+    ) -> None:
         self.path, self.run_id = path, run_id
         self.writer: RunWriter | None = RunWriter(path)
         # one order for the events of the run and its samples (a resumed run's go on
-        # after those recorded)
+        # after those recorded, and so do its messages)
         self._seq = itertools.count(first_seq)
+        self._first_message_seq = first_message_seq
 
     async def open(
         self,
@@ -119,6 +122,8 @@ class RunRecorder:
         if self.writer is None:
             return lambda: None
         sink = Sink(self.writer, self.run_id, sample, self._seq)
+        if not sample and self._first_message_seq:
+            sink.mseq = itertools.count(self._first_message_seq)
         return transcript.subscribe(sink.on_event, on_message=sink.on_message)
 
     def on_failure(self, callback: Callable[[BaseException], None]) -> None:

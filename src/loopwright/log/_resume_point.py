@@ -106,6 +106,8 @@ class ResumePoint:
     """Times it was resumed before."""
     next_seq: int
     """The sequence number of the run's next event."""
+    next_message_seq: int = 0
+    """The sequence number of the run's next message (of its own, outside samples)."""
 
     @property
     def finished(self) -> bool:
@@ -229,6 +231,10 @@ def resume_point(
             )
         with_seq = log._one("SELECT MAX(seq) FROM events WHERE run_id = ?", (log.run_id,))
         next_seq = (with_seq[0] + 1) if with_seq and with_seq[0] is not None else 0
+        with_mseq = log._one(
+            "SELECT MAX(seq) FROM messages WHERE run_id = ? AND sample = ?", (log.run_id, key)
+        )
+        next_mseq = (with_mseq[0] + 1) if with_mseq and with_mseq[0] is not None else 0
         return ResumePoint(
             run_id=log.run_id,
             sample=key,
@@ -251,6 +257,7 @@ def resume_point(
             ),
             resumes=resumes,
             next_seq=next_seq,
+            next_message_seq=next_mseq,
         )
 
 

@@ -50,7 +50,7 @@ from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
 from ._approve import continuation_approver
 from ._run import run
-from ._scope import RunScope, reopening
+from ._scope import RunScope, current_recording, reopening
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment
@@ -190,7 +190,11 @@ def continuing(
         agent = dataclasses.replace(agent, model=resumed)
     given: AgentState | str
     if point.last is not None:
-        given = AgentState(messages=list(point.last.messages))
+        messages = list(point.last.messages)
+        nudged = getattr(agent, "nudge", None) is not None
+        if nudged and messages and isinstance(messages[-1], UserMessage):
+            messages.pop()  # the nudge the request carried, never kept (the Nudge hook)
+        given = AgentState(messages=messages)
     elif isinstance(point.input, str):
         given = point.input
     elif isinstance(point.input, list):
@@ -264,6 +268,10 @@ async def resume(
             runs, or was recorded with other tools.
         RunStoreError: No such run (or store).
     """
+    if current_recording() is not None:
+        raise ConfigurationError(
+            "resume: a run is resumed on its own, not inside another run (its agent's tool)"
+        )
     point = resume_point(run_id, db)
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)

@@ -253,7 +253,7 @@ class RunScope:
         used = point.consumed
         self.cost.priced, self.cost.priced_calls = used.cost, used.priced_calls
         self.cost.unpriced_calls = used.unpriced_calls
-        recorder = RunRecorder(self.db_path, self.run_id, first_seq=point.next_seq)
+        recorder = RunRecorder(self.db_path, self.run_id, point.next_seq, point.next_message_seq)
         await recorder.reopen(resumes=point.resumes + 1)
         return recorder
 
