@@ -410,3 +410,19 @@ async def test_continuing_runs_each_waiting_call_once_in_the_order_asked(tmp_pat
     results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert [m.tool_call_id for m in results] == ["c0", "c1", "c2", "c3"]
     assert results[1].text == "deployed prod" and results[3].text == "ran after"
+
+
+async def test_a_call_deferred_after_a_handoff_leaves_the_run_waiting(tmp_path: Path) -> None:
+    helper = lw.react(name="ops", tools=[deploy], submit=False)
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("transfer_to_ops", {}),
+            calls(("deploy", {"env": "prod"})),
+        ],
+    )
+    agent = lw.react(tools=[lw.handoff(helper)], submit=False)
+    db = tmp_path / "runs.db"
+    state = await lw.run(agent, "go", model=model, db=db, approval=lw.defer_approval("deploy"))
+    assert state.completed == "waiting" and [p.call.id for p in state.pending] == ["c0"]
+    assert ran == [] and lw.list_runs(db)[0].status == "waiting"
