@@ -241,6 +241,9 @@ def test_runs_approve_shows_hostile_arguments_stripped_and_bounded(tmp_path: Pat
     assert "call-1" in out and "bash" in out and "deferred by defer" in out
     show = cli("runs", "show", first["run_id"], "--db", str(db), cwd=tmp_path)
     assert "waiting for approval" in show.out and "\x1b" not in show.out
+    shown_json = cli("runs", "show", first["run_id"], "--json", "--db", str(db), cwd=tmp_path)
+    [pending] = shown_json.json()["pending"]  # (JSON: the arguments whole, escaped)
+    assert pending["call"]["arguments"]["cmd"] == hostile and pending["state"] == "pending"
     assert "approve" in shown.err and not effects.exists()
 
 

@@ -59,6 +59,10 @@ def show_command(
                 "samples": [s.model_dump(mode="json") for s in samples],
                 "messages": [m.model_dump(mode="json") for m in messages],
             }
+            if info.status == "waiting":  # the calls it waits for (deferred approval)
+                from ..log._approvals import deferred_calls
+
+                data["pending"] = [c.model_dump(mode="json") for c in deferred_calls(db, info.id)]
             click.echo(json_text(data))
             return EXIT_OK
         failures, tracebacks = _failures(log, sample)
