@@ -278,6 +278,11 @@ async def resume(
             "resume: a run is resumed on its own, not inside another run (its agent's tool)"
         )
     point = resume_point(run_id, db)
+    if point.samples:
+        raise ConfigurationError(
+            f"resume: run {point.run_id!r} is an eval's ({point.samples} samples): resume it "
+            f"with lw.eval(..., resume={point.run_id!r}) or `loopwright runs resume`"
+        )
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
     with continuing(point, agent, model) as (agent2, given, resumed), reopening(point):

@@ -256,7 +256,7 @@ class RunScope:
         self.cost.priced, self.cost.priced_calls = used.cost, used.priced_calls
         self.cost.unpriced_calls = used.unpriced_calls
         recorder = RunRecorder(self.db_path, self.run_id, point.next_seq, point.next_message_seq)
-        await recorder.reopen(resumes=point.resumes + 1)
+        await recorder.reopen(resumes=point.resumes + 1, holder=point.holder)
         return recorder
 
     def _open_sample(self) -> None:
