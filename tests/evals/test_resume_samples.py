@@ -3,6 +3,7 @@ goes on from its last recorded step."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -10,6 +11,9 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import loopwright as lw
 
@@ -74,3 +78,53 @@ def test_samples_in_flight_go_on_from_their_last_step(tmp_path: Path) -> None:
             assert len(models) == 1
             results = [m.content for m in log.messages(s) if isinstance(m, lw.ToolMessage)]
             assert results == ["did 0", "did 1", "did 2"]
+
+
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_sample_in_flight_keeps_its_sandbox_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    db, hung = tmp_path / "runs.db", asyncio.Event()
+    hang = [True]
+
+    @lw.tool
+    async def write(i: int) -> str:
+        """Add a line to the notes and read them.
+
+        Args:
+            i: The line.
+        """
+        box = lw.sandbox()
+        await box.exec(["sh", "-c", f"echo line {i} >> notes.txt"])
+        if hang[0] and i == 1:
+            hung.set()
+            await asyncio.sleep(3600)
+        return await box.read_file("notes.txt")
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done == 2:
+            return lw.ModelOutput.for_tool_call("submit", {"answer": "ok"})
+        return lw.ModelOutput.for_tool_call("write", {"i": done})
+
+    samples = [lw.Sample(input="Write.", target="ok", id="s0", files={"notes.txt": "given\n"})]
+    task = lw.Task(
+        samples, agent=lw.react(tools=[write]), scorer=lw.match(), sandbox="local", name="w"
+    )
+    model = lw.get_model("mock", outputs=respond)
+    running = asyncio.create_task(lw.eval_async(task, model=model, db=db))
+    await hung.wait()
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    [first] = lw.list_runs(db)
+    hang[0] = False
+    [result] = await lw.eval_async(task, model=model, db=db, resume=first.id)
+    assert result.completed == 1 and result.samples[0].status == "success"
+    with lw.load_run(result.run_id, db) as log:
+        [sample] = log.samples
+        tools = [m.content for m in log.messages(sample) if isinstance(m, lw.ToolMessage)]
+    # the sample's files were not written again, and its own lines are there
+    assert tools[1] == "given\nline 0\nline 1\nline 1\n"
+    assert not any((tmp_path / "boxes").rglob("notes.txt"))  # finished: folders removed

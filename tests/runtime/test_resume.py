@@ -340,3 +340,26 @@ async def test_a_run_is_not_resumed_inside_another(tmp_path: Path) -> None:
     async with lw.recording(db=False):
         with pytest.raises(lw.ConfigurationError, match="not inside another run"):
             await lw.resume(run_id, agent=_worker(log), db=db)
+
+
+async def test_two_resumes_at_once_one_takes_the_run(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    first, second = await asyncio.gather(
+        lw.resume(run_id, agent=_worker(log), db=db),
+        lw.resume(run_id, agent=_worker(log), db=db),
+        return_exceptions=True,
+    )
+    outcomes = sorted([first, second], key=lambda x: isinstance(x, BaseException))
+    state, refused = outcomes
+    assert isinstance(state, lw.AgentState) and state.completed == "submit"
+    assert isinstance(refused, lw.RunStoreError) and "taken by another resume" in str(refused)
+    assert log.count("start 2") == 2 and log.count("end 3") == 1  # it ran once more, not twice
+
+
+async def test_an_eval_run_is_resumed_as_an_eval(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    task = lw.Task([{"input": "x", "target": "y"}], agent=lw.react(submit=False), name="t")
+    [result] = await lw.eval_async(task, model=lw.get_model("mock", outputs=["y"]), db=db)
+    with pytest.raises(lw.ConfigurationError, match="is an eval's"):
+        await lw.resume(result.run_id or "", agent=_worker([]), db=db)

@@ -306,7 +306,7 @@ class _TaskRun:
                     agent, model = sample_agent(task, sample), None
                     if point is not None:  # in flight when the resumed run stopped: go on
                         agent, state, model = stack.enter_context(
-                            continue_sample(point, agent, srec)
+                            continue_sample(point, agent, srec, kept=task.agent)
                         )
                     # the sandbox starts inside the sample's limits (its wait for a slot
                     # counts), its cleanup outside them: see sample_agent

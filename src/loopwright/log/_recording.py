@@ -40,6 +40,31 @@ _END_SAMPLE = (
 )
 
 
+def _claim(path: Path, run_id: str, holder: tuple[str, str | None, int | None]) -> None:
+    """Take run ``run_id`` for this process if its row still has ``holder``'s status,
+    host and pid."""
+    import sqlite3
+
+    from ._db import connect
+
+    conn = connect(path)
+    try:
+        changed = conn.execute(
+            "UPDATE runs SET status = 'running', host = ?, pid = ? "
+            "WHERE id = ? AND status = ? AND host IS ? AND pid IS ?",
+            (hostname(), os.getpid(), run_id, *holder),
+        ).rowcount
+    except sqlite3.Error as ex:
+        raise RunStoreError(f"cannot resume run {run_id!r} in {str(path)!r}: {ex}") from ex
+    finally:
+        conn.close()
+    if changed != 1:
+        raise RunStoreError(
+            f"run {run_id!r} in {str(path)!r} was taken by another resume meanwhile (it is "
+            "being resumed there)"
+        )
+
+
 def _finite(value: float | None) -> float | None:
     """A number SQLite's ``json()`` reads (it refuses ``NaN`` and ``Infinity``)."""
     return value if value is not None and math.isfinite(value) else None
@@ -100,10 +125,20 @@ class RunRecorder:
             await self._close(raise_errors=False)
             raise
 
-    async def reopen(self, *, resumes: int) -> None:
+    async def reopen(self, *, resumes: int, holder: tuple[str, str | None, int | None]) -> None:
         """Mark a run that stopped unfinished as ``running`` again, in this process, and
-        count the resume (``metadata["resumes"]``); wait for it like :meth:`open`."""
+        count the resume (``metadata["resumes"]``); wait for it like :meth:`open`.
+
+        Raises:
+            RunStoreError: Its row no longer has ``holder`` (its status, host and pid
+                when it was read): another resume took it meanwhile.
+        """
         assert self.writer is not None
+        try:
+            await asyncio.to_thread(_claim, self.path, self.run_id, holder)
+        except BaseException:
+            await self._close(raise_errors=False)
+            raise
         self.writer.execute(
             "UPDATE runs SET status = 'running', finished = NULL, output = NULL, "
             'messages = NULL, error = NULL, "limit" = NULL, host = ?, pid = ?, '

@@ -108,6 +108,11 @@ class ResumePoint:
     """The sequence number of the run's next event."""
     next_message_seq: int = 0
     """The sequence number of the run's next message (of its own, outside samples)."""
+    samples: int = 0
+    """The run's samples (an eval's run: its samples go on in ``lw.eval(resume=)``)."""
+    holder: tuple[str, str | None, int | None] = ("running", None, None)
+    """The status, host and pid its row had: reopening it checks they are still those
+    (two resumes of the run at once: one of them takes it)."""
 
     @property
     def finished(self) -> bool:
@@ -258,6 +263,12 @@ def resume_point(
             resumes=resumes,
             next_seq=next_seq,
             next_message_seq=next_mseq,
+            samples=info.samples,
+            holder=(
+                "running" if info.status == "interrupted" else info.status,
+                info.host,
+                info.pid,
+            ),
         )
 
 

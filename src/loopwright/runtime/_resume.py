@@ -211,12 +211,20 @@ def continuing(
 
 @contextlib.contextmanager
 def continue_sample(
-    point: ResumePoint, agent: Agent, scope: RunScope
+    point: ResumePoint, agent: Agent, scope: RunScope, *, kept: Agent | None = None
 ) -> Iterator[tuple[Agent, AgentState, ResumeModel]]:
     """Continue an eval sample left in flight (``point``) in the sample ``scope`` of a new
-    run: its recorded store, a ``resume`` mark first, then :func:`continuing`."""
+    run: its recorded store, its sandbox's folder if it kept one (then ``kept`` is the
+    agent: the sample's files are in it already), a ``resume`` mark first, then
+    :func:`continuing`."""
     for key, value in point.store.items():
         scope.store.set(key, value)
+    if scope.db_path is not None:
+        from ..sandboxes._folders import adopt_folder, run_folder
+
+        old = run_folder(scope.db_path, point.run_id, point.sample)
+        if adopt_folder(old, run_folder(scope.db_path, scope.run_id, scope.key)):
+            agent = kept if kept is not None else agent
     scope.transcript.info(resume_mark(point), source=RESUME_SOURCE)
     with continuing(point, agent, None) as (agent2, given, model):
         if isinstance(given, str):
@@ -273,6 +281,11 @@ async def resume(
             "resume: a run is resumed on its own, not inside another run (its agent's tool)"
         )
     point = resume_point(run_id, db)
+    if point.samples:
+        raise ConfigurationError(
+            f"resume: run {point.run_id!r} is an eval's ({point.samples} samples): resume it "
+            f"with lw.eval(..., resume={point.run_id!r}) or `loopwright runs resume`"
+        )
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
     # deferred approval: the decisions recorded about its deferred calls apply

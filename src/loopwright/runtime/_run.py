@@ -243,16 +243,17 @@ async def _start_sandbox(
     Waiting for a sandbox slot (``max_sandboxes``) and starting the sandbox are part of
     the run, so a time limit counts them and can end the run while it waits. The cleanup
     is left to ``stack``, which outlives the limits: a limit never cuts it short. A run
-    of its own in a run store keeps its sandbox's folder by its id until it finishes
-    (``sandboxes/_folders.py``: a resumed run finds it again)."""
+    of its own in a run store (or an eval sample) keeps its sandbox's folder by its id
+    until it finishes (``sandboxes/_folders.py``: a resumed run finds it again)."""
     from ..sandboxes import use_sandbox
 
-    if not isinstance(sandbox, str) or scope.nested or scope.db_path is None:
+    sample = scope.within if scope.nested else None  # (an eval sample's: by its key)
+    if not isinstance(sandbox, str) or scope.db_path is None or (scope.nested and not sample):
         await stack.enter_async_context(use_sandbox(sandbox))
         return
     from ..sandboxes._folders import release_root, run_folder, sandbox_folder
 
-    folder = run_folder(scope.db_path, scope.run_id)
+    folder = run_folder(scope.db_path, scope.run_id, sample.key if sample else None)
     with sandbox_folder(folder):
         await stack.enter_async_context(use_sandbox(sandbox))
 

@@ -129,6 +129,7 @@ class RunScope:
         self.run_id: str = run.run_id if run is not None else ""
         self.db_path: Path | None = run.db_path if run is not None else None
         self.nested = False
+        self.within: RunScope | None = None  # a span's sample, if it is in one
         self._db, self._log_level, self._subscribers = db, log_level, tuple(subscribers)
         self._new_run, self._record_calls, self._depth = new_run, record_calls, depth
         self._transcript: Transcript | None = None
@@ -195,6 +196,7 @@ class RunScope:
 
     def _open_span(self, around: RunScope) -> None:
         self.nested = True
+        self.within = around if around.kind == "sample" else around.within
         self.run_id, self.db_path = around.run_id, around.db_path
         self._recorder = around._recorder  # (for flush(): the run around writes the rows)
         self._transcript = current_transcript()
@@ -254,7 +256,7 @@ class RunScope:
         self.cost.priced, self.cost.priced_calls = used.cost, used.priced_calls
         self.cost.unpriced_calls = used.unpriced_calls
         recorder = RunRecorder(self.db_path, self.run_id, point.next_seq, point.next_message_seq)
-        await recorder.reopen(resumes=point.resumes + 1)
+        await recorder.reopen(resumes=point.resumes + 1, holder=point.holder)
         return recorder
 
     def _open_sample(self) -> None:

@@ -1,7 +1,8 @@
 """A run's sandbox folder, kept by run id so that a resumed run finds it again.
 
-The sandbox a run starts (``run(..., sandbox="bwrap")``, a run recorded in a run store)
-does not live in a fresh temporary folder but in the run's folder,
+The sandbox a run starts (``run(..., sandbox="bwrap")``, a run recorded in a run store;
+an eval sample's, in ``RUN_ID/SAMPLE_KEY/``) does not live in a fresh temporary folder
+but in the run's folder,
 ``/var/tmp/loopwright-sandboxes-UID/STORE/RUN_ID/`` (``$LOOPWRIGHT_SANDBOXES`` instead of
 the first part when set; ``STORE`` is a digest of the run store file's path; ``/var/tmp``
 survives a restart of the machine, and a bwrap sandbox's unprivileged user can reach
@@ -9,8 +10,9 @@ it); its ``workspace/`` is the sandbox's working folder. When the run finishes
 (success, a limit, stopped) the folder is removed with the sandbox, as a temporary one
 is. When it ends otherwise — cancelled, an error, its process killed — the folder stays,
 and ``lw.resume`` (``loopwright runs resume``) starts the sandbox on it again: the files
-the run made are there. :func:`prune_folders` (``loopwright runs prune``) removes the
-folders of a store's runs that finished or are no longer in it.
+the run made are there (an eval sample in flight that goes on in the resumed eval's run
+takes its folder along: :func:`adopt_folder`). :func:`prune_folders` (``loopwright runs
+prune``) removes the folders of a store's runs that finished or are no longer in it.
 
 A workspace with a disk quota (``SandboxLimits.disk_bytes``, a tmpfs mounted as root)
 keeps nothing: a tmpfs does not outlive its mount.
@@ -30,6 +32,7 @@ from pathlib import Path
 
 __all__ = [
     "SANDBOXES_ENV",
+    "adopt_folder",
     "fixed_root",
     "folders_dir",
     "keep_root",
@@ -61,11 +64,28 @@ def folders_dir(db_path: str | os.PathLike[str]) -> Path:
     return base / store
 
 
-def run_folder(db_path: str | os.PathLike[str], run_id: str) -> Path:
-    """The sandbox folder of run ``run_id`` of the run store ``db_path``."""
-    if not run_id or os.sep in run_id or run_id.startswith("."):
-        raise ValueError(f"not a run id: {run_id!r}")
-    return folders_dir(db_path) / run_id
+def run_folder(db_path: str | os.PathLike[str], run_id: str, sample: str | None = None) -> Path:
+    """The sandbox folder of run ``run_id`` of the run store ``db_path`` (with ``sample``,
+    of that sample of it: ``RUN_ID/SAMPLE_KEY``)."""
+    for name in (run_id, sample) if sample is not None else (run_id,):
+        if not name or os.sep in name or name.startswith("."):
+            raise ValueError(f"not an id: {name!r}")
+    folder = folders_dir(db_path) / run_id
+    return folder / sample if sample is not None else folder
+
+
+def adopt_folder(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> bool:
+    """Move a sample's kept folder (``old``) to where the sample goes on (``new``: its
+    key in the resumed eval's run); whether there was one."""
+    if not os.path.isdir(old) or os.path.islink(old):
+        return False
+    parent = os.path.dirname(os.fspath(new))
+    os.makedirs(os.path.dirname(parent), 0o711, exist_ok=True)
+    _own_folder(parent, 0o711)
+    os.rename(old, new)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(os.fspath(old)))  # (the old run's, when now empty)
+    return True
 
 
 def _own_folder(path: str, mode: int) -> None:
