@@ -4,6 +4,7 @@ continues. Real SQLite files, real processes, the real ``loopwright`` command.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -324,22 +325,38 @@ async def test_a_decision_for_other_arguments_is_refused_and_the_call_waits_agai
     assert state.completed == "answer" and ran == ["deploy"] and state.text == "done"
 
 
-async def test_a_waiting_run_is_continued_once_and_decisions_after_that_are_refused(
-    tmp_path: Path,
-) -> None:
+async def test_two_continuations_at_once_run_the_approved_call_once(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    run_id = await _waiting_run(db, ("deploy", {"env": "prod"}))
+    lw.approve(run_id, all=True, db=db)
+
+    async def go() -> lw.AgentState | BaseException:
+        live = lw.get_model(
+            "mock", outputs=[lw.ModelOutput.for_tool_call("submit", {"answer": "ok"})]
+        )
+        agent = lw.react(tools=[bash, deploy], model=live)
+        try:
+            return await lw.resume(run_id, agent=agent, db=db, approval="defer")
+        except (lw.RunStoreError, lw.ConfigurationError, lw.ApprovalRefused) as ex:
+            return ex  # taken by the other one (whichever check saw it first)
+
+    outcomes = await asyncio.gather(go(), go())
+    done = [o for o in outcomes if isinstance(o, lw.AgentState)]
+    assert len(done) == 1 and done[0].completed == "submit" and ran == ["prod"]
+    with pytest.raises(lw.ApprovalRefused, match="not waiting"):
+        lw.approve(run_id, all=True, db=db)
+
+
+async def test_an_interrupted_continuation_gives_its_decisions_to_the_next(tmp_path: Path) -> None:
     from loopwright.runtime._approve import continuation_approver
 
     db = tmp_path / "runs.db"
     run_id = await _waiting_run(db, ("deploy", {"env": "prod"}))
     lw.approve(run_id, all=True, db=db)
-    policy = continuation_approver(run_id, "defer", db, waiting=True)  # the first takes it
-    assert callable(policy) and lw.list_runs(db)[0].status != "waiting"
-    with pytest.raises(lw.ApprovalRefused, match="another process continued it"):
-        continuation_approver(run_id, "defer", db, waiting=True)  # a second one: refused
-    with pytest.raises(lw.ApprovalRefused, match="not waiting"):
-        lw.approve(run_id, all=True, db=db)
-    # an interrupted continuation's next one still gets the decision
-    again = continuation_approver(run_id, "defer", db, waiting=False)
+    assert callable(continuation_approver(run_id, "defer", db, waiting=True))  # taken
+    with pytest.raises(lw.ApprovalRefused, match="not pending"):
+        lw.approve(run_id, approve=["c0"], db=db)  # (applied: not to be decided again)
+    again = continuation_approver(run_id, "defer", db, waiting=False)  # (it died)
     assert callable(again)
     call = lw.ToolCall(id="c0", function="deploy", arguments={"env": "prod"})
     assert (await again(call, [])).decision == "approve"

@@ -223,18 +223,17 @@ def claim_decisions(
     db: str | os.PathLike[str] | None, run_id: str, *, waiting: bool
 ) -> tuple[Mapping[str, Decided], set[str]]:
     """Take the decisions about the run's deferred calls for a continuation. With
-    ``waiting`` (the run was seen waiting), the run becomes ``running`` in this process
-    and its ``decided`` calls ``applied`` at once, so that a second continuation, or a
-    decision recorded meanwhile, is refused. Returns the decisions by call id (applied
+    ``waiting`` (the run was seen waiting), its ``decided`` calls become ``applied``
+    (deciding about them again is refused). Returns the decisions by call id (applied
     ones too: a continuation interrupted before it ran a call gives its decision to the
-    next) and the ids of the calls still pending.
+    next) and the ids of the calls still pending. (Two continuations at once: the run's
+    reopening lets one take it, ``RunRecorder.reopen``.)
 
     Raises:
         ApprovalRefused: The run was seen waiting, but is no longer (another process
             continued it meanwhile).
     """
     from ..approval import Decided
-    from ._db import hostname
 
     path = resolve_db(db)
     with contextlib.closing(_writing(path)) as conn, reading(path):
@@ -248,10 +247,6 @@ def claim_decisions(
                         f"run {run_id} is no longer waiting for approval ({status}): "
                         "another process continued it"
                     )
-                conn.execute(
-                    "UPDATE runs SET status = 'running', host = ?, pid = ? WHERE id = ?",
-                    (hostname(), os.getpid(), run_id),
-                )
                 conn.execute(
                     "UPDATE approvals SET state = 'applied' WHERE run_id = ? AND state = 'decided'",
                     (run_id,),
