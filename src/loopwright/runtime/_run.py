@@ -31,7 +31,7 @@ from ..agents._checks import (
 from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_error
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
-from ..log import RunStoreError
+from ..log import RunStatus, RunStoreError
 from ..log._resume_point import FINISHED
 from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
@@ -219,18 +219,15 @@ async def run(
                 await finish(own_hooks, state, ended)
             state.run_id = scope.run_id  # (an agent may return another state than it got)
             state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
-            waiting = state.completed == "waiting"
-            if waiting:  # deferred calls wait for a person (runtime/_approve.py)
-                await park(scope, state)
+            status: RunStatus | None = "stopped" if state.completed == "stopped" else None
+            if state.completed == "waiting":  # deferred calls wait for a person
+                await park(scope, state)  # (runtime/_approve.py)
+                status = "waiting"
             scope.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
                 limit=limit_error or state.limit,
-                status="stopped"
-                if state.completed == "stopped"
-                else "waiting"
-                if waiting
-                else None,
+                status=status,
             )
             return state
 
