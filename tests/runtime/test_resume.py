@@ -222,23 +222,45 @@ def _box_worker(hang: asyncio.Event | None = None) -> lw.ReactAgent:
     return lw.react(name="writer", tools=[write], model=lw.get_model("mock", outputs=respond))
 
 
+def _bwrap_works() -> bool:
+    from loopwright.sandboxes._bwrap import BwrapSandbox
+
+    async def check() -> bool:
+        try:
+            await (await BwrapSandbox.create()).cleanup()
+        except lw.SandboxUnavailableError:
+            return False
+        return True
+
+    return asyncio.run(check())
+
+
 @pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
-async def test_the_sandbox_folder_is_kept_for_the_resumed_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_the_sandbox_folder_is_kept_for_the_resumed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    if backend == "bwrap" and not _bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    if backend == "local":  # (a bwrap sandbox's user must reach it: the default place)
+        monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    asyncio.run(_sandbox_folder_kept(tmp_path, backend))
+
+
+async def _sandbox_folder_kept(tmp_path: Path, backend: str) -> None:
     db, hang = tmp_path / "runs.db", asyncio.Event()
-    task = asyncio.create_task(lw.run(_box_worker(hang), "Write.", db=db, sandbox="local"))
+    task = asyncio.create_task(lw.run(_box_worker(hang), "Write.", db=db, sandbox=backend))
     await hang.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     [info] = lw.list_runs(db)
     folder = run_folder(db, info.id)
-    assert folder.parent.parent == tmp_path / "boxes"
+    if backend == "local":
+        assert folder.parent.parent == tmp_path / "boxes"
     # the run did not finish: its sandbox's folder stays, by its run's id
     assert (folder / "workspace" / "notes.txt").read_text() == "line 0\nline 1\n"
-    state = await lw.resume(info.id, agent=_box_worker(), db=db, sandbox="local")
+    state = await lw.resume(info.id, agent=_box_worker(), db=db, sandbox=backend)
     assert state.completed == "submit"
     # the resumed run's sandbox had the files: line 1 again (that call was in flight)
     results = [m.content for m in state.messages if isinstance(m, lw.ToolMessage)]
