@@ -385,3 +385,48 @@ async def test_an_eval_run_is_resumed_as_an_eval(tmp_path: Path) -> None:
     [result] = await lw.eval_async(task, model=lw.get_model("mock", outputs=["y"]), db=db)
     with pytest.raises(lw.ConfigurationError, match="is an eval's"):
         await lw.resume(result.run_id or "", agent=_worker([]), db=db)
+
+
+async def test_the_point_read_from_sql_is_the_recorded_run(tmp_path: Path) -> None:
+    """The resume point (counts read by SQLite, the input rebuilt from its chain) agrees
+    with the run read event by event, with an agent used as a tool nested in it."""
+    from loopwright.log._resume_point import resume_point
+
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+    helper = lw.as_tool(
+        lw.react(
+            name="helper",
+            model=lw.get_model(
+                "mock", outputs=[lw.ModelOutput.for_tool_call("submit", {"answer": "42"})] * 9
+            ),
+        )
+    )
+    worker = _worker(log, hang)
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done < 2:  # the helper twice, then work(2), which hangs
+            return lw.ModelOutput.for_tool_call("helper", {"input": "the answer?"})
+        return lw.ModelOutput.for_tool_call("work", {"i": 2})
+
+    agent = lw.react(
+        name="worker", tools=[*worker.tools, helper], model=lw.get_model("mock", outputs=respond)
+    )
+    task = asyncio.create_task(lw.run(agent, "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    point = resume_point(info.id, db)
+    with lw.load_run(info.id, db) as run_log:
+        events = list(run_log.events())
+        models = [e for e in events if isinstance(e, lw.ModelEvent)]
+        top = [e for e in models if e.span_id is None]
+        assert point.last is not None and point.last.event_id == top[-1].id
+        assert point.last.messages == run_log.model_input(top[-1])
+    nested = len(models) - len(top)
+    assert nested >= 1  # the helper's calls count as steps, as a step limit counts them
+    assert point.consumed.steps == len(models)
+    assert point.consumed.tokens == sum(e.usage.total_tokens for e in models if e.usage)
+    assert [c.function for c in point.last.in_flight] == ["work"]
