@@ -150,7 +150,10 @@ async def test_a_cancelled_run_resumes_and_finishes(tmp_path: Path) -> None:
         *("start 2", "end 2", "start 3", "end 3"),
     ]
     [info] = lw.list_runs(db)
-    assert info.status == "success" and info.metadata["resumes"] == 1
+    assert info.status == "success" and info.metadata["resumes"] == 1 and info.resumes == 1
+    from loopwright.viewer._data import run_json
+
+    assert run_json(info)["resumes"] == 1  # (the viewer shows "resumed 1x")
     with pytest.raises(lw.ConfigurationError, match=r"finished \(success\)"):
         await lw.resume(run_id, agent=_worker(log), db=db)
 
