@@ -433,3 +433,11 @@ async def test_the_point_read_from_sql_is_the_recorded_run(tmp_path: Path) -> No
     assert point.consumed.steps == len(models)
     assert point.consumed.tokens == sum(e.usage.total_tokens for e in models if e.usage)
     assert [c.function for c in point.last.in_flight] == ["work"]
+
+
+async def test_a_limit_around_the_resume_counts_this_process_only(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)  # 3 model calls made
+    with lw.step_limit(2):  # the caller's budget: the 2 calls made now, not the earlier 3
+        state = await lw.resume(run_id, agent=_worker(log), db=db)
+    assert state.completed == "submit"
