@@ -288,10 +288,9 @@ class _TimeLimit(Limit):
 
     def carry(self, used: float) -> None:
         self._began -= used  # (its timer, if running, is set again for what is left)
-        if self._timer is not None and self._task is not None:
+        if self._timer is not None:
             self._timer.cancel()
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_at(loop.time() + self.remaining(), self._fire)
+            self._timer = asyncio.get_running_loop().call_later(self.remaining(), self._fire)
 
 
 class _WorkingLimit(_TimeLimit):

@@ -143,3 +143,18 @@ def test_a_killed_cli_eval_resumes_its_samples_in_flight(tmp_path: Path) -> None
     # a command the run store has no options for
     r = cli("runs", "resume", "nope", cwd=tmp_path, db=db)
     assert r.code != 0 and "no run 'nope'" in r.err
+
+
+def test_recorded_options_leave_out_secrets_and_make_paths_absolute(tmp_path: Path) -> None:
+    from loopwright.cli._recorded import model_options_of
+
+    recorded = model_options_of(
+        "openai/gpt-4o-mini",
+        ["base_url=http://127.0.0.1:8000/v1", "api_key=sk-secret", "AUTH_TOKEN=x", "n=@c.json"],
+        None,
+        None,
+    )
+    assert recorded["dropped_model_args"] == ["api_key", "AUTH_TOKEN"]
+    assert "sk-secret" not in json.dumps(recorded)
+    assert recorded["model_args"][0] == "base_url=http://127.0.0.1:8000/v1"
+    assert recorded["model_args"][1] == f"n=@{Path.cwd() / 'c.json'}"

@@ -150,7 +150,10 @@ async def test_a_cancelled_run_resumes_and_finishes(tmp_path: Path) -> None:
         *("start 2", "end 2", "start 3", "end 3"),
     ]
     [info] = lw.list_runs(db)
-    assert info.status == "success" and info.metadata["resumes"] == 1
+    assert info.status == "success" and info.metadata["resumes"] == 1 and info.resumes == 1
+    from loopwright.viewer._data import run_json
+
+    assert run_json(info)["resumes"] == 1  # (the viewer shows "resumed 1x")
     with pytest.raises(lw.ConfigurationError, match=r"finished \(success\)"):
         await lw.resume(run_id, agent=_worker(log), db=db)
 
@@ -222,23 +225,45 @@ def _box_worker(hang: asyncio.Event | None = None) -> lw.ReactAgent:
     return lw.react(name="writer", tools=[write], model=lw.get_model("mock", outputs=respond))
 
 
+def _bwrap_works() -> bool:
+    from loopwright.sandboxes._bwrap import BwrapSandbox
+
+    async def check() -> bool:
+        try:
+            await (await BwrapSandbox.create()).cleanup()
+        except lw.SandboxUnavailableError:
+            return False
+        return True
+
+    return asyncio.run(check())
+
+
 @pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
-async def test_the_sandbox_folder_is_kept_for_the_resumed_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_the_sandbox_folder_is_kept_for_the_resumed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    if backend == "bwrap" and not _bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    if backend == "local":  # (a bwrap sandbox's user must reach it: the default place)
+        monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    asyncio.run(_sandbox_folder_kept(tmp_path, backend))
+
+
+async def _sandbox_folder_kept(tmp_path: Path, backend: str) -> None:
     db, hang = tmp_path / "runs.db", asyncio.Event()
-    task = asyncio.create_task(lw.run(_box_worker(hang), "Write.", db=db, sandbox="local"))
+    task = asyncio.create_task(lw.run(_box_worker(hang), "Write.", db=db, sandbox=backend))
     await hang.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     [info] = lw.list_runs(db)
     folder = run_folder(db, info.id)
-    assert folder.parent.parent == tmp_path / "boxes"
+    if backend == "local":
+        assert folder.parent.parent == tmp_path / "boxes"
     # the run did not finish: its sandbox's folder stays, by its run's id
     assert (folder / "workspace" / "notes.txt").read_text() == "line 0\nline 1\n"
-    state = await lw.resume(info.id, agent=_box_worker(), db=db, sandbox="local")
+    state = await lw.resume(info.id, agent=_box_worker(), db=db, sandbox=backend)
     assert state.completed == "submit"
     # the resumed run's sandbox had the files: line 1 again (that call was in flight)
     results = [m.content for m in state.messages if isinstance(m, lw.ToolMessage)]
@@ -363,3 +388,56 @@ async def test_an_eval_run_is_resumed_as_an_eval(tmp_path: Path) -> None:
     [result] = await lw.eval_async(task, model=lw.get_model("mock", outputs=["y"]), db=db)
     with pytest.raises(lw.ConfigurationError, match="is an eval's"):
         await lw.resume(result.run_id or "", agent=_worker([]), db=db)
+
+
+async def test_the_point_read_from_sql_is_the_recorded_run(tmp_path: Path) -> None:
+    """The resume point (counts read by SQLite, the input rebuilt from its chain) agrees
+    with the run read event by event, with an agent used as a tool nested in it."""
+    from loopwright.log._resume_point import resume_point
+
+    db, log, hang = tmp_path / "runs.db", [], asyncio.Event()
+    helper = lw.as_tool(
+        lw.react(
+            name="helper",
+            model=lw.get_model(
+                "mock", outputs=[lw.ModelOutput.for_tool_call("submit", {"answer": "42"})] * 9
+            ),
+        )
+    )
+    worker = _worker(log, hang)
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = sum(1 for m in messages if isinstance(m, lw.ToolMessage))
+        if done < 2:  # the helper twice, then work(2), which hangs
+            return lw.ModelOutput.for_tool_call("helper", {"input": "the answer?"})
+        return lw.ModelOutput.for_tool_call("work", {"i": 2})
+
+    agent = lw.react(
+        name="worker", tools=[*worker.tools, helper], model=lw.get_model("mock", outputs=respond)
+    )
+    task = asyncio.create_task(lw.run(agent, "Work.", db=db))
+    await hang.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = lw.list_runs(db)
+    point = resume_point(info.id, db)
+    with lw.load_run(info.id, db) as run_log:
+        events = list(run_log.events())
+        models = [e for e in events if isinstance(e, lw.ModelEvent)]
+        top = [e for e in models if e.span_id is None]
+        assert point.last is not None and point.last.event_id == top[-1].id
+        assert point.last.messages == run_log.model_input(top[-1])
+    nested = len(models) - len(top)
+    assert nested >= 1  # the helper's calls count as steps, as a step limit counts them
+    assert point.consumed.steps == len(models)
+    assert point.consumed.tokens == sum(e.usage.total_tokens for e in models if e.usage)
+    assert [c.function for c in point.last.in_flight] == ["work"]
+
+
+async def test_a_limit_around_the_resume_counts_this_process_only(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)  # 3 model calls made
+    with lw.step_limit(2):  # the caller's budget: the 2 calls made now, not the earlier 3
+        state = await lw.resume(run_id, agent=_worker(log), db=db)
+    assert state.completed == "submit"

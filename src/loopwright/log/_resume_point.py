@@ -2,7 +2,8 @@
 
 A run that ended without finishing (its process killed, crashed, cancelled) left in the
 run store everything it did until then. :func:`resume_point` reads, in one pass over the
-run's (or sample's) events:
+run's (or sample's) events (SQLite reads the counts out of each event's JSON; only the
+last step's events are read whole):
 
 - its last step: the last top-level model call that answered (its full input, its
   output, the tools it was offered) and the tool calls answering it — those whose
@@ -20,15 +21,19 @@ The runtime (``runtime/_resume.py``) decides what to do with it; this module onl
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from ..model import ChatMessage, ModelOutput, ToolCall, ToolInfo, ToolMessage, Usage
-from ..transcripts import InfoEvent, ModelEvent, SpanBegin, ToolEvent
+from ..transcripts import ModelEvent, ToolEvent
 from ._db import RunStoreError
-from ._reader import load_run
+from ._reader import RunLog, load_run
+from ._serialize import load_message
 
 __all__ = [
     "FINISHED",
@@ -156,6 +161,65 @@ def _before(metadata: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return (resumes if isinstance(resumes, int) else 0), used
 
 
+# each event's place, kind and time, and a model event's counts, read by SQLite without
+# reading the event (json_extract): only the last step's events are read whole
+_SCAN = (
+    "SELECT id, span_id, type, timestamp, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.pending') "
+    "WHEN 'info' THEN json_extract(data, '$.source') END, "
+    "CASE type WHEN 'model' THEN json_type(data, '$.output') END, "
+    "CASE type WHEN 'model' THEN json_type(data, '$.error') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.usage') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.cost') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.wait_time') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.input_base') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.input_base_count') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.input') END "
+    "FROM events WHERE run_id = ? AND sample = ? ORDER BY seq"
+)
+# a model event's input: (the event its input extends, how many of that one's it keeps,
+# its new message ids as JSON)
+_Input = tuple[str | None, int, str]
+
+
+def _input_ids(inputs: dict[str, _Input], event_id: str) -> list[str] | None:
+    """A model event's full input ids, from the chain of inputs it extends (as
+    ``transcripts._resolve_input``); ``None`` when a link is missing."""
+    chain = [event_id]
+    while (base := inputs[chain[-1]][0]) is not None:
+        if base not in inputs:
+            return None
+        chain.append(base)
+    ids: list[str] = json.loads(inputs[chain.pop()][2] or "[]")
+    for link in reversed(chain):
+        _, count, new = inputs[link]
+        del ids[count:]
+        ids.extend(json.loads(new or "[]"))
+    return ids
+
+
+def _messages(log: RunLog, inputs: dict[str, _Input], last: ModelEvent) -> list[ChatMessage]:
+    """The last step's input, its messages read in one query."""
+    ids = _input_ids(inputs, last.id)
+    if ids is None:
+        return log.model_input(last)
+    rows = log._all(
+        "SELECT id, data FROM messages WHERE run_id = ? AND id IN (SELECT value FROM json_each(?))",
+        (log.run_id, json.dumps(ids)),
+    )
+    loaded: dict[str, ChatMessage] = {}
+    for id, data in rows:
+        with contextlib.suppress(ValueError):  # (log.message says what is damaged)
+            loaded[id] = load_message(data)
+    return [loaded[i] if i in loaded else log.message(i) for i in ids]
+
+
+def _tool_event(log: RunLog, id: str) -> ToolEvent | None:
+    row = log._one("SELECT data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id))
+    event = log._event(row[0]) if row is not None else None
+    return event if isinstance(event, ToolEvent) else None
+
+
 def _seconds(a: datetime, b: datetime) -> float:
     return max(0.0, (b - a).total_seconds())
 
@@ -187,32 +251,41 @@ def resume_point(
         resumes = 0
         part_start, part_end = created, created
         spans: set[str | None] = {None}
-        last: ModelEvent | None = None
-        tool_events: list[ToolEvent] = []
-        for ev in log.events(key or None):
-            top = ev.span_id in spans
-            if top and isinstance(ev, SpanBegin):
-                spans.add(ev.id)
-            if isinstance(ev, InfoEvent) and ev.source == RESUME_SOURCE and top:
+        inputs: dict[str, _Input] = {}
+        last_id: str | None = None
+        tool_ids: list[str] = []
+        for row in log._stream(_SCAN, (log.run_id, key)):
+            id, span_id, kind, stamp, flag, output, error, used, dollars, waited = row[:10]
+            top = span_id in spans
+            if top and kind == "span_begin":
+                spans.add(id)
+            when = datetime.fromisoformat(stamp)
+            if kind == "info" and flag == RESUME_SOURCE and top:
                 time_used += _seconds(part_start, part_end)
-                part_start = part_end = ev.timestamp
+                part_start = part_end = when
                 resumes += 1
                 continue
-            part_end = max(part_end, ev.timestamp)
-            if isinstance(ev, ModelEvent) and not ev.pending:
+            part_end = max(part_end, when)
+            if kind == "model":
+                inputs[id] = (row[10], int(row[11] or 0), row[12])
+            if kind == "model" and not flag:  # (flag: pending)
                 steps += 1
-                waits += ev.wait_time
-                if ev.usage is not None:
-                    usage = usage + ev.usage
-                    tokens += ev.usage.total_tokens
-                if ev.cost is not None:
-                    cost, priced = cost + ev.cost, priced + 1
-                elif ev.output is not None:
+                waits += float(waited or 0.0)
+                if used is not None:
+                    step_usage = Usage.model_validate_json(used)
+                    usage = usage + step_usage
+                    tokens += step_usage.total_tokens
+                answered = output == "object"
+                if dollars is not None:
+                    cost, priced = cost + float(dollars), priced + 1
+                elif answered:
                     unpriced += 1
-                if top and ev.output is not None and ev.error is None:
-                    last, tool_events = ev, []
-            elif isinstance(ev, ToolEvent) and top and last is not None:
-                tool_events.append(ev)
+                if top and answered and error in (None, "null"):
+                    last_id, tool_ids = id, []
+            elif kind == "tool" and top and last_id is not None:
+                tool_ids.append(id)
+        last = log._model_event(last_id) if last_id is not None else None
+        tool_events = [ev for ev in map(partial(_tool_event, log), tool_ids) if ev is not None]
         time_used += _seconds(part_start, part_end)
         before, earlier = _before(metadata)  # (a sample continued from another run)
         resumes = max(resumes, before)
@@ -226,7 +299,7 @@ def resume_point(
             calls = last.output.message.tool_calls
             step = LastStep(
                 event_id=last.id,
-                messages=log.model_input(last),
+                messages=_messages(log, inputs, last),
                 tools=list(last.tools),
                 output=last.output,
                 results=results,

@@ -116,7 +116,7 @@ class ResumeModel(Model):
             "working": used.working,
         }
         for limit in active_limits():
-            if limit.depth >= self._depth and limit.type in amounts:
+            if limit.depth > self._depth and limit.type in amounts:  # (the run's)
                 limit.carry(amounts[limit.type])
 
 

@@ -129,7 +129,7 @@ class RunScope:
         self.run_id: str = run.run_id if run is not None else ""
         self.db_path: Path | None = run.db_path if run is not None else None
         self.nested = False
-        self.within: RunScope | None = None  # a span's sample, if it is in one
+        self.within: RunScope | None = None  # the sample a span is the run of, if any
         self._db, self._log_level, self._subscribers = db, log_level, tuple(subscribers)
         self._new_run, self._record_calls, self._depth = new_run, record_calls, depth
         self._transcript: Transcript | None = None
@@ -196,7 +196,7 @@ class RunScope:
 
     def _open_span(self, around: RunScope) -> None:
         self.nested = True
-        self.within = around if around.kind == "sample" else around.within
+        self.within = around if around.kind == "sample" else None
         self.run_id, self.db_path = around.run_id, around.db_path
         self._recorder = around._recorder  # (for flush(): the run around writes the rows)
         self._transcript = current_transcript()

@@ -14,8 +14,10 @@ the run made are there (an eval sample in flight that goes on in the resumed eva
 takes its folder along: :func:`adopt_folder`). :func:`prune_folders` (``loopwright runs
 prune``) removes the folders of a store's runs that finished or are no longer in it.
 
-A workspace with a disk quota (``SandboxLimits.disk_bytes``, a tmpfs mounted as root)
-keeps nothing: a tmpfs does not outlive its mount.
+A workspace with a disk quota (``SandboxLimits.disk_bytes``: a tmpfs mounted on it, as
+bwrap sandboxes have when loopwright runs as root) stays mounted while its run's folder is
+kept, and is found mounted again on resume: its files outlive the process (killed or
+not), not a restart of the machine. Removing the folder unmounts it.
 """
 
 from __future__ import annotations
@@ -88,21 +90,24 @@ def adopt_folder(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> bo
     return True
 
 
-def _own_folder(path: str, mode: int) -> None:
-    """Make ``path`` (a folder of this user's, not a link: another user could have made
-    it first in a shared folder) unless it exists."""
+def _own_folder(path: str, mode: int, *, mine: bool = True) -> None:
+    """Make ``path`` unless it exists: a folder, not a link, and (``mine``) of this
+    user's: another user could have made it first in a shared folder. (A run's own
+    folder, in its store's folder of this user's that no one else may write, may belong
+    to the sandbox's unprivileged user: a bwrap sandbox's does.)"""
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, mode)
     st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+    if not stat.S_ISDIR(st.st_mode) or (mine and st.st_uid != os.geteuid()):
         raise PermissionError(f"{path} is not a folder of this user's: refusing to use it")
 
 
 @contextlib.contextmanager
-def sandbox_folder(folder: str | os.PathLike[str]) -> Iterator[None]:
+def sandbox_folder(folder: str | os.PathLike[str] | None) -> Iterator[None]:
     """The sandbox started in this block (one: the run's) is made in ``folder``, kept
-    there until :func:`release_root` (see the module's documentation)."""
-    token = _next.set(os.fspath(folder))
+    there until :func:`release_root` (see the module's documentation); ``None``: in a
+    temporary folder (a backend's probe, made while the run's sandbox starts)."""
+    token = _next.set(os.fspath(folder) if folder is not None else None)
     try:
         yield
     finally:
@@ -121,7 +126,7 @@ def fixed_root() -> str | None:
     for attempt in (1, 2):  # (another run's removal may take the store's folder away)
         _own_folder(store, 0o711)
         try:
-            _own_folder(folder, 0o700)
+            _own_folder(folder, 0o700, mine=False)
             break
         except FileNotFoundError:
             if attempt == 2:

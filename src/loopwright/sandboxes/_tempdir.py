@@ -206,10 +206,10 @@ def _remove_tree(root: str) -> None:
 def remove_root(root: str) -> bool:
     """Delete a sandbox folder, whatever the sandboxed code left in it. Never raises:
     a failure is logged. Returns whether the folder is gone."""
-    unmount_inside(root)  # (the workspace's quota tmpfs)
-    if keep_root(root):
+    if keep_root(root):  # (with its quota tmpfs still mounted: the files are there)
         logger.info("keeping the sandbox folder %s of a run that did not finish", root)
         return False
+    unmount_inside(root)  # (the workspace's quota tmpfs)
     try:
         _rmtree(root)
     except Exception as e:  # e.g. RecursionError on a very deep tree
