@@ -32,13 +32,14 @@ def test_a_cli_run_waits_then_runs_approve_continue_runs_the_call_once(tmp_path:
     first = script(tmp_path / "s1.json", [{"tool": "bash", "arguments": {"cmd": "make"}}, "done"])
     started = cli(
         "run", "build it", "--model", "mock", "-M", first, "--tool", "tools.py:bash",
-        "--approval", "defer", "--no-submit", "--json", "--db", str(db), cwd=tmp_path,
+        "--approval", "defer", "--no-submit", "--db", str(db), cwd=tmp_path,
     )  # fmt: skip
-    assert started.code == 0, started.err
-    report = started.json()
-    assert report["status"] == "waiting" and report["completed"] == "waiting"
+    assert started.code == 0, started.err  # waiting is no error
+    assert "bash: waiting for approval" in started.err and "✗" not in started.err
+    [info] = lw.list_runs(db)
+    run_id = info.id
+    assert f"waiting for approval: loopwright runs approve {run_id}" in started.err
     assert not effects.exists()
-    run_id = report["run_id"]
     assert lw.list_runs(db)[0].status == "waiting"
     # the continued run's model answers anew from its first live call
     rest = script(tmp_path / "s2.json", ["done"])
