@@ -270,6 +270,14 @@ if TYPE_CHECKING:
     # --- mcp (issue 20) ------------------------------------------------------------------
     from .mcp import MCPServer, MCPServerError, mcp_app, mcp_server, serve_mcp, with_mcp
 
+    # --- resume (issue 21) ---------------------------------------------------------------
+    from .runtime import resume
+
+    # --- deferred approval (issue 21) ----------------------------------------------------
+    from .approval import defer_approval
+    from .runtime import ApprovalRefused, approve, pending_calls
+    from .tools import PendingCall, ToolDeferred
+
 __version__ = "0.1.0"
 
 
@@ -338,8 +346,9 @@ __all__ = [
     "message_limit", "model_graded", "model_hook", "observe_transcripts", "pattern", "price_of",
     "provider_names", "prune", "prune_when", "python", "react", "recording", "register_protocol",
     "register_provider", "register_sandbox", "registered_agents", "registered_tasks",
-    "remaining_time", "replay", "result_match", "rollouts", "rollouts_async", "run", "run_stream",
-    "run_sync", "sandbox", "sandbox_backends", "scorer", "serve_mcp", "set_max_sandboxes",
+    "remaining_time", "replay", "result_match", "resume", "rollouts", "rollouts_async", "run",
+    "run_stream", "run_sync", "sandbox", "sandbox_backends", "scorer", "serve_mcp",
+    "set_max_sandboxes",
     "set_price", "span", "stderr", "step_limit", "store", "store_as", "store_context",
     "strict_schema", "submit", "subtask", "task", "text_editor", "think", "time_limit",
     "token_limit", "tool", "tool_hook", "tool_with", "transcript", "transcript_context",
@@ -347,3 +356,13 @@ __all__ = [
     "working_limit", "write_tool_spec",
 ]
 # fmt: on
+
+# deferred approval (issue 21)
+__all__ += [
+    "ApprovalRefused",
+    "PendingCall",
+    "ToolDeferred",
+    "approve",
+    "defer_approval",
+    "pending_calls",
+]

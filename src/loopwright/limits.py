@@ -169,6 +169,10 @@ class Limit:
     def exceeded(self, value: float) -> LimitExceededError:
         return LimitExceededError(self, value)
 
+    def carry(self, used: float) -> None:
+        """Count ``used`` as spent before this scope began (a resumed run's earlier parts)."""
+        self.used += used
+
 
 class _StepLimit(Limit):
     type = "step"
@@ -281,6 +285,12 @@ class _TimeLimit(Limit):
     def check(self, call: ModelCall | None = None) -> None:
         if self.elapsed() >= self.limit:
             raise self.exceeded(self.elapsed())
+
+    def carry(self, used: float) -> None:
+        self._began -= used  # (its timer, if running, is set again for what is left)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = asyncio.get_running_loop().call_later(self.remaining(), self._fire)
 
 
 class _WorkingLimit(_TimeLimit):

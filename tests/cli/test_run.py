@@ -43,7 +43,7 @@ def test_help_texts(tmp_path: Path) -> None:
         assert option in run.out, option
     text = " ".join(run.out.split())
     assert "Exit codes: 0 answered, 1 error" in text and "3 ended by a limit" in text
-    assert "[native|react|json]" in run.out and "[ci|dev|prod|auto|human]" in run.out
+    assert "[native|react|json]" in run.out and "[ci|dev|prod|defer|auto|human]" in run.out
 
 
 def test_help_lists_the_commands_with_their_own_help_without_importing_them() -> None:

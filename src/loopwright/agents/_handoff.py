@@ -109,6 +109,8 @@ async def run_handoff(target: Handoff, call: ToolCall, state: AgentState) -> Age
     result = await target.agent(state)
     if result is not state:
         state.messages, state.output = result.messages, result.output
-        state.limit = result.limit
-    state.completed = result.completed if result.completed == "limit" else "handoff"
+        state.limit, state.pending = result.limit, result.pending
+    # (a limit, or deferred calls waiting for approval, is how the run ends too)
+    ended = result.completed in ("limit", "waiting")
+    state.completed = result.completed if ended else "handoff"
     return state

@@ -291,7 +291,9 @@ class ReactAgent:
         finally:
             # however the agent stopped (stop keyword, limit, cancellation...), the state
             # never ends with a tool call that has no result: providers reject those
-            close_open_calls(state, NOT_RUN)
+            # (but deferred calls wait, unanswered, for a person's decision)
+            if state.completed != "waiting":
+                close_open_calls(state, NOT_RUN)
         return state
 
     async def _loop(

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._errors import ConfigurationError
 from ..limits import LimitInfo
 from ..model import ChatMessage, ModelOutput, ToolCallErrorType
-from ..tools import Tool
+from ..tools import PendingCall, Tool
 
 AnyTool: TypeAlias = Tool[..., Any]
 """Any :class:`~loopwright.Tool`, whatever its signature."""
@@ -38,6 +38,7 @@ Ending: TypeAlias = Literal[
     "model_length",
     "handoff",
     "stopped",
+    "waiting",
 ]
 """Why an agent stopped:
 
@@ -52,7 +53,9 @@ Ending: TypeAlias = Literal[
 - ``max_tokens``: it ran out of output tokens and continuing was not asked for;
 - ``model_length``: the context overflowed and could not be recovered;
 - ``handoff``: it handed the conversation to another agent, which finished;
-- ``stopped``: a hook raised :class:`~loopwright.StopRun` (``state.error`` says why).
+- ``stopped``: a hook raised :class:`~loopwright.StopRun` (``state.error`` says why);
+- ``waiting``: an approval policy deferred calls: the run waits for a person's decision
+  (``state.pending``; decide with ``lw.approve``, continue with ``lw.resume``).
 """
 
 
@@ -97,6 +100,11 @@ class AgentState(BaseModel):
     ``db=False`` has an id too (it tells runs apart, e.g. in your own logs), but no run
     store holds it: loading it fails with "no run" rather than opening another run, as
     ``load_run(None)`` (the latest) would."""
+
+    pending: list[PendingCall] = Field(default_factory=list)
+    """The calls an approval policy deferred (``completed == "waiting"``): the run
+    waits for a person's decision about them. The conversation ends with the assistant
+    message that asked for them, unanswered."""
 
     cost: float | None = None
     """Dollars the run's model calls cost (``lw.cost_of``: the price table and each

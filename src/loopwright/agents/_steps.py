@@ -27,7 +27,7 @@ from ..model import (
     ToolMessage,
     UserMessage,
 )
-from ..tools import Tool, ToolTerminated, execute_tools
+from ..tools import PendingCall, Tool, ToolDeferred, ToolTerminated, execute_tools
 from ..tools._execute import ToolGate
 from ..tools._tool_checks import not_a_tool
 from ._state import AgentState, AnyTool, close_open_calls
@@ -216,7 +216,8 @@ async def run_tool_calls(
     gate: ToolGate | None = None,
 ) -> bool:
     """Run ``message``'s tool calls and add their results; True when the agent is done (a
-    terminal tool such as ``submit`` answered, or an approval policy ended the run).
+    terminal tool such as ``submit`` answered, an approval policy ended the run or
+    deferred a call: ``state.completed == "waiting"``, the calls left unanswered).
     ``gate``: the lifecycle hooks in force (``HookRun``), if any."""
     try:
         results = await execute_tools(
@@ -226,6 +227,14 @@ async def run_tool_calls(
         state.messages.extend(ex.messages)
         close_open_calls(state, f"Not run: the run was terminated ({ex}).", "approval")
         state.completed = "terminated"
+        return True
+    except ToolDeferred as ex:  # the calls left open wait for a person's decision
+        state.messages.extend(ex.messages)
+        state.pending = [
+            PendingCall(call=c, approver=a.approver, explanation=a.explanation)
+            for c, a in ex.deferred
+        ]
+        state.completed = "waiting"
         return True
     state.messages.extend(results)
     for result in results:

@@ -17,7 +17,8 @@ def auto_approver(
     """An approver that gives every call the same answer.
 
     Args:
-        decision: ``approve`` (the default), ``reject``, ``escalate`` or ``terminate``
+        decision: ``approve`` (the default), ``reject``, ``escalate``, ``terminate`` or
+            ``defer``
             (``modify`` needs a call to run instead, so it is not allowed here).
         explanation: Why (shown to the model on ``reject``).
     """
@@ -28,10 +29,10 @@ def auto_approver(
             "auto_approver cannot 'modify' (it has no call to run instead); write an "
             "approver that returns Approval(decision='modify', modified=...)"
         )
-    if decision not in ("approve", "reject", "escalate", "terminate"):
+    if decision not in ("approve", "reject", "escalate", "terminate", "defer"):
         raise ConfigurationError(
-            f"auto_approver: unknown decision {decision!r}; use approve, reject, escalate "
-            "or terminate"
+            f"auto_approver: unknown decision {decision!r}; use approve, reject, escalate, "
+            "terminate or defer"
         )
     answer = Approval(decision=decision, explanation=explanation, approver="auto")
 

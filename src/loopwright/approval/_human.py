@@ -39,6 +39,8 @@ _ANSWERS: dict[str, ApprovalDecision] = {
     "escalate": "escalate",
     "t": "terminate",
     "terminate": "terminate",
+    "d": "defer",
+    "defer": "defer",
 }
 _CONTEXT_CHARS = 400
 
@@ -82,11 +84,13 @@ def _ask(
         output.write(_describe(call, messages))
         try:
             while True:
-                answer = prompt("Approve? [y]es, [n]o, [m]odify, [e]scalate, [t]erminate: ")
+                answer = prompt(
+                    "Approve? [y]es, [n]o, [m]odify, [e]scalate, [t]erminate, [d]efer: "
+                )
                 decision = _ANSWERS.get(answer.lower())
                 if decision is None:
-                    output.write("Please answer y, n, m, e or t.\n")
-                elif decision in ("approve", "escalate"):
+                    output.write("Please answer y, n, m, e, t or d.\n")
+                elif decision in ("approve", "escalate", "defer"):
                     return Approval(decision=decision, approver="human")
                 elif decision == "modify":
                     modified = _modify(call, prompt, output)
@@ -134,7 +138,8 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     """An approver that asks a person in the terminal, showing the call.
 
     The person answers approve, reject (with a reason the model is shown), modify
-    (new arguments as JSON), escalate (to the next policy) or terminate (the run ends).
+    (new arguments as JSON), escalate (to the next policy), terminate (the run ends) or
+    defer (the run stops and waits for a decision made later: ``loopwright runs approve``).
     Questions are asked one at a time; the terminal is read in a worker thread, so the
     event loop keeps running. If the input ends before an answer, the call is rejected
     (an answer given stands when the input ends at the optional reason).

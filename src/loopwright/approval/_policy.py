@@ -20,13 +20,14 @@ __all__ = [
     "RuleLike",
     "approval_policy",
     "ci_policy",
+    "defer_policy",
     "dev_policy",
     "get_approval_policy",
     "prod_policy",
     "sensitive_rules",
 ]
 
-_DECISIONS: tuple[ApprovalDecision, ...] = ("approve", "reject", "escalate", "terminate")
+_DECISIONS: tuple[ApprovalDecision, ...] = ("approve", "reject", "escalate", "terminate", "defer")
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,9 @@ class ApprovalRule:
         tools: Tool-name glob pattern(s) the rule applies to (``"*"``, ``"bash"``,
             ``"file_*"``, or several).
         approver: Who decides: an approver, or ``"approve"``, ``"reject"``,
-            ``"escalate"``, ``"terminate"``, ``"human"`` (asks in the terminal) or
-            ``"auto"`` (same as ``"approve"``).
+            ``"escalate"``, ``"terminate"``, ``"defer"`` (the run waits for a decision
+            made later, see :func:`defer_approval`), ``"human"`` (asks in the terminal)
+            or ``"auto"`` (same as ``"approve"``).
         when: A predicate on the call's arguments; the rule applies only when it
             returns true (e.g. ``lambda args: args.get("command") != "view"``).
         explanation: Why, for the fixed decisions (shown to the model on reject).
@@ -64,6 +66,8 @@ def _fixed(decision: ApprovalDecision, explanation: str | None, name: str) -> Ap
         why = explanation
         if why is None and decision in ("reject", "terminate"):
             why = f"tool {call.function!r} is not allowed by the {name!r} approval policy"
+        elif why is None and decision == "defer":
+            why = f"the {name!r} approval policy waits for a person's decision"
         return Approval(decision=decision, explanation=why, approver=name)
 
     return fixed
@@ -204,10 +208,18 @@ def prod_policy() -> Approver:
     return approval_policy([*sensitive_rules("reject"), ApprovalRule("*", "approve")], name="prod")
 
 
+def defer_policy() -> Approver:
+    """The ``defer`` preset: defer sensitive calls (running code, writing files) until a
+    person decides, later and from anywhere (``loopwright runs approve``); approve the
+    rest. See :func:`~loopwright.approval.defer_approval` for other tools."""
+    return approval_policy([*sensitive_rules("defer"), ApprovalRule("*", "approve")], name="defer")
+
+
 _PRESETS: dict[str, Callable[..., Approver]] = {
     "ci": ci_policy,
     "dev": dev_policy,
     "prod": prod_policy,
+    "defer": defer_policy,
     "auto": auto_approver,
     "human": human_approver,
 }
@@ -219,7 +231,7 @@ def get_approval_policy(
     """Turn a policy as users write it into an approver (decisions are recorded).
 
     Args:
-        policy: ``"ci"``, ``"dev"``, ``"prod"``, ``"auto"``, ``"human"``; an approver
+        policy: ``"ci"``, ``"dev"``, ``"prod"``, ``"defer"``, ``"auto"``, ``"human"``; an approver
             function (wrapped so that its decisions are recorded); a list of rules (see
             :func:`approval_policy`); or ``None`` (no approval: every call runs).
         **kwargs: Passed to the preset (e.g. ``human=`` for ``dev``).

@@ -23,6 +23,7 @@ from ._options import (
     json_option,
     model_options,
 )
+from ._recorded import CLI_KEY, eval_options
 
 __all__ = ["eval_command"]
 
@@ -174,6 +175,7 @@ def eval_command(
     from ..evals import RichProgress, parse_task_args
     from ..evals._entry import _eval
     from ..evals._progress import brief
+    from ..evals._runner import run_metadata
 
     if fail_on_error is not None and no_fail_on_error:
         raise click.UsageError("give --fail-on-error or --no-fail-on-error, not both")
@@ -195,7 +197,11 @@ def eval_command(
     progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False
+    options = eval_options(
+        tasks, task_args, model, model_args, protocol, config, max_samples, epochs, limit
+    )  # (what `loopwright runs resume` needs: cli/_recorded.py)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(run_metadata({CLI_KEY: options}))
         if progress is not None:
             stack.enter_context(progress)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,18 @@ from ._options import (
     json_option,
     model_options,
 )
+from ._recorded import run_options
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
 from ._views import cli_text, money, reading
 
-__all__ = ["run_command"]
+__all__ = ["execute", "run_command"]
 
 DEFAULT_SYSTEM = (
     "You are a helpful, careful assistant. Use the tools you have when they help, and "
     "answer the user's task directly and concisely."
 )
 ANSWERED = frozenset({"submit", "answer", "stop_keyword", "handoff"})
-APPROVAL_PRESETS = ("ci", "dev", "prod", "auto", "human")
+APPROVAL_PRESETS = ("ci", "dev", "prod", "defer", "auto", "human")
 
 
 class _Observed:
@@ -91,6 +93,8 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
         return "limit", EXIT_LIMIT
     if state.completed in ANSWERED:
         return "answered", EXIT_OK
+    if state.completed == "waiting":  # deferred approval: not an error
+        return "waiting", EXIT_OK
     return "stopped", EXIT_ERROR
 
 
@@ -143,7 +147,8 @@ def _outcome(state: AgentState, error: BaseException | None) -> tuple[str, int]:
     type=click.Choice(APPROVAL_PRESETS),
     help="An approval policy for tool calls: ci (approve all: trusted automation), dev "
     "(ask in the terminal before running code or writing files), prod (reject those), "
-    "auto (approve all), human (ask about every call).",
+    "defer (stop and wait for `loopwright runs approve` before running code or writing "
+    "files), auto (approve all), human (ask about every call).",
 )
 @click.option("--system", metavar="PROMPT", help="The system prompt (a default one otherwise).")
 @click.option(
@@ -228,6 +233,46 @@ def run_command(
     )
     state = AgentState(messages=[UserMessage(content=task)])
     limits = _limits(max_steps, time_limit, token_limit, cost_limit)
+    # what `loopwright runs resume` needs to make this agent again (cli/_resume.py)
+    options = run_options(
+        chosen, model, model_args, protocol, config, tools, sandbox, max_steps, time_limit,
+        token_limit, cost_limit, approval, system, submit, name,
+    )  # fmt: skip
+    source = click.get_current_context().get_parameter_source("max_steps")
+    return execute(
+        lambda: run(
+            agent,
+            state,
+            model=chosen,
+            limits=limits,
+            name=name,
+            db=Path(db) if db else None,
+            sandbox=sandbox,
+            approval=approval,
+            metadata={"kind": "cli", "tools": [t.name for t in resolved], "cli": options},
+        ),
+        agent,
+        chosen,
+        as_json=as_json,
+        quiet=quiet,
+        stream=stream,
+        default_bound=source is click.core.ParameterSource.DEFAULT,
+    )
+
+
+def execute(
+    start: Callable[[], Coroutine[Any, Any, AgentState]],
+    agent: _Observed,
+    chosen: Model,
+    *,
+    as_json: bool,
+    quiet: bool,
+    stream: bool,
+    default_bound: bool = False,
+) -> int:
+    """Run ``start()`` (a run, or a resumed one) with the live display and report how it
+    ended; the exit code."""
+    state = AgentState()
     error: BaseException | None = None
     interrupted = False
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
@@ -235,19 +280,7 @@ def run_command(
     sink = getattr(display, "delta", None)
     try:
         with display or contextlib.nullcontext(), stream_to(sink):
-            state = asyncio.run(
-                run(
-                    agent,
-                    state,
-                    model=chosen,
-                    limits=limits,
-                    name=name,
-                    db=Path(db) if db else None,
-                    sandbox=sandbox,
-                    approval=approval,
-                    metadata={"kind": "cli", "tools": [t.name for t in resolved]},
-                )
-            )
+            state = asyncio.run(start())
     except ConfigurationError:
         raise
     except (KeyboardInterrupt, asyncio.CancelledError) as ex:
@@ -262,8 +295,7 @@ def run_command(
         click.echo(json_text(report))
     else:
         shown = display.shown_errors if display is not None else set()
-        source = click.get_current_context().get_parameter_source("max_steps")
-        _print(report, shown, default_bound=source is click.core.ParameterSource.DEFAULT)
+        _print(report, shown, default_bound=default_bound)
     return code
 
 
@@ -333,6 +365,8 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
         click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":
         click.echo("interrupted", err=True)
+    elif status == "waiting":
+        click.echo(f"waiting for approval: loopwright runs approve {report['run_id']}", err=True)
     if report["run_id"]:
         tokens = report["usage"].get("total_tokens", 0)
         cost = money(report["cost"], report["unpriced_calls"])

@@ -8,9 +8,11 @@ from pathlib import Path
 import click
 
 from .._terminal import json_text
+from ._approve import approve_command
 from ._diff import diff_command
 from ._options import EXIT_OK, db_option, json_option
 from ._replay import replay_command
+from ._resume import prune_command, resume_command
 from ._show import show_command
 from ._views import cells, console, money, reading, result, short, when
 
@@ -25,6 +27,9 @@ def runs_group() -> None:
 runs_group.add_command(show_command)
 runs_group.add_command(diff_command)
 runs_group.add_command(replay_command)
+runs_group.add_command(resume_command)
+runs_group.add_command(prune_command)
+runs_group.add_command(approve_command)  # deferred approval (issue 21)
 
 
 @runs_group.command("list")
@@ -35,7 +40,7 @@ runs_group.add_command(replay_command)
 @click.option(
     "--status",
     type=click.Choice(
-        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted"]
+        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted", "waiting"]
     ),
     help="Only runs with this status.",
 )
@@ -71,16 +76,20 @@ def list_command(
             short(r.id),
             short(r.name),
             short(r.model),
-            short(r.status),
+            short(r.status) + (f" ↻{r.resumes}" if r.resumes else ""),
             when(r.created),
             str(r.samples) if r.samples else "",
             money(r.cost, r.unpriced_calls),
             short(result(r, 50), 50),
         )
         row[3].stylize(
-            {"error": "red", "limit": "yellow", "cancelled": "yellow", "stopped": "yellow"}.get(
-                r.status, ""
-            )
+            {
+                "error": "red",
+                "limit": "yellow",
+                "cancelled": "yellow",
+                "stopped": "yellow",
+                "waiting": "cyan",
+            }.get(r.status, "")
         )
         table.add_row(*row)
     console().print(table)

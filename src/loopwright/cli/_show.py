@@ -59,11 +59,17 @@ def show_command(
                 "samples": [s.model_dump(mode="json") for s in samples],
                 "messages": [m.model_dump(mode="json") for m in messages],
             }
+            if info.status == "waiting":  # the calls it waits for (deferred approval)
+                from ..log._approvals import deferred_calls
+
+                data["pending"] = [c.model_dump(mode="json") for c in deferred_calls(db, info.id)]
             click.echo(json_text(data))
             return EXIT_OK
         failures, tracebacks = _failures(log, sample)
         out = console()
         _header(out, info, detail)
+        if info.status == "waiting":  # deferred approval (cli/_approve.py)
+            _waiting(out, info.id, db)
         if messages:
             out.print()
             out.print(line((f"sample {short(sample)}" if sample else "conversation", "bold")))
@@ -92,6 +98,8 @@ def _failures(log: RunLog, sample: str | None) -> tuple[dict[str, str], list[str
     for ev in log.events(sample):
         if isinstance(ev, ToolEvent) and ev.failure is not None:
             failures[ev.call.id] = ev.failure
+        elif isinstance(ev, ToolEvent):  # (a call run again later: resumed, or approved)
+            failures.pop(ev.call.id, None)
         elif isinstance(ev, ErrorEvent) and ev.traceback and ev.error not in _CANCELLED:
             tracebacks.append(ev.traceback)
     return failures, tracebacks
@@ -100,7 +108,19 @@ def _failures(log: RunLog, sample: str | None) -> tuple[dict[str, str], list[str
 def _failure(failure: str) -> str:
     if failure in _CANCELLED:
         return "cancelled: the run was interrupted while this call ran"
+    if failure.startswith("ToolDeferred"):
+        return "deferred: waiting for approval (loopwright runs approve)"
     return f"raised {failure}"
+
+
+def _waiting(out: Console, run_id: str, db: str | None) -> None:
+    from ..log._approvals import deferred_calls
+    from ._approve import print_pending
+
+    calls = [c for c in deferred_calls(db, run_id) if c.state != "applied"]
+    out.print()
+    out.print(line(("waiting for approval", "bold cyan"), f" ({len(calls)} calls)"))
+    print_pending(out, calls)
 
 
 def _header(out: Console, info: RunInfo, detail: bool) -> None:
@@ -110,7 +130,11 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     out.print(line((f"run {info.id}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
-        ("status", short(info.status)),
+        (
+            "status",
+            ("waiting for approval" if info.status == "waiting" else short(info.status))
+            + (f", resumed {info.resumes}x" if info.resumes else ""),
+        ),
         ("created", when(info.created)),
         ("finished", when(info.finished)),
         ("input", text(info.input, 200)),

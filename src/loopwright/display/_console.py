@@ -199,6 +199,8 @@ class ConsoleDisplay:
             if ev.pending:
                 return []
             name = ev.call.function
+            if ev.failure is not None and ev.failure.startswith("ToolDeferred"):
+                return [t(("⏸ ", "bold cyan"), (name, "bold"), (": waiting for approval", "cyan"))]
             if ev.failure is not None:
                 failure = abbreviate(self._failed(ev.failure), n)
                 return [t(("✗ ", "bold red"), (name, "bold"), (f": {failure}", "red"))]

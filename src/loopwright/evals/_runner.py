@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
@@ -14,8 +16,10 @@ from ..agents import AgentState
 from ..agents._version import run_versions
 from ..limits import LimitInfo
 from ..log import RunStoreError, SampleInfo, default_db_path, load_run
+from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
+from ..runtime._resume import continue_sample
 from ._follow import EvalProgress, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
@@ -24,7 +28,20 @@ from ._score import Score
 from ._shard import Shard, finished_samples
 from ._task import Task, TaskError, load_tasks
 
-__all__ = ["EvalProgress", "TaskSpec", "default_max_samples"]
+__all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "run_metadata"]
+
+_metadata: ContextVar[Mapping[str, Any] | None] = ContextVar("loopwright_eval_meta", default=None)
+
+
+@contextlib.contextmanager
+def run_metadata(extra: Mapping[str, Any]) -> Iterator[None]:
+    """Add ``extra`` to the metadata of the runs evaluations make in this context (the
+    command line records its options: ``loopwright runs resume``)."""
+    token = _metadata.set({**(_metadata.get() or {}), **extra})
+    try:
+        yield
+    finally:
+        _metadata.reset(token)
 
 
 def default_max_samples(model: Model) -> int:
@@ -93,6 +110,8 @@ class _TaskRun:
         if shard is not None:
             mine = shard.select(task.name, [(str(s.id), e) for s, e in self.plan])
             self.plan = [(s, e) for s, e in self.plan if (str(s.id), e) in mine]
+        # samples of the resumed run that stopped unfinished: (id, epoch) -> their key
+        self.unfinished: dict[tuple[str, int], str] = {}
         self.result = EvalResult(
             task=task.name,
             model=model.name,
@@ -131,6 +150,10 @@ class _TaskRun:
             for s in log.samples:
                 if s.status in ("success", "limit") and (s.scores is not None or not scored):
                     found[(s.id, s.epoch)] = (s, info.id)
+                elif s.status in ("running", "cancelled"):  # in flight when it stopped
+                    self.unfinished[(s.id, s.epoch)] = s.key
+            for k in found:
+                self.unfinished.pop(k, None)
             return found
 
     async def __call__(self) -> EvalResult:
@@ -151,6 +174,7 @@ class _TaskRun:
             "shard": str(self.shard) if self.shard is not None else None,
             # the solver's version and its tools' (agents/_version.py), for diff_runs
             "versions": run_versions(task.agent),
+            **(_metadata.get() or {}),
             **task.metadata,
         }
         try:
@@ -251,6 +275,14 @@ class _TaskRun:
             )
         )
 
+    def _resume_point(self, sample: Sample, epoch: int) -> ResumePoint | None:
+        """Where the resumed run left ``sample`` in flight (``None``: it starts anew)."""
+        key = self.unfinished.get((str(sample.id), epoch))
+        if key is None or self.resume is None:
+            return None
+        db = self.db if self.db is not False else None
+        return resume_point(self.result.resumed_from or self.resume, db, sample=key)
+
     async def _run_sample(self, rec: RunScope, sample: Sample, epoch: int) -> None:
         task = self.task
         counter = TokenCounter(self.progress)
@@ -260,20 +292,28 @@ class _TaskRun:
         state = AgentState(
             messages=[UserMessage(content=input)] if isinstance(input, str) else input
         )
+        point = self._resume_point(sample, epoch)
+        metadata = sample.metadata if point is None else {**sample.metadata, **carried(point)}
         async with rec.sample(
             str(sample.id),
             epoch=epoch,
             input=sample.input,
             target=sample.target,
-            metadata=sample.metadata,
+            metadata=metadata,
         ) as srec:
-            with model_hook(counter), default_model(self.model):
+            with model_hook(counter), default_model(self.model), contextlib.ExitStack() as stack:
                 try:
+                    agent, model = sample_agent(task, sample), None
+                    if point is not None:  # in flight when the resumed run stopped: go on
+                        agent, state, model = stack.enter_context(
+                            continue_sample(point, agent, srec, kept=task.agent)
+                        )
                     # the sandbox starts inside the sample's limits (its wait for a slot
                     # counts), its cleanup outside them: see sample_agent
                     state = await run(
-                        sample_agent(task, sample),
+                        agent,
                         state,
+                        model=model,
                         limits=task.fresh_limits(),
                         approval=task.approval,
                         sandbox=task.sandbox,

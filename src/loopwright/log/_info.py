@@ -49,7 +49,8 @@ class RunInfo(BaseModel):
     """A run, as listed: what it was, how it ended.
 
     ``status`` is ``running``, ``success``, ``error``, ``cancelled``, ``limit``, ``stopped``
-    (a hook ended it: ``lw.StopRun``), or
+    (a hook ended it: ``lw.StopRun``), ``waiting`` (an approval policy deferred calls:
+    it waits for a person's decision, ``lw.approve``), or
     ``interrupted`` for a run whose process on this host died while it was running.
     """
 
@@ -78,6 +79,9 @@ class RunInfo(BaseModel):
     unpriced_calls: int = 0
     """The run's model calls whose price was not known: when not 0, ``cost`` is a
     lower bound."""
+    resumes: int = 0
+    """How many times the run was resumed (``lw.resume``) after it stopped unfinished
+    (``metadata["resumes"]``); its transcript marks where each part begins."""
 
     @classmethod
     def _from_row(cls, row: sqlite3.Row | tuple[Any, ...], samples: int = 0) -> RunInfo:
@@ -109,6 +113,7 @@ class RunInfo(BaseModel):
             samples=samples,
             cost=dollars if isinstance(dollars, (int, float)) else None,
             unpriced_calls=unpriced if isinstance(unpriced, int) else 0,
+            resumes=resumes if isinstance(resumes := meta.get("resumes"), int) else 0,
         )
 
 

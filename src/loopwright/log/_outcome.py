@@ -24,10 +24,13 @@ COST_KEY = "_cost"
 (``{"dollars": float | null, "unpriced_calls": int}``); readers move it to
 ``RunInfo.cost`` / ``RunInfo.unpriced_calls``."""
 
-RunStatus: TypeAlias = Literal["running", "success", "error", "cancelled", "limit", "stopped"]
+RunStatus: TypeAlias = Literal[
+    "running", "success", "error", "cancelled", "limit", "stopped", "waiting"
+]
 """A run's (or sample's) status: ``running`` until it finishes (a run whose process died
 stays ``running``; readers report it as ``interrupted``); ``stopped`` when a hook ended
-it (``lw.StopRun``)."""
+it (``lw.StopRun``); ``waiting`` when an approval policy deferred calls: the run waits
+for a person's decision (the ``approvals`` table, ``_approvals.py``)."""
 
 
 def json_text(value: Any) -> str | None:

@@ -40,6 +40,31 @@ _END_SAMPLE = (
 )
 
 
+def _claim(path: Path, run_id: str, holder: tuple[str, str | None, int | None]) -> None:
+    """Take run ``run_id`` for this process if its row still has ``holder``'s status,
+    host and pid."""
+    import sqlite3
+
+    from ._db import connect
+
+    conn = connect(path)
+    try:
+        changed = conn.execute(
+            "UPDATE runs SET status = 'running', host = ?, pid = ? "
+            "WHERE id = ? AND status = ? AND host IS ? AND pid IS ?",
+            (hostname(), os.getpid(), run_id, *holder),
+        ).rowcount
+    except sqlite3.Error as ex:
+        raise RunStoreError(f"cannot resume run {run_id!r} in {str(path)!r}: {ex}") from ex
+    finally:
+        conn.close()
+    if changed != 1:
+        raise RunStoreError(
+            f"run {run_id!r} in {str(path)!r} was taken by another resume meanwhile (it is "
+            "being resumed there)"
+        )
+
+
 def _finite(value: float | None) -> float | None:
     """A number SQLite's ``json()`` reads (it refuses ``NaN`` and ``Infinity``)."""
     return value if value is not None and math.isfinite(value) else None
@@ -54,10 +79,15 @@ class RunRecorder:
         writer: The run's writer (``None`` once closed).
     """
 
-    def __init__(self, path: Path, run_id: str) -> None:
+    def __init__(
+        self, path: Path, run_id: str, first_seq: int = 0, first_message_seq: int = 0
+    ) -> None:
         self.path, self.run_id = path, run_id
         self.writer: RunWriter | None = RunWriter(path)
-        self._seq = itertools.count()  # one order for the events of the run and its samples
+        # one order for the events of the run and its samples (a resumed run's go on
+        # after those recorded, and so do its messages)
+        self._seq = itertools.count(first_seq)
+        self._first_message_seq = first_message_seq
 
     async def open(
         self,
@@ -95,12 +125,40 @@ class RunRecorder:
             await self._close(raise_errors=False)
             raise
 
+    async def reopen(self, *, resumes: int, holder: tuple[str, str | None, int | None]) -> None:
+        """Mark a run that stopped unfinished as ``running`` again, in this process, and
+        count the resume (``metadata["resumes"]``); wait for it like :meth:`open`.
+
+        Raises:
+            RunStoreError: Its row no longer has ``holder`` (its status, host and pid
+                when it was read): another resume took it meanwhile.
+        """
+        assert self.writer is not None
+        try:
+            await asyncio.to_thread(_claim, self.path, self.run_id, holder)
+        except BaseException:
+            await self._close(raise_errors=False)
+            raise
+        self.writer.execute(
+            "UPDATE runs SET status = 'running', finished = NULL, output = NULL, "
+            'messages = NULL, error = NULL, "limit" = NULL, host = ?, pid = ?, '
+            "metadata = json_set(COALESCE(metadata, '{}'), '$.resumes', ?) WHERE id = ?",
+            (hostname(), os.getpid(), resumes, self.run_id),
+        )
+        try:
+            await self.writer.opened()
+        except BaseException:
+            await self._close(raise_errors=False)
+            raise
+
     def follow(self, transcript: Transcript, sample: str = "") -> Callable[[], None]:
         """Write every event and message of ``transcript`` (a sample's under its key);
         returns the function that stops following it."""
         if self.writer is None:
             return lambda: None
         sink = Sink(self.writer, self.run_id, sample, self._seq)
+        if not sample and self._first_message_seq:
+            sink.mseq = itertools.count(self._first_message_seq)
         return transcript.subscribe(sink.on_event, on_message=sink.on_message)
 
     def on_failure(self, callback: Callable[[BaseException], None]) -> None:

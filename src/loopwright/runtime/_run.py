@@ -31,10 +31,12 @@ from ..agents._checks import (
 from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_error
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
-from ..log import RunStoreError
+from ..log import RunStatus, RunStoreError
+from ..log._resume_point import FINISHED
 from ..log._specs import spec_store
 from ..model import ChatMessage, Model, UserMessage, default_model, get_model
 from ..tools import approver
+from ._approve import park
 from ._scope import RunScope
 from ._versions import run_metadata
 
@@ -191,7 +193,7 @@ async def run(
                     for limit in limits:
                         limit_stack.enter_context(limit)
                     if sandbox is not None:
-                        await _start_sandbox(stack, sandbox)
+                        await _start_sandbox(stack, sandbox, scope)
                     for hook in own_hooks:
                         await hook.on_run_start(state)
                     state = await agent(state)
@@ -217,26 +219,46 @@ async def run(
                 await finish(own_hooks, state, ended)
             state.run_id = scope.run_id  # (an agent may return another state than it got)
             state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
+            status: RunStatus | None = "stopped" if state.completed == "stopped" else None
+            if state.completed == "waiting":  # deferred calls wait for a person
+                await park(scope, state)  # (runtime/_approve.py)
+                status = "waiting"
             scope.finish(
                 output=state.output.text if state.output is not None else None,
                 messages=state.messages,
                 limit=limit_error or state.limit,
-                status="stopped" if state.completed == "stopped" else None,
+                status=status,
             )
             return state
 
 
 async def _start_sandbox(
-    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment
+    stack: contextlib.AsyncExitStack, sandbox: str | SandboxEnvironment, scope: RunScope
 ) -> None:
     """Start the run's sandbox within the run's limits, clean it up outside them.
 
     Waiting for a sandbox slot (``max_sandboxes``) and starting the sandbox are part of
     the run, so a time limit counts them and can end the run while it waits. The cleanup
-    is left to ``stack``, which outlives the limits: a limit never cuts it short."""
+    is left to ``stack``, which outlives the limits: a limit never cuts it short. A run
+    of its own in a run store (or an eval sample) keeps its sandbox's folder by its id
+    until it finishes (``sandboxes/_folders.py``: a resumed run finds it again)."""
     from ..sandboxes import use_sandbox
 
-    await stack.enter_async_context(use_sandbox(sandbox))
+    sample = scope.within if scope.nested else None  # (an eval sample's: by its key)
+    if not isinstance(sandbox, str) or scope.db_path is None or (scope.nested and not sample):
+        await stack.enter_async_context(use_sandbox(sandbox))
+        return
+    from ..sandboxes._folders import release_root, run_folder, sandbox_folder
+
+    folder = run_folder(scope.db_path, scope.run_id, sample.key if sample else None)
+    with sandbox_folder(folder):
+        await stack.enter_async_context(use_sandbox(sandbox))
+
+    def finished(*_: object) -> None:
+        if scope.status in FINISHED:  # its folder goes with the sandbox
+            release_root(folder)
+
+    stack.push(finished)
 
 
 def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:

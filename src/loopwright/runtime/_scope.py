@@ -27,7 +27,7 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +37,7 @@ from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..log import RunRecorder, RunStatus, RunStoreError, resolve_db
+from ..log._resume_point import RESUME_SOURCE, ResumePoint, resume_mark
 from ..model import ChatMessage, Model, model_hook
 from ..stores import Store, current_store, store_context
 from ..transcripts import (
@@ -53,6 +54,20 @@ from ._ending import ScopeEnding
 __all__ = ["RunScope", "current_recording"]
 
 _active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
+# the unfinished run the next run opened in this context continues (lw.resume)
+_reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
+
+
+@contextlib.contextmanager
+def reopening(point: ResumePoint) -> Iterator[None]:
+    """The next run opened in this context is ``point``'s run, resumed: same id and row
+    (``running`` again, its ``resumes`` counted), its store's recorded state, its events
+    going on after those recorded, a ``resume`` info event first (``runtime/_resume.py``)."""
+    token = _reopen.set(point)
+    try:
+        yield
+    finally:
+        _reopen.reset(token)
 
 
 def current_recording() -> RunScope | None:
@@ -114,6 +129,7 @@ class RunScope:
         self.run_id: str = run.run_id if run is not None else ""
         self.db_path: Path | None = run.db_path if run is not None else None
         self.nested = False
+        self.within: RunScope | None = None  # the sample a span is the run of, if any
         self._db, self._log_level, self._subscribers = db, log_level, tuple(subscribers)
         self._new_run, self._record_calls, self._depth = new_run, record_calls, depth
         self._transcript: Transcript | None = None
@@ -180,6 +196,7 @@ class RunScope:
 
     def _open_span(self, around: RunScope) -> None:
         self.nested = True
+        self.within = around if around.kind == "sample" else None
         self.run_id, self.db_path = around.run_id, around.db_path
         self._recorder = around._recorder  # (for flush(): the run around writes the rows)
         self._transcript = current_transcript()
@@ -193,7 +210,9 @@ class RunScope:
                 "a run that records no calls cannot be kept in the run store: pass db=False "
                 "with record_calls=False (run(..., transcript=False))"
             )
-        self.run_id = new_id()
+        point = _reopen.get()
+        _reopen.set(None)  # (a run it opens is a run of its own)
+        self.run_id = new_id() if point is None else point.run_id
         self._transcript = t = Transcript(
             log_level=self._log_level,
             subscribers=self._subscribers,
@@ -203,16 +222,21 @@ class RunScope:
         if self._db is False:
             return
         self.db_path = resolve_db(self._db)
-        recorder = RunRecorder(self.db_path, self.run_id)
-        await recorder.open(
-            name=self.name,
-            model=self.model,
-            input=self.input,
-            metadata=self.metadata,
-            store_id=self._store.id,
-        )
+        if point is None:
+            recorder = RunRecorder(self.db_path, self.run_id)
+            await recorder.open(
+                name=self.name,
+                model=self.model,
+                input=self.input,
+                metadata=self.metadata,
+                store_id=self._store.id,
+            )
+        else:
+            recorder = await self._reopen_run(point)
         self._recorder = recorder
         self._unfollow = recorder.follow(t)
+        if point is not None:
+            t.info(resume_mark(point), source=RESUME_SOURCE)
         self._task = asyncio.current_task()
         loop = asyncio.get_running_loop()
 
@@ -221,6 +245,19 @@ class RunScope:
                 loop.call_soon_threadsafe(self._stop, error)
 
         recorder.on_failure(stop)
+
+    async def _reopen_run(self, point: ResumePoint) -> RunRecorder:
+        """The run store's side of a resumed run: its recorded store, cost and row."""
+        assert self.db_path is not None and self._store is not None
+        self._store = Store(point.store)
+        self._store.checkpoint()  # (recorded already)
+        self._store.id = point.store_id or self._store.id
+        used = point.consumed
+        self.cost.priced, self.cost.priced_calls = used.cost, used.priced_calls
+        self.cost.unpriced_calls = used.unpriced_calls
+        recorder = RunRecorder(self.db_path, self.run_id, point.next_seq, point.next_message_seq)
+        await recorder.reopen(resumes=point.resumes + 1, holder=point.holder)
+        return recorder
 
     def _open_sample(self) -> None:
         run = self.run

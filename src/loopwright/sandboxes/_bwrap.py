@@ -31,6 +31,7 @@ from typing import Any, Self
 from .._errors import ConfigurationError
 from ._cgroup import MemoryGroup, memory_group
 from ._environment import READ_CHECKS, SandboxEnvironment, file_error
+from ._folders import sandbox_folder
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
 from ._quota import mount_quota
@@ -82,7 +83,8 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
     )
     help_text, _ = await help_proc.communicate()
     probe = _Probe(bwrap=bwrap, disable_userns=b"--disable-userns" in help_text)
-    root = await asyncio.to_thread(_make_sandbox_root, host_uid, host_gid)
+    with sandbox_folder(None):  # (not the run's folder: the probe's goes at once)
+        root = await asyncio.to_thread(_make_sandbox_root, host_uid, host_gid)
     try:
         sandbox = BwrapSandbox(root, SandboxLimits(), host_uid, host_gid, probe)
         try:
@@ -112,9 +114,9 @@ def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = No
     root = make_root()
     workspace = os.path.join(root, "workspace")
     etc = os.path.join(root, "etc")
-    os.mkdir(workspace, 0o755)
-    os.mkdir(etc, 0o755)
-    if disk_bytes is not None:
+    os.makedirs(workspace, 0o755, exist_ok=True)  # (a resumed run's is there)
+    os.makedirs(etc, 0o755, exist_ok=True)
+    if disk_bytes is not None and not os.path.ismount(workspace):  # (a resumed run's is)
         mount_quota(workspace, disk_bytes, host_uid, host_gid)
     files = {
         "passwd": (

@@ -110,7 +110,7 @@ def _user_processes() -> int:
 
 def _make_local_root() -> str:
     root = make_root("loopwright-local-")
-    os.mkdir(os.path.join(root, "workspace"), 0o700)
+    os.makedirs(os.path.join(root, "workspace"), 0o700, exist_ok=True)  # (a resumed run's)
     return root
 
 

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 
+from ._folders import fixed_root, keep_root, removed_root
 from ._quota import unmount_inside
 
 __all__ = ["OWNER_FILE", "PREFIXES", "make_root", "remove_root", "sweep_leftovers"]
@@ -76,11 +77,15 @@ def _owner_alive(text: str) -> bool:
 
 def make_root(prefix: str = PREFIXES[0]) -> str:
     """Create a private (0700) host folder for one sandbox, with its owner marker; it is
-    removed by :func:`remove_root`, else at exit, else by a later process's sweep."""
-    sweep_leftovers()
-    root = tempfile.mkdtemp(prefix=prefix)
-    with _lock:
-        _live.add(root)
+    removed by :func:`remove_root`, else at exit, else by a later process's sweep. A
+    run's sandbox uses its run's folder instead (``_folders.py``), found again when the
+    run is resumed."""
+    root = fixed_root()  # a run's folder, kept for its resume (_folders.py)
+    if root is None:
+        sweep_leftovers()
+        root = tempfile.mkdtemp(prefix=prefix)
+        with _lock:
+            _live.add(root)
     with open(os.path.join(root, OWNER_FILE), "w", encoding="ascii") as f:
         f.write(_owner_text())
     return root
@@ -201,6 +206,9 @@ def _remove_tree(root: str) -> None:
 def remove_root(root: str) -> bool:
     """Delete a sandbox folder, whatever the sandboxed code left in it. Never raises:
     a failure is logged. Returns whether the folder is gone."""
+    if keep_root(root):  # (with its quota tmpfs still mounted: the files are there)
+        logger.info("keeping the sandbox folder %s of a run that did not finish", root)
+        return False
     unmount_inside(root)  # (the workspace's quota tmpfs)
     try:
         _rmtree(root)
@@ -216,6 +224,7 @@ def remove_root(root: str) -> bool:
             return False
     with _lock:
         _live.discard(root)
+    removed_root(root)
     return True
 
 

@@ -3,11 +3,20 @@
 See :func:`tool`, :class:`Tool`, :func:`execute_tools` and :func:`truncate_output`.
 """
 
-from ._approval import Approval, ApprovalDecision, Approver, approver, current_approver
+from ._approval import (
+    Approval,
+    ApprovalDecision,
+    Approver,
+    PendingCall,
+    approver,
+    arguments_hash,
+    current_approver,
+)
 from ._errors import (
     OutputLimitExceededError,
     StrictSchemaError,
     ToolArgumentsError,
+    ToolDeferred,
     ToolDefinitionError,
     ToolError,
     ToolTerminated,
@@ -25,15 +34,18 @@ __all__ = [
     "ApprovalDecision",
     "Approver",
     "OutputLimitExceededError",
+    "PendingCall",
     "StrictSchemaError",
     "Tool",
     "ToolArgumentsError",
+    "ToolDeferred",
     "ToolDefinitionError",
     "ToolError",
     "ToolExecution",
     "ToolHook",
     "ToolTerminated",
     "approver",
+    "arguments_hash",
     "current_approver",
     "current_tool_hooks",
     "execute_tools",

@@ -16,14 +16,26 @@ from pydantic import BaseModel, ConfigDict
 
 from ..model import ChatMessage, ToolCall
 
-__all__ = ["Approval", "ApprovalDecision", "Approver", "approver", "current_approver"]
+__all__ = [
+    "Approval",
+    "ApprovalDecision",
+    "Approver",
+    "PendingCall",
+    "approver",
+    "arguments_hash",
+    "current_approver",
+]
 
-ApprovalDecision: TypeAlias = Literal["approve", "modify", "reject", "escalate", "terminate"]
+ApprovalDecision: TypeAlias = Literal[
+    "approve", "modify", "reject", "escalate", "terminate", "defer"
+]
 """- ``approve``: run the call as it is;
 - ``modify``: run ``Approval.modified`` instead;
 - ``reject``: do not run it; the model is told ``Approval.explanation``;
 - ``escalate``: this policy does not decide; ask the next one (if none is left, reject);
-- ``terminate``: do not run it, and end the run.
+- ``terminate``: do not run it, and end the run;
+- ``defer``: do not run it yet: the run stops, waiting for a person's decision, which
+  may come later from another process (``lw.approve``, ``loopwright runs approve``).
 """
 
 
@@ -39,6 +51,41 @@ class Approval(BaseModel):
     """Why; shown to the model on reject and recorded in the transcript."""
     approver: str | None = None
     """The name of the policy that decided."""
+
+
+class PendingCall(BaseModel):
+    """A call an approval policy deferred: the run waits for a decision about it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    call: ToolCall
+    """The call as the model asked for it (its ``id``, ``function`` and ``arguments``)."""
+    approver: str | None = None
+    """The policy that deferred it."""
+    explanation: str | None = None
+    """Why the policy deferred it."""
+
+    @property
+    def arguments_hash(self) -> str:
+        """The hash a decision about this call is checked against (:func:`arguments_hash`)."""
+        return arguments_hash(self.call)
+
+
+def arguments_hash(call: ToolCall) -> str:
+    """SHA-256 of the call's tool name and canonical arguments (JSON, keys sorted): a
+    decision recorded for one hash applies to a call with the same name and arguments
+    only."""
+    import hashlib
+    import json
+
+    text = json.dumps(
+        [call.function, call.arguments],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=repr,
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 Approver: TypeAlias = Callable[[ToolCall, Sequence[ChatMessage]], Awaitable[Approval]]

@@ -14,6 +14,7 @@ __all__ = [
     "OutputLimitExceededError",
     "StrictSchemaError",
     "ToolArgumentsError",
+    "ToolDeferred",
     "ToolDefinitionError",
     "ToolError",
     "ToolTerminated",
@@ -101,4 +102,28 @@ class ToolTerminated(LoopwrightError):
         self.explanation = explanation
         self.call = call
         self.approval = approval
+        self.messages: list[ToolMessage] = messages if messages is not None else []
+
+
+class ToolDeferred(LoopwrightError):
+    """An approval policy answered ``defer``: the run must stop and wait for a decision.
+
+    Raised by ``execute_tools`` once the calls running beside the deferred ones (a
+    parallel batch) finished; the calls after them in the message are not asked about
+    nor run (the model asked for them in order).
+
+    Attributes:
+        deferred: The deferred calls with the policies' answers, in the calls' order.
+        messages: The results of the calls that completed before the run stopped, in
+            the order the model asked for them.
+    """
+
+    def __init__(
+        self,
+        deferred: list[tuple[ToolCall, Approval]],
+        messages: list[ToolMessage] | None = None,
+    ) -> None:
+        names = ", ".join(f"{c.function!r} (call id {c.id})" for c, _ in deferred)
+        super().__init__(f"The approval policy deferred the call(s) {names}: waiting for approval.")
+        self.deferred = deferred
         self.messages: list[ToolMessage] = messages if messages is not None else []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 import time
 from collections.abc import Coroutine, Generator, Sequence
 from typing import Any, Protocol
@@ -22,7 +21,14 @@ from ..model import (
 from ..model.protocols import FORMAT_ERROR_FUNCTION
 from ._answer import current_answer
 from ._approval import Approval, current_approver
-from ._errors import OutputLimitExceededError, ToolArgumentsError, ToolError, ToolTerminated
+from ._error_text import exception_text, os_error_text, unknown_tool
+from ._errors import (
+    OutputLimitExceededError,
+    ToolArgumentsError,
+    ToolDeferred,
+    ToolError,
+    ToolTerminated,
+)
 from ._hooks import ToolExecution, ToolHook
 from ._hooks import _hooks as _tool_hooks
 from ._output import result_text, truncate_output
@@ -87,7 +93,9 @@ async def execute_tools(
     - Before a call runs, the approval policy in force (``loopwright.approver``) is
       asked: ``approve`` runs it, ``modify`` runs the modified call, ``reject`` and an
       unanswered ``escalate`` tell the model why (an ``approval`` error), ``terminate``
-      raises :class:`ToolTerminated` once the other calls finished or were cancelled.
+      raises :class:`ToolTerminated` once the other calls finished or were cancelled,
+      ``defer`` raises :class:`ToolDeferred` once the calls beside it finished (the
+      calls after it are not run).
     - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
       tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
       ``PermissionError``, ``FileNotFoundError``, an output limit, an exception the
@@ -108,6 +116,7 @@ async def execute_tools(
 
     Raises:
         ToolTerminated: An approval policy ended the run.
+        ToolDeferred: An approval policy deferred a call: the run waits for a decision.
         ConfigurationError: Something in ``tools`` is not a ``Tool``, two tools share a
             name, or a limit is invalid.
     """
@@ -137,7 +146,7 @@ async def execute_tools(
                 results.append(await _run_one(batch[0], run))
             else:
                 results.extend(await _run_batch(batch, run))
-        except ToolTerminated as ex:
+        except (ToolTerminated, ToolDeferred) as ex:
             ex.messages = results + ex.messages
             raise
     return results
@@ -203,7 +212,7 @@ async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
     cancels = me.cancelling() if me is not None else 0
     try:
         result: ToolMessage = await _InContext(_execute_call(call, run), contextvars.copy_context())
-    except ToolTerminated as ex:
+    except (ToolTerminated, ToolDeferred) as ex:
         ex.messages = []
         raise
     if me is not None and me.cancelling() > cancels:
@@ -228,7 +237,11 @@ async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
         raise
     failed = [t for t in tasks if t.done() and (t.cancelled() or t.exception() is not None)]
     if not failed:
-        return [t.result() for t in tasks]
+        ran = [r for t in tasks if isinstance(r := t.result(), ToolMessage)]
+        if len(ran) < len(tasks):  # deferred: the calls beside them ran, results kept
+            waits = [d for t in tasks if isinstance(d := t.result(), ToolDeferred)]
+            raise ToolDeferred([x for d in waits for x in d.deferred], ran)
+        return ran
     pending = [t for t in tasks if not t.done()]
     for t in pending:
         t.cancel()
@@ -243,16 +256,23 @@ async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:
         first.add_note(f"(another call of the same message also failed: {other!r})")
     if isinstance(first, ToolTerminated):
         first.messages = [
-            t.result() for t in tasks if t.done() and not t.cancelled() and t.exception() is None
+            r
+            for t in tasks
+            if t.done() and not t.cancelled() and t.exception() is None
+            if isinstance(r := t.result(), ToolMessage)
         ]
     raise first
 
 
-async def _slotted(call: ToolCall, run: _Run) -> ToolMessage:
-    """A call of a parallel batch: at most ``max_parallel`` run at once."""
+async def _slotted(call: ToolCall, run: _Run) -> ToolMessage | ToolDeferred:
+    """A call of a parallel batch: at most ``max_parallel`` run at once; a deferred one
+    is returned, so the others go on."""
     assert run.slots is not None
     async with run.slots:
-        return await _execute_call(call, run)
+        try:
+            return await _execute_call(call, run)
+        except ToolDeferred as deferred:
+            return deferred
 
 
 async def _execute_call(call: ToolCall, run: _Run) -> ToolMessage:
@@ -311,19 +331,6 @@ def _error(ex: ToolExecution, kind: ToolCallErrorType, text: str, run: _Run) -> 
     )
 
 
-def _unknown_tool(name: str, run: _Run) -> str:
-    names = sorted(run.tools)
-    if not names:
-        return f"Unknown tool {name!r}: no tools are available."
-    import difflib
-
-    hint = ""
-    close = difflib.get_close_matches(name, names, n=1)
-    if close:
-        hint = f" Did you mean {close[0]!r}?"
-    return f"Unknown tool {name!r}.{hint} Available tools: {', '.join(names)}."
-
-
 async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     call = ex.call
     if (answer := current_answer()) is not None and (answered := await answer(call)):
@@ -332,7 +339,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
         return _error(ex, "parsing", _parse_message(call), run)
     tool = ex.tool
     if tool is None:
-        return _error(ex, "unknown_tool", _unknown_tool(call.function, run), run)
+        return _error(ex, "unknown_tool", unknown_tool(call.function, run.tools), run)
     try:
         args, kwargs = tool._bind(call.arguments)
     except ToolArgumentsError as err:
@@ -353,6 +360,8 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
         why = f": {approval.explanation}" if approval.explanation else "."
         if approval.decision == "terminate":
             raise ToolTerminated(approval.explanation, call=call, approval=approval)
+        if approval.decision == "defer":
+            raise ToolDeferred([(call, approval)])
         if approval.decision == "reject":
             return _error(ex, "approval", f"The call was rejected{by}{why}", run)
         if approval.decision == "escalate":
@@ -369,7 +378,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
             tool = run.tools.get(modified.function)
             ex.tool = tool
             if tool is None:
-                return _error(ex, "unknown_tool", _unknown_tool(modified.function, run), run)
+                return _error(ex, "unknown_tool", unknown_tool(modified.function, run.tools), run)
             if tool.terminal and modified.function != call.function:
                 # the result answers the original call: a terminal tool's answer would
                 # not end the run
@@ -408,12 +417,12 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     except ToolError as err:
         return _error(ex, err.error_type, err.message, run)
     except PermissionError as err:
-        return _error(ex, "permission", _os_error_text(err, "Permission denied"), run)
+        return _error(ex, "permission", os_error_text(err, "Permission denied"), run)
     except FileNotFoundError as err:
-        return _error(ex, "file_not_found", _os_error_text(err, "No such file or directory"), run)
+        return _error(ex, "file_not_found", os_error_text(err, "No such file or directory"), run)
     except Exception as err:
         if isinstance(err, tool.errors_to_model):
-            return _error(ex, "tool_error", _exception_text(err), run)
+            return _error(ex, "tool_error", exception_text(err), run)
         err.add_note(f"(raised by tool {tool.name!r}, call id {call.id})")
         raise
 
@@ -421,23 +430,6 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     if run.max_output and len(text) * 4 > run.max_output:  # (else it fits in any case)
         text, ex.truncated = truncate_output(text, run.max_output)
     return ToolMessage(tool_call_id=call.id, function=call.function, content=text)
-
-
-def _exception_text(err: Exception) -> str:
-    """``ValueError: bad input`` (the class's name alone when the message is empty)."""
-    text = str(err)
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-def _os_error_text(err: OSError, default: str) -> str:
-    """``No such file or directory: 'x.txt'``, without the ``[Errno 2]`` prefix."""
-    if err.filename is not None:
-        reason = err.strerror or (os.strerror(err.errno) if err.errno else default)
-        text = f"{reason}: {err.filename!r}"
-        if err.filename2 is not None:
-            text += f" -> {err.filename2!r}"
-        return text
-    return str(err) or f"{default}."
 
 
 def _parse_message(call: ToolCall) -> str:

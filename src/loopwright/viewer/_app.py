@@ -30,7 +30,7 @@ from ..log import (
     usage_totals,
 )
 from ..transcripts import ModelEvent
-from ._data import Depths, event_json, message_json, run_json, sample_json
+from ._data import Depths, event_json, message_json, pending_json, run_json, sample_json
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -133,6 +133,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 data["sample"] = sample_json(found[0])
             bounds = event_bounds(log, sample)
             data["first_seq"], data["last_seq"] = bounds if bounds else (None, None)
+            if data["status"] == "waiting":  # the calls it waits for (deferred approval)
+                data["pending"] = pending_json(path, log.run_id)
             return data
 
     def stats(request: Request) -> Any:

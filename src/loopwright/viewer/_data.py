@@ -7,7 +7,9 @@ HTML off and only safe link schemes (``javascript:`` and the like are refused).
 
 from __future__ import annotations
 
+import json
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
@@ -66,6 +68,7 @@ def run_json(info: RunInfo) -> dict[str, Any]:
         "messages": len(info.message_ids) if info.message_ids is not None else None,
         "cost": info.cost,
         "unpriced_calls": info.unpriced_calls,
+        "resumes": info.resumes,
     }
 
 
@@ -122,3 +125,36 @@ def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
     elif isinstance(ev, InfoEvent) and isinstance(ev.data, str):
         data["html"] = markdown_html(ev.data)
     return data
+
+
+MAX_PENDING_ARGUMENTS = 4_000
+"""The most characters of a pending call's arguments sent (the middle is cut)."""
+
+
+def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """The calls a waiting run deferred and not yet decided about, bounded: a person
+    approves them from this page's words (``loopwright runs approve``)."""
+    from ..log._approvals import deferred_calls
+
+    out = []
+    for c in deferred_calls(path, run_id)[:50]:
+        if c.state == "applied":
+            continue
+        text = json.dumps(c.call.arguments, ensure_ascii=False, indent=2, default=str)
+        if len(text) > MAX_PENDING_ARGUMENTS:
+            head, tail = MAX_PENDING_ARGUMENTS * 3 // 4, MAX_PENDING_ARGUMENTS // 4
+            cut = len(text) - head - tail
+            text = f"{text[:head]}\n[... {cut} characters not shown ...]\n{text[-tail:]}"
+        out.append(
+            {
+                "id": c.call_id[:200],
+                "tool": c.call.function[:200],
+                "arguments": text,
+                "hash": c.arguments_hash,
+                "approver": (c.approver or "")[:200],
+                "explanation": (c.explanation or "")[:1000],
+                "state": c.state,
+                "decision": c.decision,
+            }
+        )
+    return out

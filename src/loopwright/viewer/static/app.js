@@ -50,7 +50,9 @@ const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
   : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
-const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s);
+const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s === "waiting" ? "waiting for approval" : s);
+// a run resumed after it stopped unfinished (lw.resume): one run, in parts
+const resumed = (r) => r.resumes ? el("span", { class: "resumed muted", title: "resumed after it stopped unfinished; the transcript marks each part" }, ` resumed ${r.resumes}x`) : null;
 
 function textOf(v) {
   if (v === null || v === undefined) return "";
@@ -85,7 +87,7 @@ async function runsView(params, gen) {
   const data = await api("runs", { ...params, offset, limit: 50 });
   if (gen !== generation) return;
   const field = (name, label) => el("input", { name, placeholder: label, value: params[name] || "" });
-  const select = el("select", { name: "status" }, ["", "running", "success", "error", "limit", "cancelled", "interrupted"].map(
+  const select = el("select", { name: "status" }, ["", "running", "success", "error", "limit", "cancelled", "interrupted", "waiting"].map(
     (s) => el("option", { value: s, selected: (params.status || "") === s }, s || "any status")));
   const form = el("form", { class: "filters", onsubmit: (ev) => {
     ev.preventDefault();
@@ -101,7 +103,7 @@ async function runsView(params, gen) {
       sc + ": " + Object.entries(m).map(([k, v]) => `${k} ${v === null ? "-" : Number(v).toFixed(3)}`).join(", ")).join("; ") : "";
     return el("tr", { class: "run", "data-id": r.id },
       el("td", {}, link(`/run/${encodeURIComponent(r.id)}`, {}, r.name || r.id)),
-      el("td", {}, status(r.status)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
+      el("td", {}, status(r.status), resumed(r)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
       el("td", {}, fmtDur(r.duration)), stats, tokens, el("td", { class: "cost" }, fmtCost(r.cost, r.unpriced_calls)),
       el("td", {}, r.samples ? `${r.samples} samples ` : "", score));
   });
@@ -134,10 +136,11 @@ async function runView(id, params, gen) {
   const tabs = (isEval ? ["samples", "transcript", "store", "config"] : ["conversation", "transcript", "store", "config"]);
   const base = `/run/${encodeURIComponent(id)}`;
   const head = el("div", { class: "runhead" },
-    el("h2", {}, run.name || run.id, " ", status(run.status)),
+    el("h2", {}, run.name || run.id, " ", status(run.status), resumed(run)),
     el("div", { class: "muted" }, run.model || "", " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", run.id),
     run.error ? el("pre", { class: "error" }, run.error) : null,
     run.metrics ? metricsView(run.metrics) : null,
+    run.pending ? pendingView(run) : null,
     sample ? sampleHead(run.sample) : null);
   const nav = el("nav", { class: "tabs" }, tabs.map((t) => {
     const a = link(base, { tab: t, sample }, t);
@@ -153,6 +156,18 @@ async function runView(id, params, gen) {
     liveBadge.textContent = "● live";
     setTimeout(() => { if (gen === generation) route(); }, 2000);
   }
+}
+
+// the calls a run waits for (deferred approval): text nodes only, bounded by the server
+function pendingView(run) {
+  return el("div", { class: "pending" },
+    el("b", {}, "waiting for approval: ", `loopwright runs approve ${run.id}`),
+    run.pending.map((c) => el("div", {},
+      el("div", {}, "call ", el("code", {}, c.id), " · tool ", el("code", {}, c.tool),
+        " · deferred by ", c.approver, c.decision ? ` · decided: ${c.decision}` : ""),
+      c.explanation ? el("div", { class: "muted" }, c.explanation) : null,
+      el("pre", {}, c.arguments),
+      el("div", { class: "muted" }, "arguments hash ", c.hash))));
 }
 
 function metricsView(metrics) {

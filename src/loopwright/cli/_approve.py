@@ -1,0 +1,168 @@
+"""``loopwright runs approve``: decide about the calls a waiting run deferred.
+
+What the person is shown came from a model: the tool's name, the call id, the
+arguments, even the policy's explanation (a rule may quote them). Each is made
+visible (:func:`~loopwright._terminal.visible` / ``json_text``: no escape sequence,
+``\\r`` or bidi override acts on the terminal) and bounded (a huge argument is cut in
+the middle, with how much was cut said), so a hostile call cannot hide what it does.
+The arguments' hash is shown in full: it is what the decision is recorded for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from .._terminal import json_text, visible
+from ._options import EXIT_OK, db_option, json_option
+from ._views import console, line, reading, short
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..log._approvals import DeferredCall
+
+__all__ = ["MAX_SHOWN", "approve_command", "print_pending", "shown_arguments"]
+
+MAX_SHOWN = 4_000
+"""The most characters of a call's arguments shown (the middle of longer ones is cut)."""
+
+
+def shown_arguments(call: DeferredCall, limit: int = MAX_SHOWN) -> str:
+    """The call's arguments as terminal-safe JSON, cut in the middle past ``limit``."""
+    text = json_text(call.call.arguments, indent=2, default=str)
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 3 // 4, limit // 4
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters not shown ...]\n{text[-tail:]}"
+
+
+def print_pending(out: Console, calls: list[DeferredCall]) -> None:
+    """Each deferred call: tool, call id, policy and why, arguments, hash, decision."""
+    for c in calls:
+        out.print()
+        out.print(
+            line(
+                ("call ", "bold"),
+                (short(c.call_id, 80), "bold"),
+                f"  tool {short(c.call.function, 80)}",
+                f"  deferred by {short(c.approver or '?', 60)}",
+            )
+        )
+        if c.explanation:
+            out.print(line(("  why: ", "dim"), short(c.explanation, 300)))
+        if c.call.parse_error:
+            out.print(line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
+        out.print(line(("  arguments:", "dim")))
+        for text in shown_arguments(c).split("\n"):  # (not wrapped: copied as it is)
+            out.print(line("    " + visible(text)), soft_wrap=True)
+        out.print(line(("  arguments hash: ", "dim"), c.arguments_hash))
+        if c.state != "pending":
+            what = f"{c.state}: {c.decision or ''}"
+            if c.message:
+                what += f" ({short(c.message, 200)})"
+            out.print(line(("  ", ""), (what, "yellow")))
+
+
+@click.command("approve")
+@click.argument("run")
+@click.option("--approve", "approves", multiple=True, metavar="CALL_ID", help="Approve this call.")
+@click.option(
+    "--reject", "rejects", multiple=True, metavar="CALL_ID", help="Reject this call (repeatable)."
+)
+@click.option(
+    "--message",
+    "-m",
+    metavar="TEXT",
+    help="What the model is told about a rejected call (its error result).",
+)
+@click.option("--all", "all_", is_flag=True, help="Approve every pending call not rejected.")
+@click.option(
+    "--continue",
+    "continue_",
+    is_flag=True,
+    help="Then continue the run, as `loopwright runs resume RUN` does (for runs started by "
+    "`loopwright run`).",
+)
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --continue: a provider argument added to those recorded.",
+)
+@db_option
+@json_option
+def approve_command(
+    run: str,
+    approves: tuple[str, ...],
+    rejects: tuple[str, ...],
+    message: str | None,
+    all_: bool,
+    db: str | None,
+    as_json: bool,
+    continue_: bool = False,
+    model_args: tuple[str, ...] = (),
+) -> int:
+    """Decide about the calls run RUN deferred (its status: waiting).
+
+    Without a decision, show the pending calls. With --approve / --reject / --all,
+    record the decisions (all or none: a call not pending is refused), then continue
+    the run: --continue here, `loopwright runs resume RUN`, or from Python
+    `lw.resume(RUN, agent=...)`. When it continues, the approval policy in
+    force is asked again (a call it denies stays denied) and each decision holds only
+    for the arguments shown here (their hash).
+    """
+    from ..runtime._approve import approve, pending_calls
+
+    if (continue_ or model_args) and not (approves or rejects or all_):
+        raise click.UsageError("--continue goes with a decision (--approve, --reject, --all)")
+    if model_args and not continue_:
+        raise click.UsageError("-M goes with --continue")
+    with reading(db):
+        waiting = pending_calls(run, db=db)
+        if not (approves or rejects or all_):
+            if as_json:
+                click.echo(json_text([c.model_dump(mode="json") for c in waiting]))
+                return EXIT_OK
+            if not waiting:
+                click.echo(f"run {visible(run)} has no call waiting for approval", err=True)
+                return EXIT_OK
+            print_pending(console(), waiting)
+            click.echo(
+                f"\napprove: loopwright runs approve {visible(run)} --all  (or --approve "
+                "CALL_ID / --reject CALL_ID -m TEXT)",
+                err=True,
+            )
+            return EXIT_OK
+        decided = approve(
+            run,
+            approve=list(approves),
+            reject=list(rejects),
+            all=all_,
+            message=message,
+            db=db,
+        )
+    if as_json and not continue_:
+        click.echo(json_text([c.model_dump(mode="json") for c in decided]))
+        return EXIT_OK
+    rejected = set(rejects)
+    for c in decided:
+        verb = "rejected" if c.call_id in rejected else "approved"
+        click.echo(
+            f"{verb} call {short(c.call_id, 80)} ({short(c.call.function, 80)}), "
+            f"arguments hash {c.arguments_hash[:16]}",
+            err=continue_,  # (with --continue, stdout is the continued run's)
+        )
+    if not continue_:
+        return EXIT_OK
+    from ._resume import resume_command
+
+    code: int = click.get_current_context().invoke(
+        resume_command, run=run, model_args=model_args, force=False, db=db,
+        as_json=as_json, quiet=False,
+    )  # fmt: skip
+    return code

@@ -1,0 +1,201 @@
+"""``loopwright runs resume RUN_ID``: continue a run that stopped unfinished; and
+``loopwright runs prune``: remove the sandbox folders runs no longer need.
+
+A run started by ``loopwright run`` or ``loopwright eval`` recorded its command's
+options (``metadata["cli"]``, ``_recorded.py``): the agent is made again from them and
+the run goes on as the same run (``lw.resume``); an eval's run is resumed as
+``loopwright eval ... --resume RUN_ID`` is (finished samples carried over, those in
+flight continued from their last step). Provider arguments that looked like secrets were
+not recorded: give them again with ``-M``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._errors import ConfigurationError
+from ._options import db_option, json_option
+from ._recorded import CLI_KEY
+from ._views import reading
+
+__all__ = ["prune_command", "resume_command"]
+
+
+@click.command("resume")
+@click.argument("run")
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A provider argument added to those recorded (those that looked like secrets, "
+    "e.g. api_key, were not recorded).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Resume a run recorded as running on another machine (when its process is gone).",
+)
+@db_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="Do not show the agent's steps live.")
+def resume_command(
+    run: str, model_args: tuple[str, ...], force: bool, db: str | None, as_json: bool, quiet: bool
+) -> int:
+    """Continue RUN, which stopped unfinished (killed, crashed, Ctrl-C), from its last
+    recorded step, as the same run: the tool calls whose results were recorded are not
+    run again, one in flight runs again, and the limits count what the run used before.
+    RUN must have been started by `loopwright run` or `loopwright eval` (from Python:
+    lw.resume(RUN_ID, agent=...)). A finished run cannot be resumed."""
+    from ..log import load_run
+
+    with reading(db), load_run(run, db) as log:
+        info = log.info
+    options = info.metadata.get(CLI_KEY)
+    if not isinstance(options, dict) or options.get("command") not in ("run", "eval"):
+        raise ConfigurationError(
+            f"run {info.id} was not started by `loopwright run` or `loopwright eval`: it did "
+            "not record how to make its agent again; resume it from Python with "
+            "lw.resume(RUN_ID, agent=...)"
+        )
+    args = [*_strings(options.get("model_args")), *model_args]
+    if options["command"] == "eval":
+        return _resume_eval(info.id, info.name or "", options, args, db, as_json, quiet)
+    return _resume_run(info.id, options, args, db, as_json, quiet, force)
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _config(options: dict[str, Any]) -> Any:
+    from ..model import GenerateConfig
+
+    config = options.get("config")
+    return GenerateConfig.model_validate(config) if isinstance(config, dict) else None
+
+
+def _resume_run(
+    run_id: str,
+    options: dict[str, Any],
+    model_args: list[str],
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+    force: bool,
+) -> int:
+    from ..agents import react
+    from ..runtime import resume
+    from ._options import build_model
+    from ._run import DEFAULT_SYSTEM, _limits, _Observed, execute
+    from ._tools import resolve_tools
+
+    model = options.get("model")
+    protocol = options.get("protocol")
+    chosen = build_model(
+        model if isinstance(model, str) else None,
+        model_args,
+        protocol if isinstance(protocol, str) else None,
+        config=_config(options),
+        db=db,
+    )
+    tools = resolve_tools(_strings(options.get("tools")))
+    name = str(options.get("name") or "run")
+    system = options.get("system")
+    agent = _Observed(
+        react(
+            name=name,
+            prompt=system if isinstance(system, str) else DEFAULT_SYSTEM,
+            tools=tools,
+            submit=bool(options.get("submit")),
+            max_steps=None,
+        ),
+        name,
+    )
+    limits = _limits(
+        int(options.get("max_steps") or 0),
+        options.get("time_limit"),
+        options.get("token_limit"),
+        options.get("cost_limit"),
+    )
+    sandbox, approval = options.get("sandbox"), options.get("approval")
+    return execute(
+        lambda: resume(
+            run_id,
+            agent=agent,
+            db=Path(db) if db else None,
+            model=chosen,
+            limits=limits,
+            sandbox=sandbox if isinstance(sandbox, str) else None,
+            approval=approval if isinstance(approval, str) else None,
+            force=force,
+        ),
+        agent,
+        chosen,
+        as_json=as_json,
+        quiet=quiet,
+        stream=True,
+    )
+
+
+def _resume_eval(
+    run_id: str,
+    task: str,
+    options: dict[str, Any],
+    model_args: list[str],
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> int:
+    from ._eval import eval_command
+
+    specs = _strings(options.get("tasks"))
+    spec = next((s for s in specs if s.rpartition("@")[2] == task and "@" in s), None)
+    if spec is None:
+        files = [s for s in specs if s.endswith(".py")]
+        spec = f"{files[0]}@{task}" if len(files) == 1 else task
+    config = options.get("config") if isinstance(options.get("config"), dict) else {}
+    import json
+
+    generate = tuple(f"{k}={json.dumps(v)}" for k, v in (config or {}).items())
+    ctx = click.get_current_context()
+    result: int = ctx.invoke(
+        eval_command,
+        tasks=(spec,),
+        model=options.get("model"),
+        model_args=tuple(model_args),
+        protocol=options.get("protocol"),
+        generate=generate,
+        task_args=tuple(_strings(options.get("task_args"))),
+        max_samples=options.get("max_samples"),
+        epochs=options.get("epochs"),
+        limit=options.get("limit"),
+        resume=run_id,
+        db=db,
+        as_json=as_json,
+        quiet=quiet,
+    )
+    return result
+
+
+@click.command("prune")
+@db_option
+@json_option
+def prune_command(db: str | None, as_json: bool) -> int:
+    """Remove the sandbox folders kept for the runs of the run store that finished or
+    are no longer in it (a run that stopped unfinished keeps its sandbox's folder for
+    `loopwright runs resume`; a run that finishes removes it itself)."""
+    from .._terminal import json_text
+    from ..runtime._resume import prune_sandbox_folders
+
+    with reading(db):
+        removed = prune_sandbox_folders(db)
+    if as_json:
+        click.echo(json_text({"removed": removed}))
+    else:
+        click.echo(f"removed {len(removed)} sandbox folder(s)", err=True)
+    return 0

@@ -1,0 +1,141 @@
+"""Deferred approval at the run's level: a run that waits, and the decisions about it.
+
+When an approval policy defers calls (``approval/_deferred.py``), the agent stops with
+``state.completed == "waiting"`` and ``state.pending``; :func:`park` keeps those calls
+in the run store (``log/_approvals.py``) before the run's row says ``waiting``, so a
+reader that sees the status finds them. :func:`approve` records a person's decisions,
+from any process; :func:`continuation_approver` gives a continued run (``lw.resume``)
+the approver that applies them: the policy in force then, asked again, and the
+decisions, each for the arguments it was made for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._errors import ConfigurationError
+from ..agents import AgentState
+from ..log import resolve_db
+from ..log._approvals import (
+    ApprovalRefused,
+    DeferredCall,
+    claim_decisions,
+    deferred_calls,
+    record_decisions,
+    record_pending,
+)
+
+if TYPE_CHECKING:
+    from ..tools import Approver
+    from ._scope import RunScope
+
+__all__ = ["ApprovalRefused", "approve", "continuation_approver", "park", "pending_calls"]
+
+
+async def park(scope: RunScope, state: AgentState) -> None:
+    """Keep the calls the run waits for in the run store (before its row says so)."""
+    if scope.nested:
+        raise ConfigurationError(
+            "an approval policy deferred a call in a run inside another (an agent used as "
+            "a tool, or an eval's sample): deferred approval works for a run of its own "
+            "only, which can wait and be continued"
+        )
+    if scope.db_path is not None and state.pending:
+        await asyncio.to_thread(record_pending, scope.db_path, scope.run_id, state.pending)
+
+
+def pending_calls(run_id: str, *, db: str | os.PathLike[str] | None = None) -> list[DeferredCall]:
+    """The calls of a run waiting for a person's decision (``state == "pending"``), oldest
+    first. ``lw.log._approvals.deferred_calls`` lists decided ones too."""
+    run_id = _run_id(run_id, db)
+    return [c for c in deferred_calls(db, run_id) if c.state == "pending"]
+
+
+def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = False) -> str:
+    from ..log import load_run
+
+    with load_run(run, db=db) as log:  # (a unique prefix of an id is enough)
+        info = log.info
+    if waiting and info.status != "waiting":
+        raise ApprovalRefused(
+            f"run {info.id} is not waiting for approval (its status is {info.status})"
+        )
+    return info.id
+
+
+def approve(
+    run_id: str,
+    *,
+    approve: Iterable[str] | Mapping[str, str] = (),
+    reject: Mapping[str, str | None] | Iterable[str] = (),
+    all: bool = False,
+    message: str | None = None,
+    db: str | os.PathLike[str] | None = None,
+) -> list[DeferredCall]:
+    """Record a person's decisions about a waiting run's deferred calls (from any
+    process); continue the run afterwards with ``lw.resume(run_id, agent=...)``.
+
+    Every decision is checked first, and all are recorded or none: the run must be
+    ``waiting`` and each call pending. A call's decision is for the arguments it has
+    now; to be sure it is for the arguments you saw, give their hash
+    (``approve={call_id: hash}``, the hash :func:`pending_calls` shows): another hash is
+    refused. When the run continues, the policy in force is asked again (a call it
+    denies is denied) and a decision made for other arguments than the call's is
+    refused (the call waits again).
+
+    Args:
+        run_id: The run (an id, or a unique prefix of one).
+        approve: Call ids to approve (or ``{call_id: arguments hash}``).
+        reject: Call ids to reject (or ``{call_id: message}``: the model is told the
+            message, as the call's error result; ``None``: ``message``).
+        all: Approve every pending call not rejected.
+        message: The default message of a rejection (and a note kept with an approval).
+        db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
+
+    Returns:
+        The calls decided about, as they were pending.
+
+    Raises:
+        ApprovalRefused: The run is not waiting, a call is not pending, a hash differs,
+            or nothing was decided.
+    """
+    run_id = _run_id(run_id, db, waiting=True)
+    rejects = dict(reject) if isinstance(reject, Mapping) else dict.fromkeys(reject)
+    approves = dict(approve) if isinstance(approve, Mapping) else dict.fromkeys(approve)
+    both = sorted(set(rejects) & set(approves))
+    if both:
+        raise ConfigurationError(f"approve: calls both approved and rejected: {both}")
+    if all:
+        for call in pending_calls(run_id, db=db):
+            if call.call_id not in rejects:
+                approves.setdefault(call.call_id, None)
+    if not approves and not rejects:
+        raise ApprovalRefused(f"approve: no decision given (run {run_id} has pending calls?)")
+    decisions: list[tuple[str, Literal["approve", "reject"], str | None, str | None]] = [
+        (call_id, "approve", message, digest) for call_id, digest in approves.items()
+    ]
+    decisions += [(call_id, "reject", why or message, None) for call_id, why in rejects.items()]
+    return record_decisions(resolve_db(db), run_id, decisions)
+
+
+def continuation_approver(
+    run_id: str,
+    policy: str | Approver | Sequence[Any] | None,
+    db: str | os.PathLike[str] | None,
+    *,
+    waiting: bool,
+) -> str | Approver | Sequence[Any] | None:
+    """The approver a continued run is given: ``policy`` (as ``run(approval=)`` takes
+    it) with the decisions recorded about the run's deferred calls (see
+    :func:`~loopwright.log._approvals.claim_decisions`; ``waiting``: the run was seen
+    waiting); ``policy`` itself when the run deferred no call."""
+    from ..approval import get_approval_policy, with_decisions
+
+    checked = get_approval_policy(policy)  # (a mistake is refused before the claim)
+    decisions, still = claim_decisions(resolve_db(db), run_id, waiting=waiting)
+    if not decisions and not still:
+        return policy
+    return with_decisions(checked, decisions, still)

@@ -1,0 +1,70 @@
+"""The viewer shows a run waiting for approval and the calls it waits for, bounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from ..approval.test_deferred import agent_process
+from .conftest import start_viewer
+
+
+def test_a_waiting_run_shows_its_pending_calls_bounded(tmp_path: Path) -> None:
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    command = tmp_path / "command.txt"
+    command.write_text("<script>alert(1)</script>\x1b[8m" + "B" * 50_000, encoding="utf-8")
+    run_id = agent_process("start", db, effects, f"@{command}")["run_id"]
+    proc, url = start_viewer(db)
+    try:
+        runs = httpx.get(url.rstrip("/") + "/api/runs", params={"status": "waiting"}).json()
+        assert [r["id"] for r in runs["runs"]] == [run_id]
+        run = httpx.get(url.rstrip("/") + f"/api/runs/{run_id}", timeout=30).json()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert run["status"] == "waiting"
+    [pending] = run["pending"]
+    assert pending["id"] == "call-1" and pending["tool"] == "bash"
+    assert pending["approver"] == "defer" and len(pending["hash"]) == 64
+    text = pending["arguments"]
+    assert len(text) < 5_000 and "characters not shown" in text
+    assert text.startswith('{\n  "cmd": "<script>alert(1)</script>')  # data: the page
+    # builds text nodes from it, never HTML
+    assert not effects.exists()
+
+
+def test_the_page_shows_the_pending_call_as_text_in_a_browser(tmp_path: Path) -> None:
+    import shutil
+
+    import pytest
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("needs Debian's chromium package")
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    command = tmp_path / "command.txt"
+    command.write_text("<img src=x onerror=window.__pwned=1> deploy", encoding="utf-8")
+    run_id = agent_process("start", db, effects, f"@{command}")["run_id"]
+    proc, url = start_viewer(db)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(15_000)
+                page.goto(url)
+                row = page.locator(f'#runs tr.run[data-id="{run_id}"]')
+                sync_api.expect(row.locator(".status")).to_have_text("waiting for approval")
+                page.goto(url + f"#/run/{run_id}")
+                pending = page.locator(".runhead .pending")
+                sync_api.expect(pending).to_contain_text(f"loopwright runs approve {run_id}")
+                sync_api.expect(pending.locator("pre")).to_contain_text("<img src=x onerror=")
+                assert page.locator("main img").count() == 0
+                assert page.evaluate("window.__pwned") is None
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
