@@ -1,5 +1,7 @@
 """Shared test setup."""
 
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,28 @@ def _run_store_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     mp.setenv("LOOPWRIGHT_DB", str(path))
     yield path
     mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_sandbox_folders_in_a_temp_dir() -> Iterator[None]:
+    """The sandbox folders runs that did not finish keep (``sandboxes/_folders.py``) go
+    to a folder of this session, removed at its end (in /var/tmp: a bwrap sandbox's
+    unprivileged user must reach it, which it cannot under pytest's own folders)."""
+    import shutil
+    import tempfile
+
+    shared = "/var/tmp" if os.path.isdir("/var/tmp") else None
+    where = tempfile.mkdtemp(prefix="loopwright-test-sandboxes-", dir=shared)
+    os.chmod(where, 0o711)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LOOPWRIGHT_SANDBOXES", where)
+    yield
+    mp.undo()
+    for folder, names, _ in os.walk(where):  # (a kept workspace's quota tmpfs)
+        for name in names:
+            if os.path.ismount(os.path.join(folder, name)):
+                subprocess.run(["umount", "-l", os.path.join(folder, name)], check=False)
+    shutil.rmtree(where, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

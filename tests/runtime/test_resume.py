@@ -441,3 +441,20 @@ async def test_a_limit_around_the_resume_counts_this_process_only(tmp_path: Path
     with lw.step_limit(2):  # the caller's budget: the 2 calls made now, not the earlier 3
         state = await lw.resume(run_id, agent=_worker(log), db=db)
     assert state.completed == "submit"
+
+
+async def test_a_call_that_is_not_the_agents_step_goes_live(tmp_path: Path) -> None:
+    """A call offering other tools than the recorded step's (a history policy's summary)
+    is made live; the step's call is still answered from the store."""
+    from loopwright.log._resume_point import resume_point
+    from loopwright.runtime._resume import ResumeModel
+
+    db, log = tmp_path / "runs.db", []
+    run_id = await _cancelled_run(db, log)
+    point = resume_point(run_id, db)
+    assert point.last is not None
+    model = ResumeModel(point, lw.get_model("mock", outputs=["a summary"]))
+    summary = await model.generate([lw.UserMessage(content="Summarise.")])
+    assert summary.text == "a summary"
+    step = await model.generate(point.last.messages, point.last.tools)
+    assert step is point.last.output and step.tool_calls[0].arguments == {"i": 2}

@@ -67,15 +67,16 @@ __all__ = [
 
 
 class ResumeModel(Model):
-    """The model of a resumed run: its first call is answered with the recorded output
-    of the step the run stopped in (after the limits in force in the run were charged
-    with what the earlier parts consumed); every later call goes to ``live``."""
+    """The model of a resumed run: its first call offering the tools the recorded step
+    offered is answered with the output recorded for the step the run stopped in; every
+    other call goes to ``live``. At its first call, the limits of the run (and of its
+    agent) are charged with what the earlier parts consumed."""
 
     def __init__(self, point: ResumePoint, live: Model) -> None:
         outputs = [point.last.output] if point.last is not None else []
         super().__init__(ReplayModelAPI(point.run_id, outputs), live.config, live.tool_protocol)
         self.point, self.live = point, live
-        self.answered = False
+        self.charged = self.answered = False
         self._depth = run_depth.get()
 
     @property
@@ -88,21 +89,17 @@ class ResumeModel(Model):
         tools: Sequence[Any] = (),
         config: GenerateConfig | None = None,
     ) -> ModelOutput:
-        if self.answered:
-            return await self.live.generate(messages, tools, config)
-        self.answered = True
-        self._charge()
+        if not self.charged:
+            self.charged = True
+            self._charge()
         last = self.point.last
-        if last is None:  # nothing answered before it stopped: the run starts over
+        if self.answered or last is None:  # (None: nothing answered; it starts over)
             return await self.live.generate(messages, tools, config)
         offered = sorted(str(getattr(t, "name", "")) for t in tools)
-        recorded = sorted(t.name for t in last.tools)
-        if offered != recorded:
-            raise ConfigurationError(
-                f"resume: run {self.point.run_id!r} was recorded offering the tools "
-                f"{recorded}; this agent offers {offered}. Resume it with the agent that "
-                "ran it"
-            )
+        if offered != sorted(t.name for t in last.tools):
+            # not the agent's step (a history policy's summary, say): a live call
+            return await self.live.generate(messages, tools, config)
+        self.answered = True
         return last.output
 
     def _charge(self) -> None:
@@ -254,8 +251,10 @@ async def resume(
     conversation, store, cost and what its limits consumed are those recorded; the tool
     calls of the step it stopped in whose results were recorded are not run again, and
     those in flight run again (their tool events say so). Give the same agent, tools and
-    limits the run had (``run()`` does not record Python objects): a different tool
-    list is refused; limits count from what the earlier parts used, so a
+    limits the run had (``run()`` does not record Python objects): a dataclass agent
+    (``ReactAgent``) with other tools than the recorded ones is refused (another agent
+    whose calls offer other tools than the recorded step's goes on live from the
+    recorded conversation); limits count from what the earlier parts used, so a
     ``step_limit(10)`` holds across all the parts.
 
     Args:

@@ -121,15 +121,15 @@ def fixed_root() -> str | None:
     if folder is None:
         return None
     store = os.path.dirname(folder)
-    os.makedirs(os.path.dirname(store), 0o711, exist_ok=True)
-    _own_folder(os.path.dirname(store), 0o711)  # (others may pass, not list)
-    for attempt in (1, 2):  # (another run's removal may take the store's folder away)
-        _own_folder(store, 0o711)
+    for attempt in (1, 2, 3):  # (another run's removal may take an empty parent away)
         try:
+            os.makedirs(os.path.dirname(store), 0o711, exist_ok=True)
+            _own_folder(os.path.dirname(store), 0o711)  # (others may pass, not list)
+            _own_folder(store, 0o711)
             _own_folder(folder, 0o700, mine=False)
             break
         except FileNotFoundError:
-            if attempt == 2:
+            if attempt == 3:
                 raise
     with _lock:
         _kept.add(folder)
@@ -143,8 +143,10 @@ def removed_root(root: str) -> None:
         if root not in _made:
             return
         _made.discard(root)
-    with contextlib.suppress(OSError):
-        os.rmdir(os.path.dirname(root))
+    parent = os.path.dirname(root)
+    with contextlib.suppress(OSError):  # (the run's, for a sample's; the store's)
+        os.rmdir(parent)
+        os.rmdir(os.path.dirname(parent))
 
 
 def keep_root(root: str) -> bool:
