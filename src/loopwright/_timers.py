@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 __all__ = ["call_at", "deadline"]
@@ -31,15 +32,29 @@ def call_at(
     return loop.call_at(when, callback, context=contextvars.Context())
 
 
-class _Deadline(asyncio.Timeout):
-    """``asyncio.Timeout`` whose timer is scheduled from an empty context."""
+class deadline:
+    """``asyncio.timeout(delay)`` (``async with deadline(30) as timeout:``, ``None``: no
+    deadline) whose timer keeps no context alive once cancelled (see the module's
+    docstring). It enters an ``asyncio.Timeout`` without a deadline, then schedules the
+    deadline from an empty context; ``as`` gives that ``Timeout``."""
 
-    def reschedule(self, when: float | None) -> None:
-        contextvars.Context().run(super().reschedule, when)
+    __slots__ = ("_delay", "_timeout")
 
+    def __init__(self, delay: float | None) -> None:
+        self._delay = delay
+        self._timeout = asyncio.timeout(None)
 
-def deadline(delay: float | None) -> asyncio.Timeout:
-    """``asyncio.timeout(delay)`` (``async with deadline(30):``), whose timer keeps no
-    context alive once cancelled (see the module's docstring)."""
-    loop = asyncio.get_running_loop()
-    return _Deadline(loop.time() + delay if delay is not None else None)
+    async def __aenter__(self) -> asyncio.Timeout:
+        timeout = await self._timeout.__aenter__()
+        if self._delay is not None:
+            when = asyncio.get_running_loop().time() + self._delay
+            contextvars.Context().run(timeout.reschedule, when)
+        return timeout
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._timeout.__aexit__(exc_type, exc, tb)
