@@ -2,6 +2,11 @@
 
     python bench/_concurrency.py --agents 2000 --steps 10 [--store DB] [--floor]
 
+``--interleave``: each model call yields to the event loop once before it answers, as a
+call over the network does. Without it the scripted model never yields, so each agent
+runs its steps back to back and only the finished agents' states are alive at once;
+interleaved, every agent (its transcript, its run) is alive at the same time.
+
 ``--gc-tuned`` freezes the objects alive before the agents start (``gc.freeze()``) and
 raises the collector's thresholds: with thousands of live agents, full collections
 traverse every agent's objects again and again.
@@ -30,6 +35,8 @@ from typing import Any
 import _scenarios
 import psutil
 from _scenarios import Config, Runner
+
+import loopwright as lw
 
 
 def _rss() -> int:
@@ -77,8 +84,26 @@ class _Sampler:
         self.sample()  # the finished agents' states are still held
 
 
+def _interleaved_model(steps: int) -> lw.Model:
+    """The scripted model, but each call yields to the event loop once before it
+    answers, as a call over the network does: the agents then run interleaved, every
+    one of them alive at once, instead of each running its steps to the end in turn."""
+    outputs = iter(_scenarios.script(steps, "native"))
+
+    async def answer(*_: Any) -> lw.ModelOutput | str:
+        await asyncio.sleep(0)
+        return next(outputs)
+
+    return lw.get_model("mock", outputs=answer)
+
+
 async def main(
-    agents: int, steps: int, store: str | None, floor: bool, gc_tuned: bool
+    agents: int,
+    steps: int,
+    store: str | None,
+    floor: bool,
+    gc_tuned: bool,
+    interleave: bool = False,
 ) -> dict[str, Any]:
     if floor:
         await _scenarios.floor_agent(_scenarios.floor_script(steps), "warm up")
@@ -94,8 +119,9 @@ async def main(
         history = _history_bytes(results[0]) if not errors else 0
     else:
         runner = Runner(Config("concurrency", store=store is not None), store)
-        await runner.run(runner.model(steps))
-        models = [runner.model(steps) for _ in range(agents)]
+        make = _interleaved_model if interleave else runner.model
+        await runner.run(make(steps))
+        models = [make(steps) for _ in range(agents)]
         gc.collect()
         if gc_tuned:  # what an application running thousands of agents may choose to do
             gc.freeze()
@@ -134,6 +160,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--gc-tuned", action="store_true", help="gc.freeze() and a higher gen-0 threshold"
     )
+    parser.add_argument(
+        "--interleave", action="store_true", help="each model call yields to the loop once"
+    )
     args = parser.parse_args()
-    result = asyncio.run(main(args.agents, args.steps, args.store, args.floor, args.gc_tuned))
+    result = asyncio.run(
+        main(args.agents, args.steps, args.store, args.floor, args.gc_tuned, args.interleave)
+    )
     json.dump(result, sys.stdout)

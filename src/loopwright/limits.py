@@ -38,6 +38,7 @@ from contextvars import ContextVar
 
 from ._errors import ConfigurationError, LoopwrightError
 from ._limit_text import LimitInfo, LimitType, limit_message, unpriced, whole_count
+from ._timers import call_at
 from ._waits import WaitClock
 from .model import ModelCall, model_hook, price_of
 
@@ -262,7 +263,7 @@ class _TimeLimit(Limit):
             return
         self._task = asyncio.current_task()
         if self._task is not None:
-            self._timer = loop.call_at(loop.time() + self._budget(), self._fire)
+            self._timer = call_at(loop, loop.time() + self._budget(), self._fire)
 
     def _budget(self) -> float:
         return self.limit
@@ -326,7 +327,7 @@ class _WorkingLimit(_TimeLimit):
         # (a limit that fired stays fired: its cancellation is on its way)
         if self.waits.end() and self._timer is not None and self._task and not self._fired:
             loop = asyncio.get_running_loop()
-            self._timer = loop.call_at(loop.time() + self.remaining(), self._fire)
+            self._timer = call_at(loop, loop.time() + self.remaining(), self._fire)
 
 
 class _LimitsHook:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
+from .._timers import deadline
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
@@ -405,7 +406,7 @@ class Model:
                 return await self._stream(call, sink)
             return await self.api.generate(call.messages, call.tools, call.config)
         try:
-            async with asyncio.timeout(timeout):
+            async with deadline(timeout):  # (a timer that keeps no run alive)
                 if sink is not None:
                     return await self._stream(call, sink)
                 return await self.api.generate(call.messages, call.tools, call.config)

@@ -9,6 +9,7 @@ from collections.abc import Coroutine, Generator, Sequence
 from typing import Any, Protocol
 
 from .._errors import ConfigurationError
+from .._timers import deadline
 from ..model import (
     DEFAULT_MAX_TOOL_OUTPUT,
     AssistantMessage,
@@ -398,7 +399,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
         if timeout is None:
             result = await tool._invoke(args, kwargs)
         else:
-            async with asyncio.timeout(timeout) as scope:
+            async with deadline(timeout) as scope:
                 result = await tool._invoke(args, kwargs)
     except TimeoutError as err:
         if scope is not None and scope.expired():
