@@ -8,7 +8,23 @@ from pydantic import BaseModel, ConfigDict
 
 from ._errors import ConfigurationError
 
-__all__ = ["LimitInfo", "LimitType", "limit_message", "unpriced", "whole_count"]
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_STEPS_NOTE",
+    "LimitInfo",
+    "LimitType",
+    "limit_message",
+    "unpriced",
+    "whole_count",
+]
+
+DEFAULT_MAX_STEPS = 25
+"""The step bound of the standard agents when nobody chose one (see ``limits``'s
+docstring for when it applies). Other frameworks use 10-25; raise it for long tasks."""
+
+DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
+"""Added to the message of the default step bound, so that a user who never set one
+learns where it came from."""
 
 LimitType: TypeAlias = Literal["step", "message", "token", "time", "working", "cost"]
 

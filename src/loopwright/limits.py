@@ -37,7 +37,15 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 from ._errors import ConfigurationError, LoopwrightError
-from ._limit_text import LimitInfo, LimitType, limit_message, unpriced, whole_count
+from ._limit_text import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_STEPS_NOTE,
+    LimitInfo,
+    LimitType,
+    limit_message,
+    unpriced,
+    whole_count,
+)
 from ._timers import call_at
 from ._waits import WaitClock
 from .model import ModelCall, model_hook, price_of
@@ -59,15 +67,6 @@ __all__ = [
     "waiting",
     "working_limit",
 ]
-
-
-DEFAULT_MAX_STEPS = 25
-"""The step bound of the standard agents when nobody chose one (see the module's
-docstring for when it applies). Other frameworks use 10-25; raise it for long tasks."""
-
-DEFAULT_STEPS_NOTE = "the default bound; set max_steps to raise it, or max_steps=None to lift it"
-"""Added to the message of the default step bound, so that a user who never set one
-learns where it came from."""
 
 
 class LimitExceededError(LoopwrightError):
@@ -175,13 +174,15 @@ class Limit:
         self.used += used
 
 
-class _StepLimit(Limit):
-    type = "step"
-
+class _Counted(Limit):
     def check(self, call: ModelCall | None = None) -> None:
         # between steps too: a loop never starts a step whose model call it would refuse
         if self.used >= self.limit:
-            raise self.exceeded(self.used)  # the steps made: the limit, reached
+            raise self.exceeded(self.used)  # what was used: the limit, reached
+
+
+class _StepLimit(_Counted):
+    type = "step"
 
     def count(self, call: ModelCall) -> None:
         self.used += 1
@@ -195,12 +196,8 @@ class _MessageLimit(Limit):
             raise self.exceeded(len(call.messages))
 
 
-class _TokenLimit(Limit):
+class _TokenLimit(_Counted):
     type = "token"
-
-    def check(self, call: ModelCall | None = None) -> None:
-        if self.used >= self.limit:
-            raise self.exceeded(self.used)
 
     def after_generate(self, call: ModelCall) -> None:
         if call.output is not None and call.output.usage is not None:
@@ -263,10 +260,10 @@ class _TimeLimit(Limit):
             return
         self._task = asyncio.current_task()
         if self._task is not None:
-            self._timer = call_at(loop, loop.time() + self._budget(), self._fire)
+            self._schedule(loop)
 
-    def _budget(self) -> float:
-        return self.limit
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = call_at(loop, loop.time() + self.remaining(), self._fire)
 
     def _fire(self) -> None:
         self._fired = True
@@ -291,7 +288,7 @@ class _TimeLimit(Limit):
         self._began -= used  # (its timer, if running, is set again for what is left)
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = asyncio.get_running_loop().call_later(self.remaining(), self._fire)
+            self._schedule(asyncio.get_running_loop())
 
 
 class _WorkingLimit(_TimeLimit):
@@ -326,8 +323,7 @@ class _WorkingLimit(_TimeLimit):
     def wait_ended(self, call: ModelCall | None, seconds: float) -> None:
         # (a limit that fired stays fired: its cancellation is on its way)
         if self.waits.end() and self._timer is not None and self._task and not self._fired:
-            loop = asyncio.get_running_loop()
-            self._timer = call_at(loop, loop.time() + self.remaining(), self._fire)
+            self._schedule(asyncio.get_running_loop())
 
 
 class _LimitsHook:
@@ -405,11 +401,6 @@ def default_step_limit() -> Limit:
     limit = _StepLimit(DEFAULT_MAX_STEPS)
     limit.note = DEFAULT_STEPS_NOTE
     return limit
-
-
-def step_limit_in_force() -> bool:
-    """Whether a step limit bounds model calls made in this context."""
-    return any(limit.type == "step" for limit in _active.get())
 
 
 def active_limits() -> tuple[Limit, ...]:

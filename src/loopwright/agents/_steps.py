@@ -11,9 +11,9 @@ from .._errors import ConfigurationError
 from ..history import DEFAULT_OVERFLOW_POLICY, HistoryPolicy
 from ..limits import (
     Limit,
+    active_limits,
     default_step_limit,
     step_limit,
-    step_limit_in_force,
     time_limit,
     working_limit,
 )
@@ -93,7 +93,7 @@ def own_limits(max_steps: MaxSteps, seconds: float | None, productive_time: bool
     budget (a working-time limit with ``productive_time``)."""
     limits: list[Limit] = []
     if max_steps == "default":
-        if seconds is None and not step_limit_in_force():
+        if seconds is None and not any(lim.type == "step" for lim in active_limits()):
             limits.append(default_step_limit())
     elif max_steps is not None:
         limits.append(step_limit(max_steps))
