@@ -143,6 +143,7 @@ class LocalModelAPI(ModelAPI):
         *,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
+        choose_first: bool | None = None,
         **llama_args: Any,
     ) -> None:
         """
@@ -152,6 +153,10 @@ class LocalModelAPI(ModelAPI):
             n_ctx: The context window in tokens.
             n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
                 least 1, at most 8).
+            choose_first: Make the reply schema's choice among named branches (the json
+                protocol's tool) first, by the model's calibrated likelihood of each name
+                (:mod:`~loopwright.model.providers._choice`); default: on for the
+                embedded model, off for a GGUF file.
             **llama_args: Passed to ``llama_cpp.Llama`` (e.g. ``n_gpu_layers``).
 
         Raises:
@@ -178,6 +183,7 @@ class LocalModelAPI(ModelAPI):
         settings.update(llama_args)
         if not self.model_name:
             self.protocol_options = {"json": dict(SMALL_MODEL_JSON)}
+        self.choose_first = not self.model_name if choose_first is None else choose_first
         self.path = path
         self._engine: LlamaEngine = get_engine(path, settings)
         # requests of one event loop wait here, not in worker threads
@@ -227,6 +233,7 @@ class LocalModelAPI(ModelAPI):
                     top_p=config.top_p,
                     seed=config.seed,
                     cancel=cancel,
+                    choose_first=self.choose_first,
                 )
             except BaseException:
                 cancel.set()  # a cancelled or timed-out call stops generating at once
@@ -268,6 +275,7 @@ class LocalModelAPI(ModelAPI):
                     top_p=config.top_p,
                     seed=config.seed,
                     cancel=cancel,
+                    choose_first=self.choose_first,
                     on_text=on_text,
                 )
             )
