@@ -208,6 +208,11 @@ async def main() -> int:
     print(f"model: {model.name}, json protocol, {how}, questions: {args.split}")
     report("single-step", sets["single-step"], two_step=False)
     report("two-step", sets["two-step"], two_step=True)
+    if args.split == "all" and args.every == 1:  # the same runs, the held-out split alone
+        for name, questions in (("single-step", SINGLE), ("two-step", TWO_STEP)):
+            held = set(map(id, split(questions, "held-out")))
+            chosen = [r for r in sets[name] if id(r.question) in held]
+            report(f"{name}, held-out split", chosen, two_step=name == "two-step")
     return 0
 
 
