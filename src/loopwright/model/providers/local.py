@@ -24,6 +24,12 @@ How it behaves:
   (:data:`SMALL_MODEL_JSON`): a short thought with no digits, a worked example from the
   agent's tools, arguments and answers copied from the conversation by the grammar, a
   repeated call taken as the answer. A ``local:/path`` model gets the plain bounds.
+- The embedded model also makes the json protocol's choice of action first
+  (``choose_first``, :mod:`~loopwright.model.providers._choice`): each offered name is
+  scored by the model's likelihood of a reply starting with it, calibrated on the first
+  step against the same prompt with a content-free task, and the reply is then written
+  under the chosen action's grammar. The model still chooses; the grammar no longer
+  makes the choice one token at a time after a thought copied from the worked example.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
