@@ -28,12 +28,23 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONTENT_FREE", "ChoicePoint", "choice_point", "content_free", "pick"]
+__all__ = [
+    "CONTENT_FREE",
+    "MAX_NAME_TOKENS",
+    "MAX_OPTIONS",
+    "ChoicePoint",
+    "choice_point",
+    "content_free",
+    "pick",
+]
 
 CONTENT_FREE = "N/A"
 """The task's text in the calibrating conversation."""
 MAX_OPTIONS = 64
 """A choice among more options than this is left to the grammar."""
+MAX_NAME_TOKENS = 32
+"""So is a choice with a name longer than this many tokens: scoring costs one model
+evaluation per token of each name (shared first tokens once)."""
 
 
 @dataclass(frozen=True, slots=True)

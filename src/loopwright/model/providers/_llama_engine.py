@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
-from ._choice import ChoicePoint, choice_point, content_free, pick
+from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
 
 __all__ = [
     "BUILD_COMMAND",
@@ -206,10 +206,13 @@ class LlamaEngine:
 
         text = (rendered.prompt + prefix).encode("utf-8")
         base = llm.tokenize(text, add_bos=not rendered.added_special, special=True)
-        names = {n: llm.tokenize((n + '"').encode("utf-8"), add_bos=False) for n in point.branches}
+        names = {  # each name as the reply writes it: JSON-escaped, then its closing quote
+            n: llm.tokenize(json.dumps(n, ensure_ascii=False)[1:].encode("utf-8"), add_bos=False)
+            for n in point.branches
+        }
         longest = max(len(t) for t in names.values())
-        if len(base) + longest >= int(llm.n_ctx()):
-            return None
+        if longest > MAX_NAME_TOKENS or len(base) + longest >= int(llm.n_ctx()):
+            return None  # the grammar chooses
 
         def after(tokens: list[int]) -> Any:  # the next token's distribution
             cached = llm.input_ids[: llm.n_tokens].tolist()
