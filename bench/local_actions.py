@@ -16,6 +16,8 @@ the question needs (its calls and the answer) plus two. Reported, each with its 
     python bench/local_actions.py                    # the embedded model's defaults
     python bench/local_actions.py --before           # the json options it had before
     python bench/local_actions.py --every 4          # every 4th question (a quick look)
+    python bench/local_actions.py --split held-out   # the questions never tuned on
+    python bench/local_actions.py --no-choose-first  # the tool chosen by the grammar alone
 
 ``--before`` uses ``JsonProtocol(max_thought=160, max_string=200)``, the embedded model's
 options before the small-model ones (:data:`~loopwright.model.providers.local.SMALL_MODEL_JSON`).
@@ -156,11 +158,29 @@ def report(name: str, results: list[Result], two_step: bool) -> None:
     )
 
 
+def split(questions: list[Question], which: str) -> list[Question]:
+    """The held-out split is every 4th question (indexes 3, 7, 11...)."""
+    if which == "all":
+        return questions
+    return [q for i, q in enumerate(questions) if (i % 4 == 3) == (which == "held-out")]
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local")
     parser.add_argument("--before", action="store_true", help="the json options of before")
     parser.add_argument("--every", type=int, default=1, help="every Nth question only")
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "held-out"),
+        default="all",
+        help="held-out: every 4th question (the 4th, 8th...), never used while tuning",
+    )
+    parser.add_argument(
+        "--no-choose-first",
+        action="store_true",
+        help="the tool chosen token by token by the grammar, not first by likelihood",
+    )
     parser.add_argument("--verbose", action="store_true", help="show every run")
     args = parser.parse_args()
 
@@ -170,11 +190,12 @@ async def main() -> int:
 
         protocol = JsonProtocol(max_thought=160, max_string=200)
     config = lw.GenerateConfig(max_retries=0)
-    model = lw.get_model(args.model, tool_protocol=protocol, config=config)
+    options: dict[str, Any] = {"choose_first": False} if args.no_choose_first else {}
+    model = lw.get_model(args.model, tool_protocol=protocol, config=config, **options)
     await model.generate([lw.UserMessage(content="Hi")], config=lw.GenerateConfig(max_tokens=1))
     sets: dict[str, list[Result]] = {"single-step": [], "two-step": []}
     for name, questions in (("single-step", SINGLE), ("two-step", TWO_STEP)):
-        for q in questions[:: args.every]:
+        for q in split(questions, args.split)[:: args.every]:
             r = await run_one(model, q)
             sets[name].append(r)
             if args.verbose:
@@ -182,9 +203,16 @@ async def main() -> int:
                 shown = " -> ".join(f"{c}({a})" for c, a in r.calls)
                 print(f"{mark} {r.steps} steps {r.seconds:5.1f}s  {q.text}")
                 print(f"      {shown} => {r.answer!r}", flush=True)
-    print(f"model: {model.name}, json protocol, {'before' if args.before else 'defaults'}")
+    how = "before" if args.before else "defaults"
+    how += ", no choose-first" if args.no_choose_first else ""
+    print(f"model: {model.name}, json protocol, {how}, questions: {args.split}")
     report("single-step", sets["single-step"], two_step=False)
     report("two-step", sets["two-step"], two_step=True)
+    if args.split == "all" and args.every == 1:  # the same runs, the held-out split alone
+        for name, questions in (("single-step", SINGLE), ("two-step", TWO_STEP)):
+            held = set(map(id, split(questions, "held-out")))
+            chosen = [r for r in sets[name] if id(r.question) in held]
+            report(f"{name}, held-out split", chosen, two_step=name == "two-step")
     return 0
 
 

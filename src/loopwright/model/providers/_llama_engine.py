@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
+from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
 
 __all__ = [
     "BUILD_COMMAND",
@@ -123,6 +124,7 @@ class LlamaEngine:
         self._llm: Any = None
         self._formatter: Any = None
         self._grammars: OrderedDict[str, Any] = OrderedDict()
+        self._priors: OrderedDict[str, dict[str, float] | None] = OrderedDict()
 
     def _load(self) -> Any:
         if self._llm is not None:
@@ -171,6 +173,65 @@ class LlamaEngine:
             self._grammars.popitem(last=False)
         return grammar
 
+    def _render(self, messages: list[dict[str, str]]) -> Any:
+        try:
+            return self._formatter(messages=messages)
+        except Exception as ex:  # jinja errors, raise_exception() in the template
+            raise ModelAPIError(
+                f"the chat template of {self.path} rejected the messages: {ex}"
+            ) from ex
+
+    def _prior(
+        self, llm: Any, messages: list[dict[str, str]], point: ChoicePoint
+    ) -> dict[str, float] | None:
+        """The options' scores in the content-free conversation, computed once per prompt."""
+        rendered = self._render(messages)
+        key = json.dumps([rendered.prompt, point.prefix, list(point.branches)])
+        if key in self._priors:
+            self._priors.move_to_end(key)
+            return self._priors[key]
+        scores = self._option_scores(llm, rendered, point.prefix, point)
+        self._priors[key] = scores
+        if len(self._priors) > _GRAMMAR_CACHE:
+            self._priors.popitem(last=False)
+        return scores
+
+    def _option_scores(
+        self, llm: Any, rendered: Any, prefix: str, point: ChoicePoint
+    ) -> dict[str, float] | None:
+        """Each option's log-likelihood after the prompt and ``prefix`` (its name and the
+        closing quote, every token counted), or None when it does not fit the window.
+        Options sharing their first tokens evaluate them once; the KV cache is reused."""
+        from llama_cpp import Llama
+
+        text = (rendered.prompt + prefix).encode("utf-8")
+        base = llm.tokenize(text, add_bos=not rendered.added_special, special=True)
+        names = {  # each name as the reply writes it: JSON-escaped, then its closing quote
+            n: llm.tokenize(json.dumps(n, ensure_ascii=False)[1:].encode("utf-8"), add_bos=False)
+            for n in point.branches
+        }
+        longest = max(len(t) for t in names.values())
+        if longest > MAX_NAME_TOKENS or len(base) + longest >= int(llm.n_ctx()):
+            return None  # the grammar chooses
+
+        def after(tokens: list[int]) -> Any:  # the next token's distribution
+            cached = llm.input_ids[: llm.n_tokens].tolist()
+            llm.n_tokens = min(Llama.longest_token_prefix(cached, tokens), len(tokens) - 1)
+            llm.eval(tokens[llm.n_tokens :])
+            return _log_softmax(llm)
+
+        seen: dict[tuple[int, ...], Any] = {}
+        scores: dict[str, float] = {}
+        for name, ids in sorted(names.items(), key=lambda item: item[1]):
+            total = 0.0
+            for i, token in enumerate(ids):
+                head = tuple(ids[:i])
+                if head not in seen:
+                    seen[head] = after(base + ids[:i])
+                total += float(seen[head][token])
+            scores[name] = total
+        return {n: scores[n] for n in point.branches}
+
     def complete(
         self,
         messages: list[dict[str, str]],
@@ -183,22 +244,20 @@ class LlamaEngine:
         seed: int | None,
         cancel: threading.Event,
         on_text: Callable[[str], None] | None = None,
+        choose_first: bool = False,
     ) -> Completion | None:
         """Generate a reply (blocking; call from a worker thread). None if cancelled.
         ``on_text`` gets the reply's text piece by piece as it is generated (llama.cpp's
-        own streaming, which holds back what may be the start of a stop sequence)."""
+        own streaming, which holds back what may be the start of a stop sequence).
+        ``choose_first``: a choice among the schema's named branches is made first, by
+        likelihood (:mod:`._choice`)."""
         with self.lock:
             if cancel.is_set():
                 return None
             llm = self._load()
             from llama_cpp import Llama, StoppingCriteriaList
 
-            try:
-                rendered = self._formatter(messages=messages)
-            except Exception as ex:  # jinja errors, raise_exception() in the template
-                raise ModelAPIError(
-                    f"the chat template of {self.path} rejected the messages: {ex}"
-                ) from ex
+            rendered = self._render(messages)
             tokens = llm.tokenize(
                 rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
             )
@@ -207,6 +266,13 @@ class LlamaEngine:
                 return Completion("", "context", len(tokens), 0, 0, n_ctx)
             cached = llm.input_ids[: llm.n_tokens].tolist()
             reused = Llama.longest_token_prefix(cached, tokens)
+            point = choice_point(schema) if choose_first and schema is not None else None
+            if point is not None and schema is not None:
+                plain = content_free(messages)
+                prior = None if plain is None else self._prior(llm, plain, point)
+                scores = self._option_scores(llm, rendered, point.prefix, point)
+                if scores is not None:
+                    schema = point.restrict(schema, pick(scores, prior))
             criteria = StoppingCriteriaList([lambda _ids, _logits: cancel.is_set()])
             if rendered.stopping_criteria is not None:
                 criteria.extend(rendered.stopping_criteria)
@@ -244,6 +310,16 @@ class LlamaEngine:
             reused_tokens=min(reused, len(tokens)),
             n_ctx=n_ctx,
         )
+
+
+def _log_softmax(llm: Any) -> Any:
+    """The log-probabilities of the next token after what ``llm`` evaluated last."""
+    import numpy as np
+
+    logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+    logits = logits.astype(np.float64)
+    top = logits.max()
+    return logits - top - np.log(np.exp(logits - top).sum())
 
 
 def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str], None]) -> Any:

@@ -24,6 +24,12 @@ How it behaves:
   (:data:`SMALL_MODEL_JSON`): a short thought with no digits, a worked example from the
   agent's tools, arguments and answers copied from the conversation by the grammar, a
   repeated call taken as the answer. A ``local:/path`` model gets the plain bounds.
+- The embedded model also makes the json protocol's choice of action first
+  (``choose_first``, :mod:`~loopwright.model.providers._choice`): each offered name is
+  scored by the model's likelihood of a reply starting with it, calibrated on the first
+  step against the same prompt with a content-free task, and the reply is then written
+  under the chosen action's grammar. The model still chooses; the grammar no longer
+  makes the choice one token at a time after a thought copied from the worked example.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
@@ -143,6 +149,7 @@ class LocalModelAPI(ModelAPI):
         *,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
+        choose_first: bool | None = None,
         **llama_args: Any,
     ) -> None:
         """
@@ -152,6 +159,10 @@ class LocalModelAPI(ModelAPI):
             n_ctx: The context window in tokens.
             n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
                 least 1, at most 8).
+            choose_first: Make the reply schema's choice among named branches (the json
+                protocol's tool) first, by the model's calibrated likelihood of each name
+                (:mod:`~loopwright.model.providers._choice`); default: on for the
+                embedded model, off for a GGUF file.
             **llama_args: Passed to ``llama_cpp.Llama`` (e.g. ``n_gpu_layers``).
 
         Raises:
@@ -178,6 +189,7 @@ class LocalModelAPI(ModelAPI):
         settings.update(llama_args)
         if not self.model_name:
             self.protocol_options = {"json": dict(SMALL_MODEL_JSON)}
+        self.choose_first = not self.model_name if choose_first is None else choose_first
         self.path = path
         self._engine: LlamaEngine = get_engine(path, settings)
         # requests of one event loop wait here, not in worker threads
@@ -227,6 +239,7 @@ class LocalModelAPI(ModelAPI):
                     top_p=config.top_p,
                     seed=config.seed,
                     cancel=cancel,
+                    choose_first=self.choose_first,
                 )
             except BaseException:
                 cancel.set()  # a cancelled or timed-out call stops generating at once
@@ -268,6 +281,7 @@ class LocalModelAPI(ModelAPI):
                     top_p=config.top_p,
                     seed=config.seed,
                     cancel=cancel,
+                    choose_first=self.choose_first,
                     on_text=on_text,
                 )
             )
