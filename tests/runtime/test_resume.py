@@ -447,17 +447,21 @@ async def test_a_limit_around_the_resume_counts_this_process_only(tmp_path: Path
 
 
 async def test_a_call_that_is_not_the_agents_step_goes_live(tmp_path: Path) -> None:
-    """A call offering other tools than the recorded step's (a history policy's summary)
-    is made live; the step's call is still answered from the store."""
+    """A call offering other tools than the recorded step's (a history policy's summary),
+    or that is not the agent loop's step (a hook's), is made live; the step's call is
+    still answered from the store."""
     from loopwright.log._resume_point import resume_point
+    from loopwright.model._step import as_step
     from loopwright.runtime._resume import ResumeModel
 
     db, log = tmp_path / "runs.db", []
     run_id = await _cancelled_run(db, log)
     point = resume_point(run_id, db)
-    assert point.last is not None
-    model = ResumeModel(point, lw.get_model("mock", outputs=["a summary"]))
+    assert point.last is not None and point.last.step
+    model = ResumeModel(point, lw.get_model("mock", outputs=["a summary", "a hook's"]))
     summary = await model.generate([lw.UserMessage(content="Summarise.")])
     assert summary.text == "a summary"
-    step = await model.generate(point.last.messages, point.last.tools)
+    other = await model.generate(point.last.messages, point.last.tools)
+    assert other.text == "a hook's"
+    step = await as_step(model.generate(point.last.messages, point.last.tools))
     assert step is point.last.output and step.tool_calls[0].arguments == {"i": 2}

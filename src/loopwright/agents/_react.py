@@ -27,6 +27,7 @@ from ..model import (
     UserMessage,
     get_model,
 )
+from ..model._step import as_step
 from ..model.protocols import is_format_error
 from ..tools import Tool
 from ._checks import (
@@ -315,10 +316,11 @@ class ReactAgent:
             if hooks is not None:  # (the history policy applies here: a loop hook)
                 await hooks.begin_step(state)
             if hooks is None:
-                output = await model.generate(state.messages, offered, self.config)
+                output = await as_step(model.generate(state.messages, offered, self.config))
             else:
                 request = await hooks.request(state.messages, offered, self.config)
-                output = await model.generate(request.messages, request.tools, request.config)
+                asked = model.generate(request.messages, request.tools, request.config)
+                output = await as_step(asked)  # (the loop's step, not the hooks' calls)
                 await hooks.after_model(output)
 
             if output.stop_reason == "model_length" and not output.tool_calls:

@@ -5,8 +5,10 @@ run store everything it did until then. :func:`resume_point` reads, in one pass 
 run's (or sample's) events (SQLite reads the counts out of each event's JSON; only the
 last step's events are read whole):
 
-- its last step: the last top-level model call that answered (its full input, its
-  output, the tools it was offered) and the tool calls answering it — those whose
+- its last step: the last top-level model call of the agent's loop that answered (its
+  full input, its output, the tools it was offered; not a history policy's summary nor a
+  hook's call: the calls marked ``step``, or in a part of the run recorded before the
+  mark, any top-level call) and the tool calls answering it — those whose
   result was recorded (``results``) and those that were in flight or failed when the run
   stopped (``in_flight``: they run again);
 - its store (rebuilt from its ``StoreEvent`` patches), its usage and cost;
@@ -89,6 +91,9 @@ class LastStep:
     run stopped): the resumed run makes them again."""
     usage: Usage | None = None
     cost: float | None = None
+    step: bool = False
+    """The call was marked as the agent loop's step (its ``ModelEvent.step``): the
+    resumed run answers the loop's step only, not another call offering its tools."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,8 @@ _SCAN = (
     "CASE type WHEN 'model' THEN json_extract(data, '$.wait_time') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.input_base') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.input_base_count') END, "
-    "CASE type WHEN 'model' THEN json_extract(data, '$.input') END "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.input') END, "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.step') END "
     "FROM events WHERE run_id = ? AND sample = ? ORDER BY seq"
 )
 # a model event's input: (the event its input extends, how many of that one's it keeps,
@@ -184,11 +190,21 @@ _Input = tuple[str | None, int, str]
 
 def _input_ids(inputs: dict[str, _Input], event_id: str) -> list[str] | None:
     """A model event's full input ids, from the chain of inputs it extends (as
-    ``transcripts._resolve_input``); ``None`` when a link is missing."""
-    chain = [event_id]
+    ``transcripts._resolve_input``); ``None`` when a link is missing.
+
+    Raises:
+        RunStoreError: The chain loops (a damaged or crafted run store).
+    """
+    chain, seen = [event_id], {event_id}
     while (base := inputs[chain[-1]][0]) is not None:
         if base not in inputs:
             return None
+        if base in seen:
+            raise RunStoreError(
+                f"model event {event_id!r}: the chain of inputs it extends loops back to "
+                f"event {base!r} (the run store is damaged)"
+            )
+        seen.add(base)
         chain.append(base)
     ids: list[str] = json.loads(inputs[chain.pop()][2] or "[]")
     for link in reversed(chain):
@@ -212,6 +228,41 @@ def _messages(log: RunLog, inputs: dict[str, _Input], last: ModelEvent) -> list[
         with contextlib.suppress(ValueError):  # (log.message says what is damaged)
             loaded[id] = load_message(data)
     return [loaded[i] if i in loaded else log.message(i) for i in ids]
+
+
+class _LastStep:
+    """Which top-level call the run goes on from, as the scan meets them: in each part
+    of the run (before its first resume, and after each), the last answered call marked
+    as the agent loop's step; in a part with no mark at all (recorded before the mark
+    existed, or by a loop that does not mark), the last answered call. A part with no
+    such call keeps the step before it (a resumed part answers it from the record)."""
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.tools: list[str] = []
+        self._marked = False
+        self._step: tuple[str, list[str]] | None = None  # (marked) call, its tool events
+        self._any: tuple[str, list[str]] | None = None  # any answered call, its tools
+
+    def model(self, id: str, *, marked: bool, answered: bool) -> None:
+        self._marked = self._marked or marked
+        if answered:
+            self._any = (id, [])
+            if marked:
+                self._step = (id, [])
+
+    def tool(self, id: str) -> None:
+        for found in (self._step, self._any):
+            if found is not None:
+                found[1].append(id)
+        if self.id is not None:
+            self.tools.append(id)
+
+    def part_ended(self) -> None:
+        found = self._step if self._marked else self._any
+        if found is not None:
+            self.id, self.tools = found
+        self._marked, self._step, self._any = False, None, None
 
 
 def _tool_event(log: RunLog, id: str) -> ToolEvent | None:
@@ -252,8 +303,7 @@ def resume_point(
         part_start, part_end = created, created
         spans: set[str | None] = {None}
         inputs: dict[str, _Input] = {}
-        last_id: str | None = None
-        tool_ids: list[str] = []
+        scan = _LastStep()
         for row in log._stream(_SCAN, (log.run_id, key)):
             id, span_id, kind, stamp, flag, output, error, used, dollars, waited = row[:10]
             top = span_id in spans
@@ -264,6 +314,7 @@ def resume_point(
                 time_used += _seconds(part_start, part_end)
                 part_start = part_end = when
                 resumes += 1
+                scan.part_ended()
                 continue
             part_end = max(part_end, when)
             if kind == "model":
@@ -280,12 +331,14 @@ def resume_point(
                     cost, priced = cost + float(dollars), priced + 1
                 elif answered:
                     unpriced += 1
-                if top and answered and error in (None, "null"):
-                    last_id, tool_ids = id, []
-            elif kind == "tool" and top and last_id is not None:
-                tool_ids.append(id)
-        last = log._model_event(last_id) if last_id is not None else None
-        tool_events = [ev for ev in map(partial(_tool_event, log), tool_ids) if ev is not None]
+            if kind == "model" and top:
+                ok = not flag and output == "object" and error in (None, "null")
+                scan.model(id, marked=bool(row[13]), answered=ok)
+            elif kind == "tool" and top:
+                scan.tool(id)
+        scan.part_ended()
+        last = log._model_event(scan.id) if scan.id is not None else None
+        tool_events = [ev for ev in map(partial(_tool_event, log), scan.tools) if ev is not None]
         time_used += _seconds(part_start, part_end)
         before, earlier = _before(metadata)  # (a sample continued from another run)
         resumes = max(resumes, before)
@@ -306,6 +359,7 @@ def resume_point(
                 in_flight=[c for c in calls if c.id not in results],
                 usage=last.usage,
                 cost=last.cost,
+                step=bool(last.step),
             )
         with_seq = log._one("SELECT MAX(seq) FROM events WHERE run_id = ?", (log.run_id,))
         next_seq = (with_seq[0] + 1) if with_seq and with_seq[0] is not None else 0

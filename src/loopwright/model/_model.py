@@ -25,6 +25,7 @@ from ._output import ModelOutput, Usage
 from ._prices import cost_of
 from ._redact import redact
 from ._slots import AdaptiveSlots, slots_for
+from ._step import take_step
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
 from ._streaming import stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
@@ -75,6 +76,8 @@ class ModelCall:
     cost: float | None = None
     """Dollars the call cost (``lw.cost_of`` of the model that answered and its usage),
     set when it succeeded; ``None`` when that model's price or the usage is unknown."""
+    step: bool = False
+    """The agent loop's own call for its next action (``model/_step.py``)."""
 
 
 class ModelHook(Protocol):
@@ -257,7 +260,7 @@ class Model:
             cfg = self._base_config.merge(config)
             self._merged = (config, dict(config.__dict__), cfg)
         infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
-        call = ModelCall(self, messages, infos, cfg)
+        call = ModelCall(self, messages, infos, cfg, step=take_step())
         hooks = _hooks.get()
         sink = current_sink()
         if sink is not None:

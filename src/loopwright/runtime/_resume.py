@@ -33,6 +33,8 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
+from ..log._db import hostname
+from ..log._info import _alive as alive
 from ..log._resume_point import FINISHED, RESUME_SOURCE, ResumePoint, resume_mark, resume_point
 from ..model import (
     ChatMessage,
@@ -44,6 +46,7 @@ from ..model import (
     UserMessage,
     get_model,
 )
+from ..model._step import in_step
 from ..model.providers.replay import ReplayModelAPI
 from ..tools import Tool
 from ..tools._answer import answer_tool_calls
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ResumeModel",
+    "check_not_running",
     "check_resumable",
     "continue_sample",
     "continuing",
@@ -67,10 +71,12 @@ __all__ = [
 
 
 class ResumeModel(Model):
-    """The model of a resumed run: its first call offering the tools the recorded step
-    offered is answered with the output recorded for the step the run stopped in; every
-    other call goes to ``live``. At its first call, the limits of the run (and of its
-    agent) are charged with what the earlier parts consumed."""
+    """The model of a resumed run: its first call that is the agent loop's step (when
+    the recorded step was marked as one: ``model/_step.py``) offering the tools the
+    recorded step offered is answered with the output recorded for the step the run
+    stopped in; every other call (a history policy's summary, a hook's) goes to
+    ``live``. At its first call, the limits of the run (and of its agent) are charged
+    with what the earlier parts consumed."""
 
     def __init__(self, point: ResumePoint, live: Model) -> None:
         outputs = [point.last.output] if point.last is not None else []
@@ -96,7 +102,7 @@ class ResumeModel(Model):
         if self.answered or last is None:  # (None: nothing answered; it starts over)
             return await self.live.generate(messages, tools, config)
         offered = sorted(str(getattr(t, "name", "")) for t in tools)
-        if offered != sorted(t.name for t in last.tools):
+        if (last.step and not in_step()) or offered != sorted(t.name for t in last.tools):
             # not the agent's step (a history policy's summary, say): a live call
             return await self.live.generate(messages, tools, config)
         self.answered = True
@@ -151,7 +157,24 @@ def check_resumable(point: ResumePoint, what: str, *, force: bool = False) -> No
             f"{what} finished ({point.status}): only a run that stopped unfinished "
             "(interrupted, cancelled, error) can be resumed"
         )
-    if point.status == "running" and not force:
+    check_not_running(point.status, point.holder[1], point.holder[2], what, force=force)
+
+
+def check_not_running(
+    status: str, host: str | None, pid: int | None, what: str, *, force: bool = False
+) -> None:
+    """Refuse a run whose row says it still runs (``status``, ``host``, ``pid`` as read):
+    unless ``force``, and even then when its process is alive on this machine (``force``
+    is for a process on another machine, which this one cannot see)."""
+    if status != "running":
+        return
+    if host == hostname() and pid is not None and pid != os.getpid() and alive(pid):
+        raise ConfigurationError(
+            f"{what} is still running, in process {pid} on this machine: it cannot be "
+            "resumed while that process is alive, not even with force=True (--force is for "
+            "a run whose process was on another machine); stop that process first"
+        )
+    if not force:
         raise ConfigurationError(
             f"{what} is still running (or its process is on another machine); resume it "
             "once it stopped, or pass force=True (--force) if its process is gone"
@@ -265,7 +288,8 @@ async def resume(
             current default).
         limits, tools, sandbox, approval, hooks, raise_on_limit: as in :func:`run`.
         force: Resume a run recorded as still ``running`` whose process this machine
-            cannot see (another host) — when you know it is gone.
+            cannot see (another host) — when you know it is gone. A run whose process
+            is alive on this machine is refused even with ``force``.
 
     Returns:
         The final state, as :func:`run` returns it (``state.run_id`` is ``run_id``).

@@ -97,6 +97,9 @@ class ModelEvent(BaseEvent):
         wait_time: Seconds spent waiting (retry backoff, connection slots).
         working_time: ``duration - wait_time``.
         pending: ``True`` while the call is in flight.
+        step: ``True`` for an agent loop's own call for its next action (not a history
+            policy's summary, nor a hook's or a tool's call): a resume goes on from the
+            last one (``None``: any other call, or one recorded before the mark).
     """
 
     event: Literal["model"] = "model"
@@ -116,6 +119,7 @@ class ModelEvent(BaseEvent):
     wait_time: float = 0.0
     working_time: float = 0.0
     pending: bool | None = None
+    step: bool | None = None
 
 
 class ToolEvent(BaseEvent):

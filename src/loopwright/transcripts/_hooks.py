@@ -72,6 +72,8 @@ class _ModelHook:
             config=call.config,
             pending=True,
         )
+        if call.step:
+            ev.step = True
         t._append(ev, scope.events)
         data = call.data
         data[_EVENT] = ev

@@ -1,0 +1,42 @@
+"""Which model call is an agent loop's own step.
+
+The agent loop makes its call for its next action through :func:`as_step`; other calls
+made meanwhile (a history policy's summary, a hook's or a tool's own call) are not steps.
+``Model.generate`` takes the mark for the one call it makes (:func:`take_step`), so a
+call nested in it is not a step either; the transcript records the mark on the call's
+``ModelEvent`` (``step``), and a resume goes on from the last step, not from any call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from contextvars import ContextVar
+from typing import TypeVar
+
+__all__ = ["as_step", "in_step", "take_step"]
+
+_T = TypeVar("_T")
+
+_step: ContextVar[bool] = ContextVar("loopwright_agent_step", default=False)
+
+
+async def as_step(call: Awaitable[_T]) -> _T:
+    """Await ``call`` (a ``model.generate(...)``) as the agent loop's step."""
+    token = _step.set(True)
+    try:
+        return await call
+    finally:
+        _step.reset(token)
+
+
+def in_step() -> bool:
+    """Whether the model call about to be made is the agent loop's step."""
+    return _step.get()
+
+
+def take_step() -> bool:
+    """:func:`in_step`, and no call made after this one in the step is."""
+    if not _step.get():
+        return False
+    _step.set(False)
+    return True
