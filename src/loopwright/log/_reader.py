@@ -383,7 +383,10 @@ class RunLog:
 
     def model_input_ids(self, event: ModelEvent) -> list[str]:
         """The ids of every input message of a model event."""
-        ids = _resolve_input(event, self._model_event, self._inputs.get)
+        try:
+            ids = _resolve_input(event, self._model_event, self._inputs.get)
+        except LookupError as ex:  # (a chain that loops: the run store is damaged)
+            raise RunStoreError(f"{self._run}: {ex} (the run store is damaged)") from None
         self._inputs[event.id] = ids
         if len(self._inputs) > 32:
             self._inputs.popitem(last=False)

@@ -313,11 +313,22 @@ def _resolve_input(
     known: Callable[[str], list[str] | None] = lambda id: None,
 ) -> list[str]:
     """The full input ids of ``event``, following its chain of bases back to one whose
-    input ``known(id)`` already has (a reader's cache), or to the first call."""
-    chain = [event]
+    input ``known(id)`` already has (a reader's cache), or to the first call.
+
+    Raises:
+        LookupError: A link of the chain is missing, or the chain loops (a damaged or
+            crafted run store).
+    """
+    chain, seen = [event], {event.id}
     ids: list[str] | None = None
     while chain[-1].input_base is not None:
         base_id = chain[-1].input_base
+        if base_id in seen:
+            raise LookupError(
+                f"model event {event.id}: the chain of inputs it extends loops back to "
+                f"event {base_id}"
+            )
+        seen.add(base_id)
         cached = known(base_id)
         if cached is not None:
             ids = list(cached)
