@@ -44,6 +44,7 @@ async def _eval(
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     ray_env: Sequence[str] = (),
+    force: bool = False,
 ) -> list[EvalResult]:
     """:func:`eval_async`; ``config`` (the CLI's generation settings, with no model
     given) is merged over each task's model's own."""
@@ -85,6 +86,7 @@ async def _eval(
                 progress=progress or Quiet(),
                 shard=chosen_shard,
                 merge=merge,
+                force=force,
                 **extra,
             )
             try:
@@ -114,6 +116,7 @@ async def eval_async(
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     ray_env: Sequence[str] = (),
+    force: bool = False,
 ) -> list[EvalResult]:
     """Evaluate tasks: run every sample of each (``max_samples`` at a time), score it,
     and record it in the run store — one run per task, one run-store sample per sample
@@ -137,7 +140,9 @@ async def eval_async(
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``);
             ``False`` keeps nothing (and the results have no ``run_id``).
         resume: A run (id or unique prefix) of the same task: its scored samples are
-            carried into the new run instead of running again.
+            carried into the new run instead of running again, and those in flight
+            when it stopped go on from their last step (taken by this process: of two
+            resumes at once, one takes them). A run still running is refused.
         task_args: Arguments for tasks named by file or name (``@task`` parameters).
         progress: Told about progress (see :class:`EvalProgress`).
         shard: ``"I/N"``: run only this shard's share of the samples (by a stable hash
@@ -153,6 +158,9 @@ async def eval_async(
         ray_address: The Ray cluster (``"auto"``, ``"ray://host:10001"``); default: a
             local Ray started for the eval.
         ray_env: Names of environment variables (API keys...) sent to the workers.
+        force: With ``resume``: resume a run (or samples taken by a resume) recorded as
+            still running whose process is on another machine — when you know it is
+            gone. One whose process is alive on this machine is refused even so.
 
     Returns:
         One :class:`EvalResult` per task: its metrics are over the samples scored
@@ -178,6 +186,7 @@ async def eval_async(
         backend=backend,
         ray_address=ray_address,
         ray_env=ray_env,
+        force=force,
     )
 
 
@@ -197,6 +206,7 @@ def eval(
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     ray_env: Sequence[str] = (),
+    force: bool = False,
 ) -> list[EvalResult]:
     """:func:`eval_async` for scripts (not inside a running event loop).
 
@@ -231,6 +241,7 @@ def eval(
                 backend=backend,
                 ray_address=ray_address,
                 ray_env=ray_env,
+                force=force,
             )
         )
     except KeyboardInterrupt:

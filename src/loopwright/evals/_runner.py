@@ -15,11 +15,14 @@ from .._errors import error_text
 from ..agents import AgentState
 from ..agents._version import run_versions
 from ..limits import LimitInfo
-from ..log import RunStoreError, SampleInfo, default_db_path, load_run
+from ..log import RunStoreError, SampleInfo, default_db_path, load_run, resolve_db
+from ..log._claims import claim_samples, claimed_by
+from ..log._db import hostname
+from ..log._info import _alive as alive
 from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
-from ..runtime._resume import continue_sample
+from ..runtime._resume import check_not_running, continue_sample
 from ._follow import EvalProgress, TokenCounter
 from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
 from ._sample import Sample
@@ -100,8 +103,10 @@ class _TaskRun:
         progress: EvalProgress,
         shard: Shard | None = None,
         merge: Sequence[str | os.PathLike[str]] = (),
+        force: bool = False,
     ) -> None:
         self.task, self.model, self.max_samples = task, model, max_samples
+        self.force = force
         self.epochs, self.limit, self.db, self.resume = epochs, limit, db, resume
         self.progress, self.shard, self.merge = progress, shard, merge
         samples = task.dataset.samples
@@ -139,22 +144,39 @@ class _TaskRun:
             found.update({k: v for k, v in mine.items() if k[1] <= self.epochs})
         if self.resume is None:
             return found
-        with load_run(self.resume, db=self.db if self.db is not False else None) as log:
+        db = self.db if self.db is not False else None
+        with load_run(self.resume, db=db) as log:
             info = log.info
             if info.name != self.task.name:
                 raise TaskError(
                     f"cannot resume run {info.id!r}: it evaluated {info.name!r}, not "
                     f"{self.task.name!r}"
                 )
+            what = f"run {info.id!r}"
+            check_not_running(info.status, info.host, info.pid, what, force=self.force)
             self.result.resumed_from = info.id
+            in_flight: dict[tuple[str, int], SampleInfo] = {}
             for s in log.samples:
                 if s.status in ("success", "limit") and (s.scores is not None or not scored):
                     found[(s.id, s.epoch)] = (s, info.id)
                 elif s.status in ("running", "cancelled"):  # in flight when it stopped
-                    self.unfinished[(s.id, s.epoch)] = s.key
-            for k in found:
-                self.unfinished.pop(k, None)
-            return found
+                    in_flight[(s.id, s.epoch)] = s
+        taken = [s for k, s in in_flight.items() if k not in found]
+        for s in taken:  # taken by another resume (whose process is alive)?
+            host, pid = claimed_by(s.metadata)
+            if pid is not None and (host != hostname() or alive(pid)):
+                check_not_running(
+                    "running",
+                    host,
+                    pid,
+                    f"sample {s.key!r} of {what} (taken by a resume)",
+                    force=self.force,
+                )
+        # take them, or be refused if another resume took one meanwhile
+        holders = [(s.key, s.status, claimed_by(s.metadata)) for s in taken]
+        claim_samples(resolve_db(db), info.id, holders)
+        self.unfinished = {(s.id, s.epoch): s.key for s in taken}
+        return found
 
     async def __call__(self) -> EvalResult:
         task, result = self.task, self.result
