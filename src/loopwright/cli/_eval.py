@@ -70,7 +70,13 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     "--resume",
     metavar="RUN_ID",
     help="Continue an earlier run of the task: its scored samples are carried over and "
-    "only the rest run.",
+    "only the rest run. A run still running is refused.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: resume a run recorded as running on another machine (when its "
+    "process is gone).",
 )
 @click.option(
     "--shard",
@@ -137,6 +143,7 @@ def eval_command(
     epochs: int | None,
     task_args: tuple[str, ...],
     resume: str | None,
+    force: bool,
     shard: str | None,
     merge: tuple[str, ...],
     ray_address: str | None,
@@ -223,6 +230,7 @@ def eval_command(
                     backend="ray" if ray_address else "local",
                     ray_address=ray_address,
                     ray_env=ray_env,
+                    force=force,
                 )
             )
         except KeyboardInterrupt:

@@ -38,7 +38,8 @@ __all__ = ["prune_command", "resume_command"]
 @click.option(
     "--force",
     is_flag=True,
-    help="Resume a run recorded as running on another machine (when its process is gone).",
+    help="Resume a run recorded as running on another machine (when its process is gone); "
+    "one alive on this machine is refused even so.",
 )
 @db_option
 @json_option
@@ -64,7 +65,7 @@ def resume_command(
         )
     args = [*_strings(options.get("model_args")), *model_args]
     if options["command"] == "eval":
-        return _resume_eval(info.id, info.name or "", options, args, db, as_json, quiet)
+        return _resume_eval(info.id, info.name or "", options, args, db, as_json, quiet, force)
     return _resume_run(info.id, options, args, db, as_json, quiet, force)
 
 
@@ -150,6 +151,7 @@ def _resume_eval(
     db: str | None,
     as_json: bool,
     quiet: bool,
+    force: bool,
 ) -> int:
     from ._eval import eval_command
 
@@ -175,6 +177,7 @@ def _resume_eval(
         epochs=options.get("epochs"),
         limit=options.get("limit"),
         resume=run_id,
+        force=force,
         db=db,
         as_json=as_json,
         quiet=quiet,
