@@ -39,8 +39,12 @@ def _done(messages: Sequence[lw.ChatMessage]) -> int:
     return int(results[-1].split()[-1]) + 1 if results else 0
 
 
-def _compacting(requests: list[list[lw.ChatMessage]], crash: bool) -> lw.ReactAgent:
+def _compacting(
+    requests: list[list[lw.ChatMessage]], crash: bool, always: bool = False
+) -> lw.ReactAgent:
     def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        if always:
+            raise _Crash("every call of the agent")
         if crash and any("[Summary of" in m.text for m in messages):
             raise _Crash("the agent's call after a compaction")
         requests.append(list(messages))
@@ -187,3 +191,43 @@ async def test_force_does_not_take_a_run_alive_on_this_machine(tmp_path: Path) -
         await lw.resume(info.id, agent=_compacting(requests, crash=False), db=db)
     state = await lw.resume(info.id, agent=_compacting(requests, crash=False), db=db, force=True)
     assert state.completed == "submit" and lw.list_runs(db)[0].status == "success"
+
+
+def _unmark(db: Path) -> None:
+    """Make the run store one recorded before the loop marked its steps."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET data = json_remove(data, '$.step') WHERE type = 'model'")
+    conn.close()
+
+
+async def test_a_run_recorded_before_the_mark_goes_on_from_its_last_call(
+    tmp_path: Path,
+) -> None:
+    """No call marked (an older run store, a loop that does not mark): the last answered
+    top-level call is the step, as before; a resumed part that marks and stops before
+    any step answered keeps that step."""
+    db, requests = tmp_path / "runs.db", []
+    with pytest.raises(_Crash):
+        await lw.run(_compacting(requests, crash=True), "Work.", db=db)
+    _unmark(db)
+    [info] = lw.list_runs(db)
+    point = resume_point(info.id, db)
+    assert point.last is not None and not point.last.step
+    with lw.load_run(info.id, db) as log:
+        models = [e for e in log.events() if isinstance(e, lw.ModelEvent)]
+        answered = [e for e in models if e.output is not None and e.error is None]
+    assert point.last.event_id == answered[-1].id and not answered[-1].tools  # (the summary)
+
+    # a resumed part (marking its steps) whose first live step fails: the step stays
+    agent = _compacting([], crash=False, always=True)
+    with pytest.raises(_Crash):
+        await lw.resume(info.id, agent=agent, db=db, hooks=[_Guard()])
+    with lw.load_run(info.id, db) as log:
+        events = list(log.events())
+    mark = next(i for i, e in enumerate(events) if isinstance(e, lw.InfoEvent))
+    after = [e for e in events[mark:] if isinstance(e, lw.ModelEvent)]
+    # in the resumed part: the guard's call (answered, not a step), then the step (failed)
+    assert [(e.step, e.error is None) for e in after] == [(None, True), (True, False)]
+    again = resume_point(info.id, db)
+    assert again.resumes == 1 and again.last is not None
+    assert again.last.event_id == point.last.event_id

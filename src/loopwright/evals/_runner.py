@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from .._errors import error_text
+from .._errors import ConfigurationError, error_text
 from ..agents import AgentState
 from ..agents._version import run_versions
 from ..limits import LimitInfo
@@ -164,7 +164,13 @@ class _TaskRun:
         taken = [s for k, s in in_flight.items() if k not in found]
         for s in taken:  # taken by another resume (whose process is alive)?
             host, pid = claimed_by(s.metadata)
-            if pid is not None and (host != hostname() or alive(pid)):
+            if pid == os.getpid() and host == hostname() and not self.force:
+                raise ConfigurationError(
+                    f"sample {s.key!r} of {what} was taken by a resume in this process: "
+                    "resume it once that one ended, with force=True"
+                )
+            local = host == hostname()
+            if pid is not None and (not local or (pid != os.getpid() and alive(pid))):
                 check_not_running(
                     "running",
                     host,
