@@ -87,7 +87,7 @@ class ToolCallError(BaseModel):
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     id: str = Field(default_factory=new_id)
     """A stable identifier; the run store saves each message once under it."""

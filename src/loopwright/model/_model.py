@@ -356,7 +356,7 @@ class Model:
                 output.time = time.perf_counter() - began
                 output.model = name
                 if output.message.model is None:
-                    output.message.model = name
+                    output.message = output.message.model_copy(update={"model": name})
                 return output
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise
