@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
@@ -24,6 +24,7 @@ from ..log._approvals import (
     DeferredCall,
     claim_decisions,
     deferred_calls,
+    not_waiting,
     record_decisions,
     record_pending,
 )
@@ -60,9 +61,7 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
     with load_run(run, db=db) as log:  # (a unique prefix of an id is enough)
         info = log.info
     if waiting and info.status != "waiting":
-        raise ApprovalRefused(
-            f"run {info.id} is not waiting for approval (its status is {info.status})"
-        )
+        raise not_waiting(info.id, info.status)
     return info.id
 
 
@@ -127,15 +126,18 @@ def continuation_approver(
     db: str | os.PathLike[str] | None,
     *,
     waiting: bool,
+    unanswered: Collection[str] = (),
 ) -> str | Approver | Sequence[Any] | None:
     """The approver a continued run is given: ``policy`` (as ``run(approval=)`` takes
     it) with the decisions recorded about the run's deferred calls (see
     :func:`~loopwright.log._approvals.claim_decisions`; ``waiting``: the run was seen
-    waiting); ``policy`` itself when the run deferred no call."""
+    waiting, its row is now ``running`` here); ``policy`` itself when the run deferred
+    no call. ``unanswered``: the ids of the calls of the step it stopped in that have
+    no recorded result (without a policy, those never shown to a person wait again)."""
     from ..approval import get_approval_policy, with_decisions
 
     checked = get_approval_policy(policy)  # (a mistake is refused before the claim)
     decisions, still = claim_decisions(resolve_db(db), run_id, waiting=waiting)
     if not decisions and not still:
         return policy
-    return with_decisions(checked, decisions, still)
+    return with_decisions(checked, decisions, still, unasked=unanswered)
