@@ -18,6 +18,7 @@ from ..limits import LimitInfo
 from ..log import RunStoreError, SampleInfo, default_db_path, load_run
 from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
+from ..model._redact import scrub_secrets
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import continue_sample
 from ._follow import EvalProgress, TokenCounter
@@ -165,7 +166,7 @@ class _TaskRun:
         metadata = {
             "kind": "eval",
             "task": task.name,
-            "params": task.params,
+            "params": scrub_secrets(task.params),  # (never a secret in the store)
             "dataset": task.dataset.location or task.dataset.name,
             "samples": len(self.samples),
             "epochs": self.epochs,
