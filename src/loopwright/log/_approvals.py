@@ -151,15 +151,25 @@ _KEEP = "approvals.state = 'decided' AND approvals.decided_hash = excluded.argum
 """A row deferred again keeps a decision not yet applied, made for its arguments now."""
 
 
-def _rows(conn: sqlite3.Connection, run_id: str) -> list[DeferredCall]:
+def _rows(
+    conn: sqlite3.Connection,
+    run_id: str,
+    states: Sequence[State] | None = None,
+    limit: int | None = None,
+) -> list[DeferredCall]:
     has = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'approvals'"
     ).fetchone()
     if has is None:
         return []
+    where, params = "run_id = ?", [run_id]
+    if states is not None:
+        where += f" AND state IN ({', '.join('?' * len(states))})"
+        params.extend(states)
+    page = "" if limit is None else f" LIMIT {int(limit)}"
     out = []
     for row in conn.execute(
-        f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ? ORDER BY created, rowid", (run_id,)
+        f"SELECT {_COLUMNS} FROM approvals WHERE {where} ORDER BY created, rowid{page}", params
     ):
         _, call, digest, approver, why, state, decision, decided_hash, message = row[:9]
         created, decided = row[9:]
@@ -180,11 +190,18 @@ def _rows(conn: sqlite3.Connection, run_id: str) -> list[DeferredCall]:
     return out
 
 
-def deferred_calls(db: str | os.PathLike[str] | None, run_id: str) -> list[DeferredCall]:
-    """Every deferred call of the run (pending, decided or applied), oldest first."""
+def deferred_calls(
+    db: str | os.PathLike[str] | None,
+    run_id: str,
+    *,
+    states: Sequence[State] | None = None,
+    limit: int | None = None,
+) -> list[DeferredCall]:
+    """The deferred calls of the run (every one, or those in ``states``; at most
+    ``limit``), oldest first."""
     path = resolve_db(db)
     with contextlib.closing(connect(path, create=False)) as conn, reading(path):
-        return _rows(conn, run_id)
+        return _rows(conn, run_id, states, limit)
 
 
 def not_waiting(run_id: str, status: str | None) -> ApprovalRefused:

@@ -52,7 +52,7 @@ def pending_calls(run_id: str, *, db: str | os.PathLike[str] | None = None) -> l
     """The calls of a run waiting for a person's decision (``state == "pending"``), oldest
     first. ``lw.log._approvals.deferred_calls`` lists decided ones too."""
     run_id = _run_id(run_id, db)
-    return [c for c in deferred_calls(db, run_id) if c.state == "pending"]
+    return deferred_calls(db, run_id, states=("pending",))
 
 
 def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = False) -> str:
@@ -68,7 +68,7 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
 def approve(
     run_id: str,
     *,
-    approve: Iterable[str] | Mapping[str, str] = (),
+    approve: Iterable[str] | Mapping[str, str | None] = (),
     reject: Mapping[str, str | None] | Iterable[str] = (),
     all: bool = False,
     message: str | None = None,
@@ -87,7 +87,7 @@ def approve(
 
     Args:
         run_id: The run (an id, or a unique prefix of one).
-        approve: Call ids to approve (or ``{call_id: arguments hash}``).
+        approve: Call ids to approve (or ``{call_id: arguments hash}``; ``None``: any).
         reject: Call ids to reject (or ``{call_id: message}``: the model is told the
             message, as the call's error result; ``None``: ``message``).
         all: Approve every pending call not rejected.
