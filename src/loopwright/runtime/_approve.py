@@ -12,8 +12,9 @@ decisions, each for the arguments it was made for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
@@ -27,13 +28,22 @@ from ..log._approvals import (
     not_waiting,
     record_decisions,
     record_pending,
+    release_claim,
 )
 
 if TYPE_CHECKING:
+    from ..log._resume_point import ResumePoint
     from ..tools import Approver
     from ._scope import RunScope
 
-__all__ = ["ApprovalRefused", "approve", "continuation_approver", "park", "pending_calls"]
+__all__ = [
+    "ApprovalRefused",
+    "approve",
+    "continuation_approver",
+    "park",
+    "pending_calls",
+    "released_on_failure",
+]
 
 
 async def park(scope: RunScope, state: AgentState) -> None:
@@ -141,3 +151,17 @@ def continuation_approver(
     if not decisions and not still:
         return policy
     return with_decisions(checked, decisions, still, unasked=unanswered)
+
+
+@contextlib.contextmanager
+def released_on_failure(
+    db: str | os.PathLike[str] | None, point: ResumePoint, *, claimed: bool
+) -> Iterator[None]:
+    """Around a continuation that ``claimed`` a waiting run's decisions: if it fails
+    before it reopened the run, the run waits again (decidable, continuable)."""
+    try:
+        yield
+    except BaseException:
+        if claimed:
+            release_claim(db, point.run_id, point.resumes + 1)
+        raise

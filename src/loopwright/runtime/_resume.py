@@ -33,7 +33,7 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
-from ..log._approvals import claimed_holder, release_claim
+from ..log._approvals import claimed_holder
 from ..log._resume_point import FINISHED, RESUME_SOURCE, ResumePoint, resume_mark, resume_point
 from ..model import (
     ChatMessage,
@@ -49,7 +49,7 @@ from ..model.providers.replay import ReplayModelAPI
 from ..tools import Tool
 from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
-from ._approve import continuation_approver
+from ._approve import continuation_approver, released_on_failure
 from ._run import run
 from ._scope import RunScope, current_recording, reopening
 
@@ -288,8 +288,8 @@ async def resume(
         )
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
-    # deferred approval: the decisions recorded about its deferred calls apply; a waiting
-    # run's claim of them sets its row running here (no decision lands after the claim)
+    # deferred approval: the decisions recorded about its deferred calls apply (a waiting
+    # run's claim of them sets its row running here: no decision lands after the claim)
     waiting = point.status == "waiting"
     unanswered = [c.id for c in point.last.in_flight] if point.last is not None else []
     approval = continuation_approver(
@@ -297,25 +297,24 @@ async def resume(
     )
     if waiting:
         point = dataclasses.replace(point, holder=claimed_holder())
-    try:
-        with continuing(point, agent, model) as (agent2, given, resumed), reopening(point):
-            return await run(
-                agent2,
-                given,
-                model=resumed,
-                limits=limits,
-                tools=tools,
-                raise_on_limit=raise_on_limit,
-                name=point.name,
-                db=db,
-                sandbox=sandbox,
-                approval=approval,
-                hooks=hooks,
-            )
-    except BaseException:
-        if waiting:  # (failed before it reopened the run: it waits again)
-            release_claim(db, point.run_id, point.resumes + 1)
-        raise
+    with (
+        released_on_failure(db, point, claimed=waiting),
+        continuing(point, agent, model) as (agent2, given, resumed),
+        reopening(point),
+    ):
+        return await run(
+            agent2,
+            given,
+            model=resumed,
+            limits=limits,
+            tools=tools,
+            raise_on_limit=raise_on_limit,
+            name=point.name,
+            db=db,
+            sandbox=sandbox,
+            approval=approval,
+            hooks=hooks,
+        )
 
 
 def prune_sandbox_folders(db: str | os.PathLike[str] | None = None) -> list[str]:
