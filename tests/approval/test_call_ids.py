@@ -102,3 +102,23 @@ async def test_text_protocol_calls_get_unique_ids_across_replies(
     assert len(calls) == 3 and len({c.id for c in calls}) == 3 and ran == ["prod", "prod"]
     answered = [m.tool_call_id for m in state.messages if isinstance(m, lw.ToolMessage)]
     assert answered == [c.id for c in calls]
+
+
+async def test_an_agent_deferring_two_calls_with_one_id_is_an_error_not_a_lost_call(
+    tmp_path: Path,
+) -> None:
+    from loopwright.tools import PendingCall, arguments_hash
+
+    async def agent(state: lw.AgentState) -> lw.AgentState:  # its own calls, no model
+        message = _twice("same").message
+        state.messages.append(message)
+        state.pending = [
+            PendingCall(call=c, arguments_hash=arguments_hash(c), approver="defer")
+            for c in message.tool_calls
+        ]
+        state.completed = "waiting"
+        return state
+
+    with pytest.raises(ValueError, match="share an id"):
+        await lw.run(agent, "go", db=tmp_path / "runs.db")
+    assert deferred_calls(tmp_path / "runs.db", lw.list_runs(tmp_path / "runs.db")[0].id) == []

@@ -54,6 +54,12 @@ async def park(scope: RunScope, state: AgentState) -> None:
             "a tool, or an eval's sample): deferred approval works for a run of its own "
             "only, which can wait and be continued"
         )
+    ids = [p.call.id for p in state.pending]
+    if len(set(ids)) != len(ids):  # (a model's are made unique: an agent's own code's bug)
+        raise ValueError(
+            f"two deferred calls share an id ({sorted(i for i in ids if ids.count(i) > 1)[0]!r}): "
+            "a decision could not tell them apart; give each tool call of a message its own id"
+        )
     if scope.db_path is not None and state.pending:
         await asyncio.to_thread(record_pending, scope.db_path, scope.run_id, state.pending)
 
