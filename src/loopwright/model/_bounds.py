@@ -164,5 +164,6 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
             f"{cap} calls are run per reply (GenerateConfig.max_tool_calls)]"
         )
         content = f"{content}\n{note}" if content else note
-    message = message.model_copy(update={"content": content, "tool_calls": kept})
+    # (the same reply, bounded: its id is kept, as a text protocol remembers it by id)
+    message = message.model_copy(update={"content": content, "tool_calls": kept, "id": message.id})
     return output.model_copy(update={"message": message})
