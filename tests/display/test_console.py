@@ -165,7 +165,7 @@ def explode(text: str) -> str:
 async def test_untrusted_text_reaches_the_terminal_escaped_never_as_markup() -> None:
     out, buffer = console()
     reply = lw.ModelOutput.for_tool_call("echo", {"text": HOSTILE}, content=HOSTILE)
-    reply.message.reasoning = HOSTILE
+    reply.message = reply.message.model_copy(update={"reasoning": HOSTILE})
     model = lw.get_model("mock", outputs=[reply, lw.ModelAPIError(HOSTILE)])
     with lw.console_display(out):
         async with lw.recording(db=False):

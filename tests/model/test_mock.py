@@ -2,6 +2,7 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
+from pydantic import ValidationError
 
 import loopwright as lw
 
@@ -58,8 +59,9 @@ async def test_replayed_outputs_are_copies() -> None:
     b = await model.generate(HI)
     assert a.message.id == scripted.message.id  # first use keeps the scripted ids
     assert b.message.id != a.message.id  # a replay gets fresh ones: ids stay unique
-    a.message.content = "changed"
-    assert b.text == "same" and scripted.text == "same"
+    assert a.message is not scripted.message and b.message is not a.message
+    with pytest.raises(ValidationError, match="frozen"):  # messages are values
+        a.message.content = "changed"
 
 
 async def test_replayed_tool_calls_get_fresh_ids() -> None:

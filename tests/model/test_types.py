@@ -88,3 +88,18 @@ def test_generate_config_rejects_unknown_and_invalid_fields() -> None:
         lw.GenerateConfig(max_tokens=0)
     cfg = lw.GenerateConfig(tool_choice=lw.ToolFunction(name="add"))
     assert isinstance(cfg.tool_choice, lw.ToolFunction)
+
+
+def test_messages_are_frozen_values_and_a_changed_copy_is_a_new_message() -> None:
+    """What is kept by a message's id (the run store's rows, the protocols' checkpoints,
+    the openai wire cache) cannot go stale: a message cannot change in place, and a
+    changed copy gets a new id unless the change names one."""
+    m = lw.ToolMessage(content="sk-SECRET", tool_call_id="c1", function="f")
+    with pytest.raises(ValidationError, match="frozen"):
+        m.content = "[REDACTED]"
+    redacted = m.model_copy(update={"content": "[REDACTED]"})
+    assert redacted.content == "[REDACTED]" and m.content == "sk-SECRET"
+    assert redacted.id != m.id and redacted.tool_call_id == "c1"
+    assert m.model_copy().id == m.id  # an unchanged copy is the same message
+    kept = m.model_copy(update={"content": "x", "id": m.id})
+    assert kept.id == m.id

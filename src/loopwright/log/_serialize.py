@@ -36,7 +36,7 @@ def dump_message(message: ChatMessage) -> str:
     except (ValueError, UnicodeError):  # e.g. a lone surrogate (os.fsdecode of a bad name)
         if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
             calls = [flat_call(c) for c in message.tool_calls]
-            message = message.model_copy(update={"tool_calls": calls})
+            message = message.model_copy(update={"tool_calls": calls, "id": message.id})
         data = message.model_dump(mode="json", exclude_none=True)
         return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 

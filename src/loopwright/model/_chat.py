@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -87,7 +88,7 @@ class ToolCallError(BaseModel):
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     id: str = Field(default_factory=new_id)
     """A stable identifier; the run store saves each message once under it."""
@@ -99,6 +100,13 @@ class _Message(BaseModel):
     def text(self) -> str:
         """The text of the message."""
         return self.content
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A changed copy is a new message: it gets a new id unless ``update`` names one
+        (messages are frozen values, saved and cached once by their id)."""
+        if update and "id" not in update:
+            update = {**update, "id": new_id()}
+        return super().model_copy(update=update, deep=deep)
 
 
 class SystemMessage(_Message):

@@ -356,7 +356,8 @@ class Model:
                 output.time = time.perf_counter() - began
                 output.model = name
                 if output.message.model is None:
-                    output.message.model = name
+                    msg = output.message  # (the same message, named: its id is kept)
+                    output.message = msg.model_copy(update={"model": name, "id": msg.id})
                 return output
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise

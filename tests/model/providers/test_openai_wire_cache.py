@@ -41,8 +41,8 @@ async def test_a_message_replaced_by_a_copy_with_the_same_id_is_sent_as_it_is_no
     messages = [*HI, *_turn(0)]
     wire.push(openai_reply("ok"))
     await m.generate(messages, tools=[ADD])
-    edited = messages[-1].model_copy(update={"content": "[redacted]"})
-    assert edited.id == messages[-1].id
+    edited = messages[-1].model_copy(update={"content": "[redacted]", "id": messages[-1].id})
+    assert edited.id == messages[-1].id  # (named: a changed copy gets a new id otherwise)
     messages[-1] = edited
     wire.push(openai_reply("ok"))
     await m.generate(messages, tools=[ADD])

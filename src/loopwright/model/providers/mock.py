@@ -66,9 +66,7 @@ def _fresh_copy(item: ModelOutput, *, new_ids: bool) -> ModelOutput:
         if new_ids:
             update["id"] = new_id()
         calls.append(call.model_copy(update=update))
-    update = {"tool_calls": calls}
-    if new_ids:
-        update["id"] = new_id()
+    update = {"tool_calls": calls, "id": new_id() if new_ids else item.message.id}
     message = item.message.model_copy(update=update)
     usage = item.usage.model_copy() if item.usage is not None else None
     return item.model_copy(update={"message": message, "usage": usage})

@@ -89,6 +89,6 @@ class ReplayModelAPI(ModelAPI):
             self._next += 1
         output = recorded.model_copy(deep=True)
         # a new message (new id) with the recorded content and tool calls (same call ids)
-        output.message.id = new_id()
+        output.message = output.message.model_copy(update={"id": new_id()})
         output.time = None
         return output
