@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import loopwright as lw
+from loopwright.log._approvals import deferred_calls
 
 from ._cli import cli, script
 
@@ -53,3 +54,32 @@ def test_a_cli_run_waits_then_runs_approve_continue_runs_the_call_once(tmp_path:
     assert effects.read_text().splitlines() == ["make"]
     [info] = lw.list_runs(db)
     assert info.id == run_id and info.status == "success" and info.output == "done"
+
+
+def test_runs_approve_hash_pins_the_decision_to_the_arguments_shown(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    db = tmp_path / "runs.db"
+    first = script(tmp_path / "s1.json", [{"tool": "bash", "arguments": {"cmd": "make"}}, "done"])
+    started = cli(
+        "run", "build it", "--model", "mock", "-M", first, "--tool", "tools.py:bash",
+        "--approval", "defer", "--no-submit", "--db", str(db), cwd=tmp_path,
+    )  # fmt: skip
+    assert started.code == 0, started.err
+    run_id = lw.list_runs(db)[0].id
+    shown = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path)
+    assert "--hash CALL_ID=" in shown.err
+    [call] = cli("runs", "approve", run_id, "--json", "--db", str(db), cwd=tmp_path).json()
+    call_id, digest = call["call"]["id"], call["arguments_hash"]
+    assert digest in shown.out
+    other = "0" * 64
+    wrong = cli("runs", "approve", run_id, "--hash", f"{call_id}={other}", "--db", str(db),
+                cwd=tmp_path)  # fmt: skip
+    assert wrong.code != 0 and "other arguments" in wrong.err
+    assert [c.state for c in lw.pending_calls(run_id, db=db)] == ["pending"]  # nothing recorded
+    right = cli("runs", "approve", run_id, "--hash", f"{call_id}={digest.upper()}", "--db",
+                str(db), cwd=tmp_path)  # fmt: skip
+    assert right.code == 0, right.err
+    assert "approved call" in right.out
+    assert lw.pending_calls(run_id, db=db) == []
+    [row] = deferred_calls(db, run_id)
+    assert row.state == "decided" and row.decided_hash == digest

@@ -68,3 +68,24 @@ def test_the_page_shows_the_pending_call_as_text_in_a_browser(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_many_applied_calls_do_not_hide_the_pending_ones(tmp_path: Path) -> None:
+    import sqlite3
+
+    import loopwright as lw
+    from loopwright.log._approvals import record_pending
+    from loopwright.tools import PendingCall, arguments_hash
+    from loopwright.viewer._data import pending_json
+
+    db = tmp_path / "runs.db"
+
+    def pending(i: int) -> PendingCall:
+        call = lw.ToolCall(id=f"c{i}", function="bash", arguments={"cmd": str(i)})
+        return PendingCall(call=call, arguments_hash=arguments_hash(call), approver="defer")
+
+    record_pending(db, "r", [pending(i) for i in range(80)])
+    with sqlite3.connect(db) as conn:  # decided and run in earlier continuations
+        conn.execute("UPDATE approvals SET state = 'applied', decision = 'approve'")
+    record_pending(db, "r", [pending(80)])
+    assert [p["id"] for p in pending_json(db, "r")] == ["c80"]

@@ -8,7 +8,9 @@ asked about again through :func:`with_decisions`: the policy in force then is as
 first (a call it would deny is denied, whatever the person said), and a call it defers,
 or approves, gets the person's decision, if that decision was made for the call's
 current arguments (:func:`~loopwright.tools.arguments_hash`). A call that was pending
-without a decision, or whose decision was made for other arguments, is deferred again.
+without a decision, or whose decision was made for other arguments, is deferred again;
+so is, when the run continues with no policy in force, a call of the interrupted step
+that no one was asked about (one after a deferred call).
 """
 
 from __future__ import annotations
@@ -76,12 +78,18 @@ def defer_approval(
 
 
 def with_decisions(
-    policy: Approver | None, decisions: Mapping[str, Decided], waiting: Collection[str] = ()
+    policy: Approver | None,
+    decisions: Mapping[str, Decided],
+    waiting: Collection[str] = (),
+    *,
+    unasked: Collection[str] = (),
 ) -> Approver:
     """The approver of a continued run: ``policy`` (``None``: approve) combined with the
     person's ``decisions`` by call id; the calls of ``waiting`` (ids of calls pending
     without a decision) are deferred again unless the policy denies them (see the
-    module's docstring)."""
+    module's docstring). ``unasked``: ids of calls of the step the run stopped in that
+    no one was asked about (those after a deferred one); with no ``policy`` in force,
+    such a call is deferred, never approved unseen."""
 
     async def decide(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
         asked = (
@@ -97,6 +105,15 @@ def with_decisions(
                 return Approval(
                     decision="defer",
                     explanation="the call still waits for a person's decision",
+                    approver="deferred",
+                )
+            if policy is None and call.id in unasked:
+                return Approval(
+                    decision="defer",
+                    explanation=(
+                        "no approval policy is in force where the run continues and no "
+                        "person has seen this call: it waits for a person's decision"
+                    ),
                     approver="deferred",
                 )
             return asked

@@ -70,6 +70,14 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
 @click.argument("run")
 @click.option("--approve", "approves", multiple=True, metavar="CALL_ID", help="Approve this call.")
 @click.option(
+    "--hash",
+    "hashes",
+    multiple=True,
+    metavar="CALL_ID=SHA256",
+    help="Approve CALL_ID only if its arguments hash is SHA256, the one shown (repeatable): "
+    "the decision is pinned to the arguments you saw.",
+)
+@click.option(
     "--reject", "rejects", multiple=True, metavar="CALL_ID", help="Reject this call (repeatable)."
 )
 @click.option(
@@ -106,6 +114,7 @@ def approve_command(
     as_json: bool,
     continue_: bool = False,
     model_args: tuple[str, ...] = (),
+    hashes: tuple[str, ...] = (),
 ) -> int:
     """Decide about the calls run RUN deferred (its status: waiting).
 
@@ -114,10 +123,21 @@ def approve_command(
     the run: --continue here, `loopwright runs resume RUN`, or from Python
     `lw.resume(RUN, agent=...)`. When it continues, the approval policy in
     force is asked again (a call it denies stays denied) and each decision holds only
-    for the arguments shown here (their hash).
+    for the arguments shown here (their hash; --hash CALL_ID=HASH refuses the
+    decision if the call's arguments are not those).
     """
     from ..runtime._approve import approve, pending_calls
 
+    pinned: dict[str, str | None] = dict.fromkeys(approves)
+    for pair in hashes:
+        call_id, eq, digest = pair.rpartition("=")  # (a hash has no "=")
+        if not eq or not call_id or not digest:
+            raise click.BadParameter(f"expected CALL_ID=SHA256, got {pair!r}", param_hint="--hash")
+        pinned[call_id] = digest.strip().lower()
+    both = sorted(set(pinned) & set(rejects))
+    if both:
+        raise click.UsageError(f"calls both approved and rejected: {both}")
+    approves = tuple(pinned)
     if (continue_ or model_args) and not (approves or rejects or all_):
         raise click.UsageError("--continue goes with a decision (--approve, --reject, --all)")
     if model_args and not continue_:
@@ -134,13 +154,14 @@ def approve_command(
             print_pending(console(), waiting)
             click.echo(
                 f"\napprove: loopwright runs approve {visible(run)} --all  (or --approve "
-                "CALL_ID / --reject CALL_ID -m TEXT)",
+                "CALL_ID / --hash CALL_ID=ARGUMENTS_HASH to approve only the arguments shown "
+                "/ --reject CALL_ID -m TEXT)",
                 err=True,
             )
             return EXIT_OK
         decided = approve(
             run,
-            approve=list(approves),
+            approve=pinned,
             reject=list(rejects),
             all=all_,
             message=message,

@@ -1,22 +1,60 @@
 """What ``loopwright run`` and ``loopwright eval`` record with a run (its metadata's
 ``cli`` key) so that ``loopwright runs resume RUN_ID`` can make the same agent again: the
 command's options, with files made absolute (the resume may run from another folder)
-and no secrets: a provider argument whose name looks like one (``api_key``, ``token``...)
-is left out, by name, and must be given again to ``runs resume`` (``-M``)."""
+and no secrets. In provider (``-M``) and task (``-T``) arguments and the generation
+settings, at any depth of a JSON value: a value whose name looks like a secret
+(``api_key``, ``token``, ``password``, ``default_headers``, ``cookie``...) is left out,
+and a URL loses its ``user:password@`` and its query (``?key=...``) and fragment. What
+was left out is recorded by name (``dropped_model_args``, ``dropped_task_args``,
+``dropped_config``); ``runs resume`` says so, and takes them again with ``-M`` / ``-T``."""
 
 from __future__ import annotations
 
+import json
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..model import GenerateConfig, Model
+from ..model._redact import scrub_secrets, secret_name
 
-__all__ = ["CLI_KEY", "absolute", "eval_options", "model_options_of", "run_options"]
+__all__ = [
+    "CLI_KEY",
+    "absolute",
+    "eval_options",
+    "model_options_of",
+    "run_options",
+    "scrubbed_args",
+]
 
 CLI_KEY = "cli"
-_SECRET = re.compile(r"key|token|secret|passw|auth|credential|cookie", re.IGNORECASE)
+
+
+def scrubbed_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``key=value`` arguments (``-M``, ``-T``) without secrets (see :func:`scrub_secrets`;
+    a value is read as JSON when it parses, as the commands read it), files made
+    absolute; and the names of what was left out."""
+    kept, dropped = [], []
+    for arg in args:
+        name, eq, raw = arg.partition("=")
+        if secret_name(name):
+            dropped.append(name)
+            continue
+        if not eq or raw.startswith("@"):
+            kept.append(absolute(arg))
+            continue
+        try:
+            value, as_json = json.loads(raw), True
+        except ValueError:
+            value, as_json = raw, False
+        lost: list[str] = []
+        clean = scrub_secrets(value, name, lost)
+        if not lost:
+            kept.append(arg)
+            continue
+        dropped.extend(lost)
+        kept.append(f"{name}={json.dumps(clean) if as_json else clean}")
+    return kept, dropped
 
 
 def absolute(spec: str) -> str:
@@ -38,20 +76,18 @@ def model_options_of(
     protocol: str | None,
     config: GenerateConfig | None,
 ) -> dict[str, Any]:
-    """The model's options, without the provider arguments that look like secrets."""
-    kept, dropped = [], []
-    for arg in model_args:
-        name = arg.partition("=")[0]
-        if _SECRET.search(name):
-            dropped.append(name)
-        else:
-            kept.append(arg)
+    """The model's options, without what looks like a secret (:func:`scrub_secrets`)."""
+    kept, dropped = scrubbed_args(model_args)
+    settings, lost = None, list[str]()
+    if config is not None:
+        settings = scrub_secrets(config.model_dump(mode="json", exclude_none=True), "config", lost)
     return {
         "model": model,
-        "model_args": [absolute(a) for a in kept],
+        "model_args": kept,
         "dropped_model_args": dropped,
         "protocol": protocol,
-        "config": config.model_dump(mode="json", exclude_none=True) if config else None,
+        "config": settings,
+        "dropped_config": lost,
     }
 
 
@@ -101,10 +137,12 @@ def eval_options(
     limit: int | None,
 ) -> dict[str, Any]:
     """``loopwright eval``'s options."""
+    kept, dropped = scrubbed_args(task_args)
     return {
         "command": "eval",
         "tasks": [absolute(t) for t in tasks],
-        "task_args": [absolute(a) for a in task_args],
+        "task_args": kept,
+        "dropped_task_args": dropped,
         **model_options_of(model, model_args, protocol, config),
         "max_samples": max_samples,
         "epochs": epochs,

@@ -5,8 +5,9 @@ A run started by ``loopwright run`` or ``loopwright eval`` recorded its command'
 options (``metadata["cli"]``, ``_recorded.py``): the agent is made again from them and
 the run goes on as the same run (``lw.resume``); an eval's run is resumed as
 ``loopwright eval ... --resume RUN_ID`` is (finished samples carried over, those in
-flight continued from their last step). Provider arguments that looked like secrets were
-not recorded: give them again with ``-M``.
+flight continued from their last step). What looked like a secret was not recorded
+(``_recorded.py``): the command says what was left out; give it again with ``-M`` (a
+provider argument) or ``-T`` (a task argument).
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ __all__ = ["prune_command", "resume_command"]
     "e.g. api_key, were not recorded).",
 )
 @click.option(
+    "-T",
+    "--task-arg",
+    "task_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An eval's task argument added to those recorded (those that looked like secrets "
+    "were not recorded).",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Resume a run recorded as running on another machine (when its process is gone); "
@@ -45,7 +55,13 @@ __all__ = ["prune_command", "resume_command"]
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="Do not show the agent's steps live.")
 def resume_command(
-    run: str, model_args: tuple[str, ...], force: bool, db: str | None, as_json: bool, quiet: bool
+    run: str,
+    model_args: tuple[str, ...],
+    force: bool,
+    db: str | None,
+    as_json: bool,
+    quiet: bool,
+    task_args: tuple[str, ...] = (),
 ) -> int:
     """Continue RUN, which stopped unfinished (killed, crashed, Ctrl-C), from its last
     recorded step, as the same run: the tool calls whose results were recorded are not
@@ -63,10 +79,43 @@ def resume_command(
             "not record how to make its agent again; resume it from Python with "
             "lw.resume(RUN_ID, agent=...)"
         )
+    if task_args and options["command"] != "eval":
+        raise click.UsageError("-T goes with an eval's run")
+    _say_left_out(options, model_args, task_args)
     args = [*_strings(options.get("model_args")), *model_args]
     if options["command"] == "eval":
-        return _resume_eval(info.id, info.name or "", options, args, db, as_json, quiet, force)
+        tasks = (*_strings(options.get("task_args")), *task_args)
+        return _resume_eval(
+            info.id, info.name or "", options, args, tasks, db, as_json, quiet, force
+        )
     return _resume_run(info.id, options, args, db, as_json, quiet, force)
+
+
+def _say_left_out(
+    options: dict[str, Any], model_args: tuple[str, ...], task_args: tuple[str, ...]
+) -> None:
+    """Say on stderr what the run's recorded options left out as secrets and is not
+    given again (by name: ``-M NAME=...``, ``-T NAME=...``)."""
+    from .._terminal import visible
+
+    given = {a.partition("=")[0] for a in (*model_args, *task_args)}
+    for key, flag in (("dropped_model_args", "-M"), ("dropped_task_args", "-T")):
+        missing = [
+            d for d in _strings(options.get(key)) if d.split(".")[0].split(" ")[0] not in given
+        ]
+        if missing:
+            click.echo(
+                f"not recorded (they looked like secrets), give them again with {flag} "
+                f"NAME=VALUE if the run needs them: {visible(', '.join(missing))[:2000]}",
+                err=True,
+            )
+    lost = _strings(options.get("dropped_config"))
+    if lost:
+        click.echo(
+            f"generation settings not recorded (they looked like secrets): "
+            f"{visible(', '.join(lost))[:2000]}",
+            err=True,
+        )
 
 
 def _strings(value: Any) -> list[str]:
@@ -148,6 +197,7 @@ def _resume_eval(
     task: str,
     options: dict[str, Any],
     model_args: list[str],
+    task_args: tuple[str, ...],
     db: str | None,
     as_json: bool,
     quiet: bool,
@@ -172,7 +222,7 @@ def _resume_eval(
         model_args=tuple(model_args),
         protocol=options.get("protocol"),
         generate=generate,
-        task_args=tuple(_strings(options.get("task_args"))),
+        task_args=task_args,
         max_samples=options.get("max_samples"),
         epochs=options.get("epochs"),
         limit=options.get("limit"),

@@ -21,6 +21,7 @@ from ..log._db import hostname
 from ..log._info import _alive as alive
 from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
+from ..model._redact import scrub_secrets
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
 from ._follow import EvalProgress, TokenCounter
@@ -193,7 +194,7 @@ class _TaskRun:
         metadata = {
             "kind": "eval",
             "task": task.name,
-            "params": task.params,
+            "params": scrub_secrets(task.params),  # (never a secret in the store)
             "dataset": task.dataset.location or task.dataset.name,
             "samples": len(self.samples),
             "epochs": self.epochs,

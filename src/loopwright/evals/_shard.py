@@ -26,6 +26,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from ..log import SampleInfo, list_runs, load_run
+from ..model._redact import scrub_secrets
 
 __all__ = ["Shard", "finished_samples"]
 
@@ -74,7 +75,7 @@ def _same_params(recorded: Any, params: Mapping[str, Any]) -> bool:
     def norm(value: Any) -> str:
         return json.dumps(value or {}, sort_keys=True, default=str)
 
-    return norm(recorded) == norm(dict(params))
+    return norm(recorded) == norm(scrub_secrets(dict(params)))  # (as the runner records them)
 
 
 def latest_samples(

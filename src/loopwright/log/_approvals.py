@@ -6,8 +6,14 @@ A row is one deferred call of a run (``run_id``, ``call_id``): its tool, its arg
 ``state`` is ``pending`` until a person decides (``decided``: ``approve`` or ``reject``,
 with the hash of the arguments decided about and a message), then ``applied`` once a
 continuation of the run took the decision. A call deferred again (a continuation whose
-policy defers it anew) is ``pending`` again. The table is made by the first write; a
-store without it has no deferred calls.
+policy defers it anew) is ``pending`` again, unless a decision not yet applied is
+recorded for its arguments (that decision is kept for the next continuation). The
+table is made by the first write; a store without it has no deferred calls.
+
+Deciding and continuing are serialised by the run's row: a decision is recorded only
+while the run is ``waiting``, and a continuation's claim of the decisions sets the row
+to ``running`` (this host and process) in the same transaction, so a decision cannot
+land between the claim and the continuation's reopening of the run.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from .._errors import LoopwrightError
 from ..model import ToolCall
 from ..tools import PendingCall
-from ._db import connect, reading, resolve_db
+from ._db import connect, hostname, reading, resolve_db
 
 if TYPE_CHECKING:
     import sqlite3
@@ -34,9 +40,12 @@ __all__ = [
     "ApprovalRefused",
     "DeferredCall",
     "claim_decisions",
+    "claimed_holder",
     "deferred_calls",
+    "not_waiting",
     "record_decisions",
     "record_pending",
+    "release_claim",
 ]
 
 _TABLE = """
@@ -102,7 +111,8 @@ def record_pending(
     db: str | os.PathLike[str] | None, run_id: str, pending: Sequence[PendingCall]
 ) -> None:
     """Keep ``pending`` as the run's calls waiting for a decision (a call deferred
-    before is pending again, its earlier decision dropped)."""
+    before is pending again, its applied decision dropped; a decision recorded but not
+    applied yet is kept, if it was made for the call's arguments now)."""
     path = resolve_db(db)
     now = time.time()
     rows = [
@@ -121,22 +131,45 @@ def record_pending(
     with contextlib.closing(_writing(path)) as conn, reading(path):
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(
-            "INSERT OR REPLACE INTO approvals (run_id, call_id, tool, call, arguments_hash, "
-            "approver, explanation, state, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+            "INSERT INTO approvals (run_id, call_id, tool, call, arguments_hash, approver, "
+            "explanation, state, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) "
+            "ON CONFLICT (run_id, call_id) DO UPDATE SET tool = excluded.tool, "
+            "call = excluded.call, arguments_hash = excluded.arguments_hash, "
+            "approver = excluded.approver, explanation = excluded.explanation, "
+            "created = excluded.created, "
+            f"state = CASE WHEN {_KEEP} THEN 'decided' ELSE 'pending' END, "
+            f"decision = CASE WHEN {_KEEP} THEN decision END, "
+            f"decided_hash = CASE WHEN {_KEEP} THEN decided_hash END, "
+            f"message = CASE WHEN {_KEEP} THEN message END, "
+            f"decided = CASE WHEN {_KEEP} THEN decided END",
             rows,
         )
         conn.execute("COMMIT")
 
 
-def _rows(conn: sqlite3.Connection, run_id: str) -> list[DeferredCall]:
+_KEEP = "approvals.state = 'decided' AND approvals.decided_hash = excluded.arguments_hash"
+"""A row deferred again keeps a decision not yet applied, made for its arguments now."""
+
+
+def _rows(
+    conn: sqlite3.Connection,
+    run_id: str,
+    states: Sequence[State] | None = None,
+    limit: int | None = None,
+) -> list[DeferredCall]:
     has = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'approvals'"
     ).fetchone()
     if has is None:
         return []
+    where, params = "run_id = ?", [run_id]
+    if states is not None:
+        where += f" AND state IN ({', '.join('?' * len(states))})"
+        params.extend(states)
+    page = "" if limit is None else f" LIMIT {int(limit)}"
     out = []
     for row in conn.execute(
-        f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ? ORDER BY created, rowid", (run_id,)
+        f"SELECT {_COLUMNS} FROM approvals WHERE {where} ORDER BY created, rowid{page}", params
     ):
         _, call, digest, approver, why, state, decision, decided_hash, message = row[:9]
         created, decided = row[9:]
@@ -157,11 +190,28 @@ def _rows(conn: sqlite3.Connection, run_id: str) -> list[DeferredCall]:
     return out
 
 
-def deferred_calls(db: str | os.PathLike[str] | None, run_id: str) -> list[DeferredCall]:
-    """Every deferred call of the run (pending, decided or applied), oldest first."""
+def deferred_calls(
+    db: str | os.PathLike[str] | None,
+    run_id: str,
+    *,
+    states: Sequence[State] | None = None,
+    limit: int | None = None,
+) -> list[DeferredCall]:
+    """The deferred calls of the run (every one, or those in ``states``; at most
+    ``limit``), oldest first."""
     path = resolve_db(db)
     with contextlib.closing(connect(path, create=False)) as conn, reading(path):
-        return _rows(conn, run_id)
+        return _rows(conn, run_id, states, limit)
+
+
+def not_waiting(run_id: str, status: str | None) -> ApprovalRefused:
+    """The refusal of a decision about a run whose status is ``status``."""
+    if status == "running":
+        return ApprovalRefused(
+            f"run {run_id} is not waiting for approval: the run is being continued (its "
+            f"status is {status}); decide once it waits again"
+        )
+    return ApprovalRefused(f"run {run_id} is not waiting for approval (its status is {status})")
 
 
 def _status(conn: sqlite3.Connection, run_id: str) -> str | None:
@@ -188,9 +238,7 @@ def record_decisions(
         try:
             status = _status(conn, run_id)
             if status != "waiting":
-                raise ApprovalRefused(
-                    f"run {run_id} is not waiting for approval (its status is {status})"
-                )
+                raise not_waiting(run_id, status)
             rows = {r.call_id: r for r in _rows(conn, run_id)}
             decided = []
             now = time.time()
@@ -224,10 +272,13 @@ def claim_decisions(
 ) -> tuple[Mapping[str, Decided], set[str]]:
     """Take the decisions about the run's deferred calls for a continuation. With
     ``waiting`` (the run was seen waiting), its ``decided`` calls become ``applied``
-    (deciding about them again is refused). Returns the decisions by call id (applied
-    ones too: a continuation interrupted before it ran a call gives its decision to the
-    next) and the ids of the calls still pending. (Two continuations at once: the run's
-    reopening lets one take it, ``RunRecorder.reopen``.)
+    (deciding about them again is refused) and its row ``running`` in this host and
+    process, in the same transaction: no decision is recorded after the claim (see
+    :func:`release_claim` for a continuation that fails before it reopens the run).
+    Returns the decisions by call id (applied ones too: a continuation interrupted
+    before it ran a call gives its decision to the next) and the ids of the calls still
+    pending. (Two continuations at once: the claim lets one take a waiting run, and
+    ``RunRecorder.reopen`` one take another run.)
 
     Raises:
         ApprovalRefused: The run was seen waiting, but is no longer (another process
@@ -251,6 +302,10 @@ def claim_decisions(
                     "UPDATE approvals SET state = 'applied' WHERE run_id = ? AND state = 'decided'",
                     (run_id,),
                 )
+                conn.execute(
+                    "UPDATE runs SET status = 'running', host = ?, pid = ? WHERE id = ?",
+                    (hostname(), os.getpid(), run_id),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -266,3 +321,22 @@ def claim_decisions(
         if r.decision is not None and r.decided_hash is not None
     }
     return decisions, {r.call_id for r in rows if r.state == "pending"}
+
+
+def claimed_holder() -> tuple[str, str | None, int | None]:
+    """The status, host and pid :func:`claim_decisions` gives a waiting run's row."""
+    return ("running", hostname(), os.getpid())
+
+
+def release_claim(db: str | os.PathLike[str] | None, run_id: str, resumes: int) -> None:
+    """Set the row of a run claimed by :func:`claim_decisions` in this process back to
+    ``waiting``, if the continuation did not reopen it (its ``metadata.resumes`` is still
+    below ``resumes``): the continuation failed before it began."""
+    path = resolve_db(db)
+    with contextlib.closing(_writing(path)) as conn, reading(path):
+        conn.execute(
+            "UPDATE runs SET status = 'waiting' WHERE id = ? AND status = 'running' AND "
+            "host IS ? AND pid IS ? AND "
+            "COALESCE(json_extract(metadata, '$.resumes'), 0) < ?",
+            (run_id, hostname(), os.getpid(), resumes),
+        )

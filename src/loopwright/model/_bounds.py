@@ -16,7 +16,10 @@ through :func:`bound_calls` after, before it is stored or acted on:
   serialise or to load back from the run store (see :mod:`loopwright._nesting`);
 - the arguments of a reply's calls share one budget of ``max_output_chars`` characters
   (their strings, keys and scalars, about their JSON size): a call past it is not run
-  either (empty arguments and ``parse_error``), so a native reply is bounded like text.
+  either (empty arguments and ``parse_error``), so a native reply is bounded like text;
+- a call whose id is empty, or the same as an earlier call's of the reply, gets a fresh
+  unique id (ids come from the model: a server may repeat one), since the results,
+  approvals and recorded answers of a step's calls are kept by call id.
 
 Each bound costs time linear in the output.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._ids import new_id
 from .._nesting import MAX_NESTING, nesting_exceeds
 from ._chat import ToolCall
 from ._config import GenerateConfig
@@ -123,8 +127,8 @@ def _too_large(call: ToolCall, size: int, limit: int) -> ToolCall:
 
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
-    model how many were dropped), and calls nested too deeply or past the reply's size
-    budget marked unparseable."""
+    model how many were dropped), calls nested too deeply or past the reply's size
+    budget marked unparseable, and an empty or repeated call id replaced by a fresh one."""
     limit, cap = _limits(config)
     message = output.message
     calls = message.tool_calls
@@ -133,8 +137,16 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     kept: list[ToolCall] = []
     changed = False
     budget = limit
+    ids = {c.id for c in calls[:cap]}
+    seen: set[str] = set()
     for call in calls[:cap]:
         flat = flat_call(call)
+        if not flat.id or flat.id in seen:
+            fresh = new_id()
+            while fresh in ids:  # (a model could send an id shaped like ours)
+                fresh = new_id()
+            flat = flat.model_copy(update={"id": fresh})
+        seen.add(flat.id)
         size = argument_chars(flat.arguments, budget)
         if size > budget:
             flat = _too_large(flat, size, limit)
@@ -152,5 +164,6 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
             f"{cap} calls are run per reply (GenerateConfig.max_tool_calls)]"
         )
         content = f"{content}\n{note}" if content else note
-    message = message.model_copy(update={"content": content, "tool_calls": kept})
+    # (the same reply, bounded: its id is kept, as a text protocol remembers it by id)
+    message = message.model_copy(update={"content": content, "tool_calls": kept, "id": message.id})
     return output.model_copy(update={"message": message})

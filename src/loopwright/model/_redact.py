@@ -31,6 +31,11 @@ Two layers use this:
   as JSON writes it, so the rows stay valid JSON. Only those exact values: the shapes
   are matched in error text alone, as a model's or tool's text may hold ``token=...``
   that is no secret, and the record must say what the model saw.
+
+What a run records about how it was made (a command's options for ``runs resume``, an
+eval's task parameters) is not recorded at all when it looks like a secret
+(:func:`scrub_secrets`: values under secret-looking names at any depth, and the
+credentials, query and fragment of URLs), so no length or exact value matters there.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._errors import error_text
@@ -62,6 +67,8 @@ __all__ = [
     "redact",
     "redact_known",
     "redact_url",
+    "scrub_secrets",
+    "secret_name",
     "split_credentials",
     "url_credentials",
 ]
@@ -151,7 +158,8 @@ def learn_named_secrets(data: object, depth: int = 0) -> None:
     if not isinstance(data, Mapping) or depth > 8:
         return
     for key, value in data.items():
-        if isinstance(key, str) and _SECRET_NAME.search(key) and isinstance(value, str):
+        named = isinstance(key, str) and (_SECRET_NAME.search(key) or secret_name(key))
+        if named and isinstance(value, str):
             learn_secrets((value,))
         elif isinstance(value, Mapping):
             learn_named_secrets(value, depth + 1)
@@ -165,6 +173,55 @@ def learn_env_secrets() -> None:
         return
     _env_done = True
     learn_secrets(v for k, v in os.environ.items() if _SECRET_NAME.search(k))
+
+
+_SECRET_WORD = re.compile(
+    r"key|token|secret|passw|pwd|auth|credential|cookie|header|session|signature",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def _strip_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:  # (not a URL after all: keep only its scheme)
+        return url.partition("://")[0] + "://"
+
+
+def scrub_secrets(value: Any, where: str = "", dropped: list[str] | None = None) -> Any:
+    """``value`` without what looks like a secret: the values of names that look like one
+    (at any depth), the credentials, query and fragment of URLs in strings; each thing
+    left out is added to ``dropped`` by its path (``where.name``, ``where (URL)``)."""
+    if dropped is None:
+        dropped = []
+    if isinstance(value, str):
+        out = _URL.sub(_strip_url, value)
+        if out != value:
+            dropped.append(f"{where} (URL credentials or query)")
+        return out
+    if isinstance(value, dict):
+        kept: dict[Any, Any] = {}
+        for k, v in value.items():
+            path = f"{where}.{k}" if where else str(k)
+            if _SECRET_WORD.search(str(k)):
+                dropped.append(path)
+            else:
+                kept[k] = scrub_secrets(v, path, dropped)
+        return kept
+    if isinstance(value, (list, tuple)):
+        return [scrub_secrets(v, f"{where}[{i}]", dropped) for i, v in enumerate(value)]
+    return value
+
+
+def secret_name(name: str) -> bool:
+    """Whether a setting named ``name`` looks like it holds a secret (a key, token,
+    password, header, cookie, credential...): broader than the names whose values the
+    run store learns to redact, as it decides what is not recorded at all."""
+    return _SECRET_WORD.search(name) is not None
 
 
 def redact_known(text: str, *, plain: bool = False) -> str:

@@ -12,8 +12,9 @@ decisions, each for the arguments it was made for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError
@@ -24,15 +25,25 @@ from ..log._approvals import (
     DeferredCall,
     claim_decisions,
     deferred_calls,
+    not_waiting,
     record_decisions,
     record_pending,
+    release_claim,
 )
 
 if TYPE_CHECKING:
+    from ..log._resume_point import ResumePoint
     from ..tools import Approver
     from ._scope import RunScope
 
-__all__ = ["ApprovalRefused", "approve", "continuation_approver", "park", "pending_calls"]
+__all__ = [
+    "ApprovalRefused",
+    "approve",
+    "continuation_approver",
+    "park",
+    "pending_calls",
+    "released_on_failure",
+]
 
 
 async def park(scope: RunScope, state: AgentState) -> None:
@@ -43,6 +54,12 @@ async def park(scope: RunScope, state: AgentState) -> None:
             "a tool, or an eval's sample): deferred approval works for a run of its own "
             "only, which can wait and be continued"
         )
+    ids = [p.call.id for p in state.pending]
+    if len(set(ids)) != len(ids):  # (a model's are made unique: an agent's own code's bug)
+        raise ValueError(
+            f"two deferred calls share an id ({sorted(i for i in ids if ids.count(i) > 1)[0]!r}): "
+            "a decision could not tell them apart; give each tool call of a message its own id"
+        )
     if scope.db_path is not None and state.pending:
         await asyncio.to_thread(record_pending, scope.db_path, scope.run_id, state.pending)
 
@@ -51,7 +68,7 @@ def pending_calls(run_id: str, *, db: str | os.PathLike[str] | None = None) -> l
     """The calls of a run waiting for a person's decision (``state == "pending"``), oldest
     first. ``lw.log._approvals.deferred_calls`` lists decided ones too."""
     run_id = _run_id(run_id, db)
-    return [c for c in deferred_calls(db, run_id) if c.state == "pending"]
+    return deferred_calls(db, run_id, states=("pending",))
 
 
 def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = False) -> str:
@@ -60,16 +77,14 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
     with load_run(run, db=db) as log:  # (a unique prefix of an id is enough)
         info = log.info
     if waiting and info.status != "waiting":
-        raise ApprovalRefused(
-            f"run {info.id} is not waiting for approval (its status is {info.status})"
-        )
+        raise not_waiting(info.id, info.status)
     return info.id
 
 
 def approve(
     run_id: str,
     *,
-    approve: Iterable[str] | Mapping[str, str] = (),
+    approve: Iterable[str] | Mapping[str, str | None] = (),
     reject: Mapping[str, str | None] | Iterable[str] = (),
     all: bool = False,
     message: str | None = None,
@@ -88,7 +103,7 @@ def approve(
 
     Args:
         run_id: The run (an id, or a unique prefix of one).
-        approve: Call ids to approve (or ``{call_id: arguments hash}``).
+        approve: Call ids to approve (or ``{call_id: arguments hash}``; ``None``: any).
         reject: Call ids to reject (or ``{call_id: message}``: the model is told the
             message, as the call's error result; ``None``: ``message``).
         all: Approve every pending call not rejected.
@@ -127,15 +142,32 @@ def continuation_approver(
     db: str | os.PathLike[str] | None,
     *,
     waiting: bool,
+    unanswered: Collection[str] = (),
 ) -> str | Approver | Sequence[Any] | None:
     """The approver a continued run is given: ``policy`` (as ``run(approval=)`` takes
     it) with the decisions recorded about the run's deferred calls (see
     :func:`~loopwright.log._approvals.claim_decisions`; ``waiting``: the run was seen
-    waiting); ``policy`` itself when the run deferred no call."""
+    waiting, its row is now ``running`` here); ``policy`` itself when the run deferred
+    no call. ``unanswered``: the ids of the calls of the step it stopped in that have
+    no recorded result (without a policy, those never shown to a person wait again)."""
     from ..approval import get_approval_policy, with_decisions
 
     checked = get_approval_policy(policy)  # (a mistake is refused before the claim)
     decisions, still = claim_decisions(resolve_db(db), run_id, waiting=waiting)
     if not decisions and not still:
         return policy
-    return with_decisions(checked, decisions, still)
+    return with_decisions(checked, decisions, still, unasked=unanswered)
+
+
+@contextlib.contextmanager
+def released_on_failure(
+    db: str | os.PathLike[str] | None, point: ResumePoint, *, claimed: bool
+) -> Iterator[None]:
+    """Around a continuation that ``claimed`` a waiting run's decisions: if it fails
+    before it reopened the run, the run waits again (decidable, continuable)."""
+    try:
+        yield
+    except BaseException:
+        if claimed:
+            release_claim(db, point.run_id, point.resumes + 1)
+        raise

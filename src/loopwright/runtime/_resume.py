@@ -33,6 +33,7 @@ from ..agents import Agent, AgentState, Hooks
 from ..agents._version import run_versions
 from ..limits import Limit, active_limits
 from ..limits import _run_depth as run_depth
+from ..log._approvals import claimed_holder
 from ..log._db import hostname
 from ..log._info import _alive as alive
 from ..log._resume_point import FINISHED, RESUME_SOURCE, ResumePoint, resume_mark, resume_point
@@ -51,7 +52,7 @@ from ..model.providers.replay import ReplayModelAPI
 from ..tools import Tool
 from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
-from ._approve import continuation_approver
+from ._approve import continuation_approver, released_on_failure
 from ._run import run
 from ._scope import RunScope, current_recording, reopening
 
@@ -311,9 +312,20 @@ async def resume(
         )
     check_resumable(point, f"run {point.run_id!r}", force=force)
     _check_tools(point, agent, tools)
-    # deferred approval: the decisions recorded about its deferred calls apply
-    approval = continuation_approver(point.run_id, approval, db, waiting=point.status == "waiting")
-    with continuing(point, agent, model) as (agent2, given, resumed), reopening(point):
+    # deferred approval: the decisions recorded about its deferred calls apply (a waiting
+    # run's claim of them sets its row running here: no decision lands after the claim)
+    waiting = point.status == "waiting"
+    unanswered = [c.id for c in point.last.in_flight] if point.last is not None else []
+    approval = continuation_approver(
+        point.run_id, approval, db, waiting=waiting, unanswered=unanswered
+    )
+    if waiting:
+        point = dataclasses.replace(point, holder=claimed_holder())
+    with (
+        released_on_failure(db, point, claimed=waiting),
+        continuing(point, agent, model) as (agent2, given, resumed),
+        reopening(point),
+    ):
         return await run(
             agent2,
             given,

@@ -137,9 +137,7 @@ def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
     from ..log._approvals import deferred_calls
 
     out = []
-    for c in deferred_calls(path, run_id)[:50]:
-        if c.state == "applied":
-            continue
+    for c in deferred_calls(path, run_id, states=("pending", "decided"), limit=50):
         text = json.dumps(c.call.arguments, ensure_ascii=False, indent=2, default=str)
         if len(text) > MAX_PENDING_ARGUMENTS:
             head, tail = MAX_PENDING_ARGUMENTS * 3 // 4, MAX_PENDING_ARGUMENTS // 4
