@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
+from . import _grammar
 from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
 
 __all__ = [
@@ -97,21 +98,21 @@ class Completion:
     reused_tokens: int
     """Prompt tokens whose KV cache was kept from the previous request."""
     n_ctx: int
+    problem: str | None = None
+    """Why the reply does not follow the response schema, when the grammar could not
+    enforce all of it (:mod:`._grammar`) and the check after found so."""
 
 
-def json_text_only(gbnf: str) -> str:
-    """``gbnf`` with its string characters limited to what JSON allows.
+def _parses(llm: Any, gbnf: str) -> bool:
+    """Whether llama.cpp parses ``gbnf`` (its sampler's constructor returns null, and
+    prints why, when it does not; llama-cpp-python would use that null and crash)."""
+    import llama_cpp
 
-    llama-cpp-python's schema converter lets a string hold raw control characters
-    (``char ::= [^"\\\\] | ...``), which JSON forbids: a small model then fills a string
-    with raw newlines and repeats itself until the token limit, and the reply does not
-    parse. Its own JSON grammar excludes them; this does the same for schema grammars.
-    """
-    lines = gbnf.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("char ::= "):
-            lines[i] = line.replace('[^"\\\\]', '[^"\\\\\\x7F\\x00-\\x1F]', 1)
-    return "\n".join(lines)
+    sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode(), b"root")
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
 
 
 class LlamaEngine:
@@ -123,7 +124,7 @@ class LlamaEngine:
         self.lock = threading.Lock()
         self._llm: Any = None
         self._formatter: Any = None
-        self._grammars: OrderedDict[str, Any] = OrderedDict()
+        self._grammars: OrderedDict[str, tuple[Any, tuple[str, ...]]] = OrderedDict()
         self._priors: OrderedDict[str, dict[str, float] | None] = OrderedDict()
 
     def _load(self) -> Any:
@@ -151,27 +152,30 @@ class LlamaEngine:
         self._llm = llm
         return llm
 
-    def _grammar(self, schema: dict[str, Any]) -> Any:
+    def _grammar(self, llm: Any, schema: dict[str, Any]) -> tuple[Any, tuple[str, ...]]:
+        """The schema's grammar (parsed by llama.cpp before use, :mod:`._grammar`) and
+        what it leaves to the check after the reply."""
         # property order matters: the grammar emits properties in schema order (the json
         # protocol puts "thought" before "action" so the model reasons first)
         key = json.dumps(schema)
-        grammar = self._grammars.get(key)
-        if grammar is not None:
+        found = self._grammars.get(key)
+        if found is not None:
             self._grammars.move_to_end(key)
-            return grammar
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
+            return found
+        from llama_cpp.llama_grammar import LlamaGrammar
 
-        try:
-            grammar = LlamaGrammar.from_string(
-                json_text_only(json_schema_to_gbnf(key)), verbose=False
+        built = _grammar.build(schema, lambda gbnf: _parses(llm, gbnf))
+        if built.loosened:
+            log.warning(
+                "response_schema: the llama.cpp grammar leaves out %s; the reply is "
+                "checked against the whole schema after",
+                ", ".join(built.loosened)[:500],
             )
-        except Exception as ex:  # an unsupported schema construct
-            log.warning("response_schema has no llama.cpp grammar (%s); any JSON is allowed", ex)
-            grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
-        self._grammars[key] = grammar
+        found = (LlamaGrammar.from_string(built.gbnf, verbose=False), built.loosened)
+        self._grammars[key] = found
         if len(self._grammars) > _GRAMMAR_CACHE:
             self._grammars.popitem(last=False)
-        return grammar
+        return found
 
     def _render(self, messages: list[dict[str, str]]) -> Any:
         try:
@@ -277,6 +281,7 @@ class LlamaEngine:
             if rendered.stopping_criteria is not None:
                 criteria.extend(rendered.stopping_criteria)
             stops = [*stop, *(rendered.stop or [])]
+            grammar, loosened = (None, ()) if schema is None else self._grammar(llm, schema)
             options: dict[str, Any] = {}
             if top_p is not None:
                 options["top_p"] = top_p
@@ -287,7 +292,7 @@ class LlamaEngine:
                 seed=seed,
                 stop=[s for s in stops if s],
                 stopping_criteria=criteria,
-                grammar=self._grammar(schema) if schema is not None else None,
+                grammar=grammar,
                 repeat_penalty=1.0,
                 stream=on_text is not None,
                 **options,
@@ -302,6 +307,14 @@ class LlamaEngine:
         used = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
         if finish == "length" and used >= n_ctx:
             finish = "context"
+        problem = None
+        if loosened and schema is not None and finish == "stop":
+            problem = _grammar.schema_problem(choice["text"], schema)
+            if problem is not None:
+                problem = (
+                    f"the reply does not follow the response_schema: {problem} (the "
+                    f"llama.cpp grammar could not enforce {', '.join(loosened)[:300]})"
+                )
         return Completion(
             text=choice["text"],
             finish=finish,
@@ -309,6 +322,7 @@ class LlamaEngine:
             completion_tokens=int(usage["completion_tokens"]),
             reused_tokens=min(reused, len(tokens)),
             n_ctx=n_ctx,
+            problem=problem,
         )
 
 

@@ -307,7 +307,7 @@ class LocalModelAPI(ModelAPI):
             total_tokens=done.prompt_tokens + done.completion_tokens,
             cache_read_tokens=done.reused_tokens,
         )
-        error = None
+        error = done.problem
         if done.finish == "context":
             error = (
                 f"the conversation ({done.prompt_tokens} tokens) does not fit the context "

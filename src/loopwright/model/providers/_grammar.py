@@ -1,0 +1,196 @@
+"""A response schema as a llama.cpp grammar that cannot crash the process.
+
+llama-cpp-python's schema converter (``json_schema_to_gbnf``) writes a ``const`` or
+``enum`` string into a grammar literal without escaping its backslashes: a string with
+a double quote gives a grammar llama.cpp cannot parse, and llama-cpp-python 0.3 then
+uses the parser's null result and the process dies (SIGSEGV); a string with a newline
+gives a literal that makes the model write a raw newline (not JSON). Its regex
+translation copies a ``pattern`` into the grammar unescaped (``\\d``: a parse error;
+``"``: a reply that is not JSON), and a ``maxLength`` of some thousands makes a grammar
+llama.cpp refuses. So, here:
+
+- literals are escaped for the grammar (:func:`gbnf_literal`), ``const``/``enum``
+  strings written as JSON (non-ASCII as itself, so the model writes ``café``);
+- what the grammar cannot express safely is left out of it (:func:`loosen`): a
+  ``pattern`` beyond plain characters and classes, a length or item bound over
+  :data:`MAX_REPEAT`; each is named in the result's ``loosened``;
+- the grammar is parsed by llama.cpp itself before use (:func:`parses`, the sampler's
+  constructor, whose null result is checked here); one it refuses falls back to the
+  loosened schema's, then to any JSON;
+- a reply under a loosened grammar is validated after, against the whole schema
+  (:func:`schema_problem`), and the output says what failed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MAX_REPEAT", "SchemaGrammar", "build", "gbnf_literal", "loosen", "schema_problem"]
+
+MAX_REPEAT = 256
+"""A ``minLength``/``maxLength``/``minItems``/``maxItems`` over this is validated after,
+not written into the grammar (llama.cpp's grammars grow with the bound)."""
+
+# a pattern the converter translates soundly: anchored, plain characters and classes
+# (no "." or negated class, which would let a quote, backslash or control character in)
+_SAFE_PATTERN = re.compile(r"\^[A-Za-z0-9 _\-\[\]+*?{}(),|:@#%&=~<>;'/!]*\$")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions")
+_SCHEMA_ONE = ("items", "additionalProperties", "not")
+_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaGrammar:
+    """A schema's grammar and what it leaves to the check after."""
+
+    gbnf: str
+    loosened: tuple[str, ...]
+    """What the grammar does not enforce (empty: the grammar is the whole schema)."""
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal matching exactly ``text``."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0xD800 <= code <= 0xDFFF:
+            raise ValueError("a lone surrogate cannot appear in a grammar")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02X}")
+        elif code > 0x7E:
+            out.append(f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _json_text(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escape instead
+        return json.dumps(value)
+    return text
+
+
+@functools.cache
+def _converter_class() -> Any:
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):  # type: ignore[misc]
+        def _format_literal(self, literal: str) -> str:
+            return gbnf_literal(literal)
+
+        def _generate_constant_rule(self, value: Any) -> str:
+            return gbnf_literal(_json_text(value))
+
+    return Converter
+
+
+def _to_gbnf(schema: dict[str, Any]) -> str:
+    converter = _converter_class()(
+        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+    resolved = converter.resolve_refs(json.loads(json.dumps(schema)), "stdin")
+    converter.visit(resolved, "")
+    return json_text_only(str(converter.format_grammar()))
+
+
+def json_text_only(gbnf: str) -> str:
+    """``gbnf`` with its string characters limited to what JSON allows.
+
+    The converter lets a string hold raw control characters (``char ::= [^"\\\\] |
+    ...``), which JSON forbids: a small model then fills a string with raw newlines and
+    repeats itself until the token limit. Its own JSON grammar excludes them; this does
+    the same for schema grammars.
+    """
+    lines = gbnf.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("char ::= "):
+            lines[i] = line.replace('[^"\\\\]', '[^"\\\\\\x7F\\x00-\\x1F]', 1)
+    return "\n".join(lines)
+
+
+def loosen(schema: Any, where: str = "$") -> tuple[Any, list[str]]:
+    """``schema`` without what its grammar cannot enforce safely, and what that was
+    (each named by its place in the schema, shortened)."""
+    notes: list[str] = []
+    where = where if len(where) <= 120 else "..." + where[-117:]
+    if isinstance(schema, list):
+        items = [loosen(s, f"{where}[{i}]") for i, s in enumerate(schema)]
+        return [s for s, _ in items], [n for _, ns in items for n in ns]
+    if not isinstance(schema, dict):
+        return schema, notes
+    out = dict(schema)
+    pattern = out.get("pattern")
+    if pattern is not None and not (
+        isinstance(pattern, str) and _SAFE_PATTERN.fullmatch(pattern) and "[^" not in pattern
+    ):
+        del out["pattern"]
+        notes.append(f"{where}: pattern")
+    for bound in _BOUNDS:
+        value = out.get(bound)
+        if value is not None and (not isinstance(value, int) or not 0 <= value <= MAX_REPEAT):
+            del out[bound]
+            notes.append(f"{where}: {bound}")
+    low, high = out.get("minLength", 0), out.get("maxLength", MAX_REPEAT)
+    if low > high:
+        del out["minLength"], out["maxLength"]
+        notes.append(f"{where}: minLength > maxLength")
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key], more = loosen(out[key], f"{where}.{key}")
+            notes += more
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            loose = {k: loosen(v, f"{where}.{key}.{k}") for k, v in out[key].items()}
+            out[key] = {k: s for k, (s, _) in loose.items()}
+            notes += [n for _, ns in loose.values() for n in ns]
+    for key in _SCHEMA_ONE:
+        if isinstance(out.get(key), dict):
+            out[key], more = loosen(out[key], f"{where}.{key}")
+            notes += more
+    return out, notes
+
+
+def build(schema: dict[str, Any], parses: Any) -> SchemaGrammar:
+    """The strictest grammar for ``schema`` that ``parses`` (llama.cpp's own parser,
+    ``Callable[[str], bool]``) accepts: the schema less what :func:`loosen` takes out,
+    else any JSON (the whole schema then checked after)."""
+    from llama_cpp.llama_grammar import JSON_GBNF
+
+    loose, notes = loosen(schema)
+    try:
+        gbnf = _to_gbnf(loose)
+    except Exception as ex:  # noqa: BLE001 - an unsupported construct, a deep schema
+        notes = [f"the schema ({type(ex).__name__}: {str(ex)[:200]})"]
+    else:
+        if parses(gbnf):
+            return SchemaGrammar(gbnf, tuple(notes))
+        notes = ["the schema (llama.cpp refused its grammar)"]
+    return SchemaGrammar(JSON_GBNF, tuple(notes))
+
+
+def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
+    """Why ``text`` is not JSON following ``schema``, or None when it is."""
+    import jsonschema
+
+    try:
+        value = json.loads(text)
+    except ValueError as ex:
+        return f"not JSON ({ex})"
+    try:
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(schema).iter_errors(value)
+        )
+    except jsonschema.exceptions.SchemaError as ex:
+        return f"the schema is not valid JSON Schema ({ex.message[:200]})"
+    return None if error is None else error.message[:300]
