@@ -35,9 +35,30 @@ MAX_REPEAT = 256
 """A ``minLength``/``maxLength``/``minItems``/``maxItems`` over this is validated after,
 not written into the grammar (llama.cpp's grammars grow with the bound)."""
 
-# a pattern the converter translates soundly: anchored, plain characters and classes
-# (no "." or negated class, which would let a quote, backslash or control character in)
-_SAFE_PATTERN = re.compile(r"\^[A-Za-z0-9 _\-\[\]+*?{}(),|:@#%&=~<>;'/!]*\$")
+# what the converter translates soundly: anchored; outside classes plain characters and
+# operators (no ".", quote or backslash); a class without quote, backslash or control
+# character, or a negated one that excludes all of them (the json protocol's thought)
+_OUTSIDE = re.compile(r"[A-Za-z0-9 _\-+*?{}(),|:@#%&=~<>;'/!]*")
+_CLASS = re.compile(r"\[([^\]]*)\]")
+_INSIDE = re.compile(r"[A-Za-z0-9 _\-+*?{}(),|:@#%&=~<>;'/!.^$]*")
+_EXCLUDED = ('"', "\\\\", "\\x00-\\x1f")
+
+
+def _safe_pattern(pattern: Any) -> bool:
+    if not isinstance(pattern, str) or not pattern.startswith("^") or not pattern.endswith("$"):
+        return False
+    body, at = pattern[1:-1], 0
+    for found in _CLASS.finditer(body):
+        inside = found.group(1)
+        if not _OUTSIDE.fullmatch(body, at, found.start()):
+            return False
+        if inside.startswith("^"):
+            if not all(e in inside for e in _EXCLUDED):
+                return False
+        elif not _INSIDE.fullmatch(inside):
+            return False
+        at = found.end()
+    return _OUTSIDE.fullmatch(body, at) is not None
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions")
 _SCHEMA_ONE = ("items", "additionalProperties", "not")
@@ -119,21 +140,19 @@ def json_text_only(gbnf: str) -> str:
     return "\n".join(lines)
 
 
-def loosen(schema: Any, where: str = "$") -> tuple[Any, list[str]]:
+def loosen(schema: Any, where: str = "$", *, patterns: bool = True) -> tuple[Any, list[str]]:
     """``schema`` without what its grammar cannot enforce safely, and what that was
     (each named by its place in the schema, shortened)."""
     notes: list[str] = []
     where = where if len(where) <= 120 else "..." + where[-117:]
     if isinstance(schema, list):
-        items = [loosen(s, f"{where}[{i}]") for i, s in enumerate(schema)]
+        items = [loosen(s, f"{where}[{i}]", patterns=patterns) for i, s in enumerate(schema)]
         return [s for s, _ in items], [n for _, ns in items for n in ns]
     if not isinstance(schema, dict):
         return schema, notes
     out = dict(schema)
     pattern = out.get("pattern")
-    if pattern is not None and not (
-        isinstance(pattern, str) and _SAFE_PATTERN.fullmatch(pattern) and "[^" not in pattern
-    ):
+    if pattern is not None and not (patterns and _safe_pattern(pattern)):
         del out["pattern"]
         notes.append(f"{where}: pattern")
     for bound in _BOUNDS:
@@ -147,16 +166,16 @@ def loosen(schema: Any, where: str = "$") -> tuple[Any, list[str]]:
         notes.append(f"{where}: minLength > maxLength")
     for key in _SCHEMA_LISTS:
         if isinstance(out.get(key), list):
-            out[key], more = loosen(out[key], f"{where}.{key}")
+            out[key], more = loosen(out[key], f"{where}.{key}", patterns=patterns)
             notes += more
     for key in _SCHEMA_MAPS:
         if isinstance(out.get(key), dict):
-            loose = {k: loosen(v, f"{where}.{key}.{k}") for k, v in out[key].items()}
+            loose = {k: loosen(v, f"{where}.{key}.{k}", patterns=patterns) for k, v in out[key].items()}
             out[key] = {k: s for k, (s, _) in loose.items()}
             notes += [n for _, ns in loose.values() for n in ns]
     for key in _SCHEMA_ONE:
         if isinstance(out.get(key), dict):
-            out[key], more = loosen(out[key], f"{where}.{key}")
+            out[key], more = loosen(out[key], f"{where}.{key}", patterns=patterns)
             notes += more
     return out, notes
 
@@ -164,15 +183,17 @@ def loosen(schema: Any, where: str = "$") -> tuple[Any, list[str]]:
 def build(schema: dict[str, Any], parses: Any) -> SchemaGrammar:
     """The strictest grammar for ``schema`` that ``parses`` (llama.cpp's own parser,
     ``Callable[[str], bool]``) accepts: the schema less what :func:`loosen` takes out,
-    else any JSON (the whole schema then checked after)."""
+    then also less every pattern, else any JSON (the whole schema then checked after)."""
     from llama_cpp.llama_grammar import JSON_GBNF
 
-    loose, notes = loosen(schema)
-    try:
-        gbnf = _to_gbnf(loose)
-    except Exception as ex:  # noqa: BLE001 - an unsupported construct, a deep schema
-        notes = [f"the schema ({type(ex).__name__}: {str(ex)[:200]})"]
-    else:
+    notes = []
+    for patterns in (True, False):  # the patterns kept, then none
+        loose, notes = loosen(schema, patterns=patterns)
+        try:
+            gbnf = _to_gbnf(loose)
+        except Exception as ex:  # noqa: BLE001 - an unsupported construct, a deep schema
+            notes = [f"the schema ({type(ex).__name__}: {str(ex)[:200]})"]
+            continue
         if parses(gbnf):
             return SchemaGrammar(gbnf, tuple(notes))
         notes = ["the schema (llama.cpp refused its grammar)"]
