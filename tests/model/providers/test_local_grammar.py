@@ -28,7 +28,7 @@ HOSTILE = [
     "café ü 中 😀",
     "\x00\x1f\x7f controls",
     "\u2028 line separator",
-    "x" * 1200,
+    "x" * 600,
 ]
 
 
@@ -48,7 +48,11 @@ def test_what_the_grammar_cannot_enforce_is_loosened_and_named() -> None:
             "code": {"type": "string", "pattern": '^\\d+"$'},
             "word": {"type": "string", "pattern": "^[a-z]+$"},
             "long": {"type": "string", "maxLength": 100_000},
-            "list": {"type": "array", "items": {"type": "string", "minLength": 9}, "minItems": 5000},
+            "list": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 9},
+                "minItems": 5000,
+            },
             "pattern": {"type": "string"},
         },
     }
@@ -108,7 +112,7 @@ _SCRIPT = textwrap.dedent(
         ask = [lw.UserMessage(content="Answer in JSON.")]
         for schema in json.loads(sys.stdin.read()):
             out = await model.generate(ask, config=lw.GenerateConfig(
-                response_schema=schema, max_tokens=1600))
+                response_schema=schema, max_tokens=800))
             print(json.dumps({"text": out.text, "stop": out.stop_reason,
                               "error": out.error}), flush=True)
 
@@ -130,6 +134,7 @@ _SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.local_model
+@pytest.mark.timeout(600)
 @pytest.mark.skipif(not _model_installed(), reason="the embedded model is not installed")
 def test_hostile_consts_enums_and_tool_schemas_with_the_real_model() -> None:
     schemas: list[dict[str, Any]] = [{"const": s} for s in HOSTILE]
@@ -152,7 +157,9 @@ def test_hostile_consts_enums_and_tool_schemas_with_the_real_model() -> None:
         timeout=900,
         env=env,
     )
-    assert done.returncode == 0, f"the model process died ({done.returncode}): {done.stderr[-2000:]}"
+    assert done.returncode == 0, (
+        f"the model process died ({done.returncode}): {done.stderr[-2000:]}"
+    )
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(lines) == len(schemas) + 1
     for text, out in zip(HOSTILE, lines, strict=False):  # each const, exactly
@@ -169,3 +176,44 @@ def test_hostile_consts_enums_and_tool_schemas_with_the_real_model() -> None:
         assert name in ("pick", "submit")
         if name == "pick":
             assert arguments["kind"] in ('say "hi"', "a\\b", "two\nlines")
+
+
+def test_a_chosen_reply_is_planned_as_fixed_text_and_values() -> None:
+    from loopwright.model.providers import _segments
+
+    thought = {"type": "string", "maxLength": 60}
+    args = {"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}, "required": ["a"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "thought": thought,
+            "action": {
+                "type": "object",
+                "properties": {"name": {"const": 'mul"t'}, "arguments": args},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["thought", "action"],
+        "$defs": {"n": {"type": "number"}},
+    }
+    defs = {"$defs": {"n": {"type": "number"}}}
+    assert _segments.plan(schema) == [
+        '{"thought": ',
+        {**thought, **defs},
+        ', "action": {"name": "mul\\"t", "arguments": {"a": ',
+        {"$ref": "#/$defs/n", **defs},
+        "}}}",
+    ]
+    optional = {**schema, "required": ["thought"]}
+    assert _segments.plan(optional) is None  # an optional property: generated whole
+    assert _segments.plan({"type": "string"}) is None
+
+
+def test_a_value_grammar_ends_with_the_text_after_it() -> None:
+    gbnf = 'root ::= "\\"" char* "\\"" space\nchar ::= [a-z]\nspace ::= " "?'
+    out = _grammar.with_suffix(gbnf, ",")
+    assert out is not None and out.endswith('root ::= value0-root ","')
+    assert 'value0-root ::= "\\"" char*' in out
+    assert _grammar.with_suffix('root ::= "[" root? "]"', ",") is None  # recursive
+    assert _grammar.build_segment({"type": "string", "pattern": "^.$"}, ",", bool) is None

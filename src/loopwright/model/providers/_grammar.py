@@ -29,9 +29,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_REPEAT", "SchemaGrammar", "build", "gbnf_literal", "loosen", "schema_problem"]
+__all__ = [
+    "MAX_REPEAT",
+    "SchemaGrammar",
+    "build",
+    "build_segment",
+    "gbnf_literal",
+    "loosen",
+    "schema_problem",
+    "with_suffix",
+]
 
-MAX_REPEAT = 256
+MAX_REPEAT = 1000
 """A ``minLength``/``maxLength``/``minItems``/``maxItems`` over this is validated after,
 not written into the grammar (llama.cpp's grammars grow with the bound)."""
 
@@ -59,6 +68,8 @@ def _safe_pattern(pattern: Any) -> bool:
             return False
         at = found.end()
     return _OUTSIDE.fullmatch(body, at) is not None
+
+
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions")
 _SCHEMA_ONE = ("items", "additionalProperties", "not")
@@ -106,7 +117,7 @@ def _json_text(value: Any) -> str:
 def _converter_class() -> Any:
     from llama_cpp.llama_grammar import SchemaConverter
 
-    class Converter(SchemaConverter):  # type: ignore[misc]
+    class Converter(SchemaConverter):
         def _format_literal(self, literal: str) -> str:
             return gbnf_literal(literal)
 
@@ -170,7 +181,9 @@ def loosen(schema: Any, where: str = "$", *, patterns: bool = True) -> tuple[Any
             notes += more
     for key in _SCHEMA_MAPS:
         if isinstance(out.get(key), dict):
-            loose = {k: loosen(v, f"{where}.{key}.{k}", patterns=patterns) for k, v in out[key].items()}
+            loose = {
+                k: loosen(v, f"{where}.{key}.{k}", patterns=patterns) for k, v in out[key].items()
+            }
             out[key] = {k: s for k, (s, _) in loose.items()}
             notes += [n for _, ns in loose.values() for n in ns]
     for key in _SCHEMA_ONE:
@@ -186,18 +199,46 @@ def build(schema: dict[str, Any], parses: Any) -> SchemaGrammar:
     then also less every pattern, else any JSON (the whole schema then checked after)."""
     from llama_cpp.llama_grammar import JSON_GBNF
 
-    notes = []
+    notes: list[str] = []
     for patterns in (True, False):  # the patterns kept, then none
         loose, notes = loosen(schema, patterns=patterns)
         try:
             gbnf = _to_gbnf(loose)
-        except Exception as ex:  # noqa: BLE001 - an unsupported construct, a deep schema
+        except Exception as ex:  # an unsupported construct, a deep schema
             notes = [f"the schema ({type(ex).__name__}: {str(ex)[:200]})"]
             continue
         if parses(gbnf):
             return SchemaGrammar(gbnf, tuple(notes))
         notes = ["the schema (llama.cpp refused its grammar)"]
     return SchemaGrammar(JSON_GBNF, tuple(notes))
+
+
+def with_suffix(gbnf: str, suffix: str) -> str | None:
+    """``gbnf`` followed by the literal ``suffix`` (so a value ends where the text after
+    it begins, not where the model would go on writing digits), or None when the grammar
+    refers to its own root (a recursive schema)."""
+    lines = gbnf.splitlines()
+    rules = {line.split(" ::= ", 1)[0] for line in lines}
+    roots = [i for i, line in enumerate(lines) if line.startswith("root ::= ")]
+    rest = [line[len("root ::= ") :] if i in roots else line for i, line in enumerate(lines)]
+    if len(roots) != 1 or any(re.search(r"(?<![\w-])root(?![\w-])", r) for r in rest):
+        return None
+    name = next(f"value{i}-root" for i in range(len(rules) + 1) if f"value{i}-root" not in rules)
+    lines[roots[0]] = f"{name} ::= {rest[roots[0]]}"
+    return "\n".join([*lines, f"root ::= {name} {gbnf_literal(suffix)}"])
+
+
+def build_segment(schema: dict[str, Any], suffix: str, parses: Any) -> str | None:
+    """The grammar of one value of a reply written in parts (:mod:`._segments`) and the
+    literal ``suffix`` after it, or None when the schema needs any loosening (the reply
+    is then generated whole, checked after as usual)."""
+    if loosen(schema)[1]:
+        return None
+    try:
+        gbnf = with_suffix(_to_gbnf(schema), suffix)
+    except Exception:  # an unsupported construct, a deep schema
+        return None
+    return gbnf if gbnf is not None and parses(gbnf) else None
 
 
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
-from . import _grammar
+from . import _grammar, _segments
 from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
 
 __all__ = [
@@ -177,6 +177,37 @@ class LlamaEngine:
             self._grammars.popitem(last=False)
         return found
 
+    def _parts(self, llm: Any, schema: dict[str, Any] | None) -> list[str | tuple[Any, str]] | None:
+        """The chosen reply's schema as fixed text and value grammars, each value's
+        grammar ending with the first character of the text after it (cached); None
+        when it is not written in parts (:mod:`._segments`)."""
+        key = "parts:" + json.dumps(schema)
+        if key in self._grammars:
+            self._grammars.move_to_end(key)
+            return self._grammars[key][0]  # type: ignore[no-any-return]
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        plan = _segments.plan(schema)
+        parts: list[str | tuple[Any, str]] | None = []
+        for i, piece in enumerate(plan or ()):
+            if isinstance(piece, dict):
+                after = plan[i + 1] if plan is not None and i + 1 < len(plan) else ""
+                suffix = after[:1] if isinstance(after, str) else ""
+                gbnf = _grammar.build_segment(piece, suffix, lambda g: _parses(llm, g))
+                if not suffix or gbnf is None or parts is None:
+                    parts = None
+                    break
+                parts.append((LlamaGrammar.from_string(gbnf, verbose=False), suffix))
+            elif parts is not None:
+                fixed = piece[1:] if i and isinstance(plan[i - 1], dict) else piece  # type: ignore[index]
+                if fixed:
+                    parts.append(fixed)
+        parts = parts if plan is not None else None
+        self._grammars[key] = (parts, ())
+        if len(self._grammars) > _GRAMMAR_CACHE:
+            self._grammars.popitem(last=False)
+        return parts
+
     def _render(self, messages: list[dict[str, str]]) -> Any:
         try:
             return self._formatter(messages=messages)
@@ -271,6 +302,7 @@ class LlamaEngine:
             cached = llm.input_ids[: llm.n_tokens].tolist()
             reused = Llama.longest_token_prefix(cached, tokens)
             point = choice_point(schema) if choose_first and schema is not None else None
+            scores = None
             if point is not None and schema is not None:
                 plain = content_free(messages)
                 prior = None if plain is None else self._prior(llm, plain, point)
@@ -281,45 +313,57 @@ class LlamaEngine:
             if rendered.stopping_criteria is not None:
                 criteria.extend(rendered.stopping_criteria)
             stops = [*stop, *(rendered.stop or [])]
-            grammar, loosened = (None, ()) if schema is None else self._grammar(llm, schema)
             options: dict[str, Any] = {}
             if top_p is not None:
                 options["top_p"] = top_p
-            result = llm.create_completion(
-                tokens,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=seed,
-                stop=[s for s in stops if s],
-                stopping_criteria=criteria,
-                grammar=grammar,
-                repeat_penalty=1.0,
-                stream=on_text is not None,
-                **options,
-            )
-            if on_text is not None:
-                result = _streamed(llm, result, len(tokens), on_text)
+
+            def generate(prompt: list[int], grammar: Any, most: int) -> tuple[str, str]:
+                result = llm.create_completion(
+                    prompt,
+                    max_tokens=most,
+                    temperature=temperature,
+                    seed=seed,
+                    stop=[s for s in stops if s],
+                    stopping_criteria=criteria,
+                    grammar=grammar,
+                    repeat_penalty=1.0,
+                    stream=on_text is not None,
+                    **options,
+                )
+                if on_text is not None:
+                    result = _streamed(result, on_text)
+                choice = result["choices"][0]
+                return choice["text"], choice.get("finish_reason") or "stop"
+
+            parts = self._parts(llm, schema) if scores is not None else None
+            loosened: tuple[str, ...] = ()
+            if parts is not None:
+                text, finish = _segments.write_in_parts(
+                    llm, rendered, parts, generate, max_tokens, cancel, on_text
+                )
+            else:
+                grammar = None
+                if schema is not None:
+                    grammar, loosened = self._grammar(llm, schema)
+                text, finish = generate(tokens, grammar, max_tokens)
+            completion_tokens = len(llm.tokenize(text.encode("utf-8"), add_bos=False))
         if cancel.is_set():
             return None
-        choice = result["choices"][0]
-        usage = result["usage"]
-        finish = choice.get("finish_reason") or "stop"
-        used = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
-        if finish == "length" and used >= n_ctx:
+        if finish == "length" and len(tokens) + completion_tokens >= n_ctx:
             finish = "context"
         problem = None
         if loosened and schema is not None and finish == "stop":
-            problem = _grammar.schema_problem(choice["text"], schema)
+            problem = _grammar.schema_problem(text, schema)
             if problem is not None:
                 problem = (
                     f"the reply does not follow the response_schema: {problem} (the "
                     f"llama.cpp grammar could not enforce {', '.join(loosened)[:300]})"
                 )
         return Completion(
-            text=choice["text"],
+            text=text,
             finish=finish,
-            prompt_tokens=int(usage["prompt_tokens"]),
-            completion_tokens=int(usage["completion_tokens"]),
+            prompt_tokens=len(tokens),
+            completion_tokens=completion_tokens,
             reused_tokens=min(reused, len(tokens)),
             n_ctx=n_ctx,
             problem=problem,
@@ -336,7 +380,7 @@ def _log_softmax(llm: Any) -> Any:
     return logits - top - np.log(np.exp(logits - top).sum())
 
 
-def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str], None]) -> Any:
+def _streamed(chunks: Any, on_text: Callable[[str], None]) -> Any:
     """Pass a streamed completion's pieces to ``on_text``; the result as unstreamed."""
     pieces: list[str] = []
     finish = None
@@ -347,10 +391,7 @@ def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str]
             pieces.append(text)
             on_text(text)
         finish = choice.get("finish_reason") or finish
-    text = "".join(pieces)
-    completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion}
-    return {"choices": [{"text": text, "finish_reason": finish}], "usage": usage}
+    return {"choices": [{"text": "".join(pieces), "finish_reason": finish}]}
 
 
 _engines: dict[tuple[str, str], LlamaEngine] = {}
