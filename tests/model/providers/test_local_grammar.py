@@ -199,9 +199,9 @@ def test_a_chosen_reply_is_planned_as_fixed_text_and_values() -> None:
     }
     defs = {"$defs": {"n": {"type": "number"}}}
     assert _segments.plan(schema) == [
-        '{"thought": ',
+        '{"thought":',
         {**thought, **defs},
-        ', "action": {"name": "mul\\"t", "arguments": {"a": ',
+        ', "action": {"name": "mul\\"t", "arguments": {"a":',
         {"$ref": "#/$defs/n", **defs},
         "}}}",
     ]
@@ -213,7 +213,7 @@ def test_a_chosen_reply_is_planned_as_fixed_text_and_values() -> None:
 def test_a_value_grammar_ends_with_the_text_after_it() -> None:
     gbnf = 'root ::= "\\"" char* "\\"" space\nchar ::= [a-z]\nspace ::= " "?'
     out = _grammar.with_suffix(gbnf, ",")
-    assert out is not None and out.endswith('root ::= value0-root ","')
+    assert out is not None and out.endswith('root ::= " "? value0-root ","')
     assert 'value0-root ::= "\\"" char*' in out
     assert _grammar.with_suffix('root ::= "[" root? "]"', ",") is None  # recursive
     assert _grammar.build_segment({"type": "string", "pattern": "^.$"}, ",", bool) is None

@@ -214,9 +214,9 @@ def build(schema: dict[str, Any], parses: Any) -> SchemaGrammar:
 
 
 def with_suffix(gbnf: str, suffix: str) -> str | None:
-    """``gbnf`` followed by the literal ``suffix`` (so a value ends where the text after
-    it begins, not where the model would go on writing digits), or None when the grammar
-    refers to its own root (a recursive schema)."""
+    """``gbnf`` after an optional space and followed by the literal ``suffix`` (so a
+    value ends where the text after it begins, not where the model would go on writing
+    digits), or None when the grammar refers to its own root (a recursive schema)."""
     lines = gbnf.splitlines()
     rules = {line.split(" ::= ", 1)[0] for line in lines}
     roots = [i for i, line in enumerate(lines) if line.startswith("root ::= ")]
@@ -225,7 +225,7 @@ def with_suffix(gbnf: str, suffix: str) -> str | None:
         return None
     name = next(f"value{i}-root" for i in range(len(rules) + 1) if f"value{i}-root" not in rules)
     lines[roots[0]] = f"{name} ::= {rest[roots[0]]}"
-    return "\n".join([*lines, f"root ::= {name} {gbnf_literal(suffix)}"])
+    return "\n".join([*lines, f'root ::= " "? {name} {gbnf_literal(suffix)}'])
 
 
 def build_segment(schema: dict[str, Any], suffix: str, parses: Any) -> str | None:

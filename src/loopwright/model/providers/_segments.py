@@ -45,19 +45,21 @@ def plan(schema: dict[str, Any] | None) -> list[Segment] | None:
     defs: dict[str, Any] = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
     out: list[Segment] = []
 
-    def walk(node: dict[str, Any]) -> None:
-        out.append("{")
+    def walk(node: dict[str, Any], nested: bool) -> None:
+        out.append(" {" if nested else "{")
         for i, (name, value) in enumerate(node["properties"].items()):
-            out.append(("" if i == 0 else ", ") + json.dumps(name) + ": ")
+            # no space after the colon: the model writes it with the value, as it would
+            # (a prompt ending in a space makes a tokenizer's usual " 465" unreachable)
+            out.append(("" if i == 0 else ", ") + json.dumps(name) + ":")
             if isinstance(value, dict) and isinstance(value.get("const"), str) and len(value) == 1:
-                out.append(json.dumps(value["const"], ensure_ascii=False))
+                out.append(" " + json.dumps(value["const"], ensure_ascii=False))
             elif isinstance(value, dict) and _closed_object(value):
-                walk(value)
+                walk(value, True)
             else:
                 out.append({**value, **defs} if isinstance(value, dict) else value)
         out.append("}")
 
-    walk(schema)
+    walk(schema, False)
     merged: list[Segment] = []
     for piece in out:  # adjacent fixed texts as one
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):

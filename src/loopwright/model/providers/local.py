@@ -65,6 +65,7 @@ from ._llama_engine import (
     get_engine,
     require_llama_cpp,
 )
+from ._local_files import find_in_folder
 from ._tool_args import tool_result_text
 
 __all__ = [
@@ -155,7 +156,9 @@ class LocalModelAPI(ModelAPI):
         """
         Args:
             model_name: Empty (or ``smollm2``) for the embedded SmolLM2 model, else the path
-                of a ``.gguf`` file (``local:/path/model.gguf``).
+                of a ``.gguf`` file (``local:/path/model.gguf``), or the name of one in
+                the models folder (``$LOOPWRIGHT_MODELS``, else
+                ``~/.cache/loopwright/models``; ``loopwright models`` lists them).
             n_ctx: The context window in tokens.
             n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
                 least 1, at most 8).
@@ -176,6 +179,8 @@ class LocalModelAPI(ModelAPI):
             self.model_name = ""
         else:
             path = os.path.abspath(os.path.expanduser(model_name))
+            if not os.path.isfile(path):  # a bare name: a file of the models folder
+                path = find_in_folder(model_name.strip()) or path
             self.model_name = path
         if not os.path.isfile(path):
             raise ConfigurationError(
