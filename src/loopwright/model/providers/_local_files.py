@@ -14,7 +14,14 @@ from pathlib import Path
 from ..._errors import MissingDependencyError
 from ._llama_engine import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, default_model_path
 
-__all__ = ["MAX_LISTED", "MODELS_ENV", "LocalModelFile", "find_in_folder", "installed", "models_dir"]
+__all__ = [
+    "MAX_LISTED",
+    "MODELS_ENV",
+    "LocalModelFile",
+    "find_in_folder",
+    "installed",
+    "models_dir",
+]
 
 MODELS_ENV = "LOOPWRIGHT_MODELS"
 """The environment variable naming the folder of GGUF files."""
@@ -56,9 +63,7 @@ def installed() -> tuple[list[LocalModelFile], str | None]:
     try:
         path = default_model_path()
         found.append(
-            LocalModelFile(
-                "local", path, os.path.getsize(path), f"{DEFAULT_MODEL_PACKAGE} package"
-            )
+            LocalModelFile("local", path, os.path.getsize(path), f"{DEFAULT_MODEL_PACKAGE} package")
         )
     except (MissingDependencyError, OSError) as ex:
         missing = f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL_PACKAGE}): {ex}"

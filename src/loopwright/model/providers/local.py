@@ -30,10 +30,17 @@ How it behaves:
   step against the same prompt with a content-free task, and the reply is then written
   under the chosen action's grammar. The model still chooses; the grammar no longer
   makes the choice one token at a time after a thought copied from the worked example.
+  The chosen reply is then written in parts (:mod:`~loopwright.model.providers._segments`):
+  its fixed JSON (keys, the action's name) is read in with the prompt, and only the
+  values (the thought, each argument) are generated, each under its own grammar.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
-  ranges for one: validate what you parse.) ``stop_seqs``, ``max_tokens`` (default
+  ranges for one: validate what you parse.) Strings of any content are escaped for the
+  grammar; what it cannot express safely (a regex ``pattern`` beyond plain characters
+  and classes, a length or item bound over 1,000) is left out of it, and the reply is
+  checked against the whole schema after: ``ModelOutput.error`` says what failed
+  (:mod:`~loopwright.model.providers._grammar`). ``stop_seqs``, ``max_tokens`` (default
   :data:`DEFAULT_MAX_TOKENS`), ``temperature`` (default :data:`DEFAULT_TEMPERATURE`),
   ``top_p`` and ``seed`` are honoured.
 - A conversation longer than the context window (``n_ctx``, default
