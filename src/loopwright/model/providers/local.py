@@ -30,10 +30,17 @@ How it behaves:
   step against the same prompt with a content-free task, and the reply is then written
   under the chosen action's grammar. The model still chooses; the grammar no longer
   makes the choice one token at a time after a thought copied from the worked example.
+  The chosen reply is then written in parts (:mod:`~loopwright.model.providers._segments`):
+  its fixed JSON (keys, the action's name) is read in with the prompt, and only the
+  values (the thought, each argument) are generated, each under its own grammar.
 - ``GenerateConfig.response_schema`` becomes a llama.cpp grammar, so the reply is valid
   JSON following the schema's structure: types, required properties, ``enum``/``const``,
   ``anyOf``, string lengths. (llama.cpp's converter does not enforce everything, numeric
-  ranges for one: validate what you parse.) ``stop_seqs``, ``max_tokens`` (default
+  ranges for one: validate what you parse.) Strings of any content are escaped for the
+  grammar; what it cannot express safely (a regex ``pattern`` beyond plain characters
+  and classes, a length or item bound over 1,000) is left out of it, and the reply is
+  checked against the whole schema after: ``ModelOutput.error`` says what failed
+  (:mod:`~loopwright.model.providers._grammar`). ``stop_seqs``, ``max_tokens`` (default
   :data:`DEFAULT_MAX_TOKENS`), ``temperature`` (default :data:`DEFAULT_TEMPERATURE`),
   ``top_p`` and ``seed`` are honoured.
 - A conversation longer than the context window (``n_ctx``, default
@@ -65,6 +72,7 @@ from ._llama_engine import (
     get_engine,
     require_llama_cpp,
 )
+from ._local_files import find_in_folder
 from ._tool_args import tool_result_text
 
 __all__ = [
@@ -155,7 +163,9 @@ class LocalModelAPI(ModelAPI):
         """
         Args:
             model_name: Empty (or ``smollm2``) for the embedded SmolLM2 model, else the path
-                of a ``.gguf`` file (``local:/path/model.gguf``).
+                of a ``.gguf`` file (``local:/path/model.gguf``), or the name of one in
+                the models folder (``$LOOPWRIGHT_MODELS``, else
+                ``~/.cache/loopwright/models``; ``loopwright models`` lists them).
             n_ctx: The context window in tokens.
             n_threads: CPU threads for llama.cpp (default: the CPU count less one, at
                 least 1, at most 8).
@@ -176,6 +186,8 @@ class LocalModelAPI(ModelAPI):
             self.model_name = ""
         else:
             path = os.path.abspath(os.path.expanduser(model_name))
+            if not os.path.isfile(path):  # a bare name: a file of the models folder
+                path = find_in_folder(model_name.strip()) or path
             self.model_name = path
         if not os.path.isfile(path):
             raise ConfigurationError(
@@ -307,7 +319,7 @@ class LocalModelAPI(ModelAPI):
             total_tokens=done.prompt_tokens + done.completion_tokens,
             cache_read_tokens=done.reused_tokens,
         )
-        error = None
+        error = done.problem
         if done.finish == "context":
             error = (
                 f"the conversation ({done.prompt_tokens} tokens) does not fit the context "
