@@ -81,3 +81,25 @@ def test_a_terminal_sees_the_text_before_the_reply_is_complete(tmp_path: Path) -
     assert proc.returncode == 0
     assert out == b"Streaming works fine.\n"
     assert b"fine." in seen and seen.count(b"Streaming works fine.") == 1
+
+
+def test_a_thought_and_the_answer_are_separate_lines() -> None:
+    """A reasoning delta followed by text (the json protocol's parsed thought, then the
+    answer) is never run together into one line, piped or on a terminal."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from loopwright.cli._stream_view import StreamingDisplay
+    from loopwright.model import ReasoningDelta, TextDelta
+
+    for terminal in (False, True):
+        out = io.StringIO()
+        view = StreamingDisplay(Console(file=out, force_terminal=terminal, no_color=True))
+        view.delta(ReasoningDelta("The answer is ."))
+        view.delta(TextDelta("149265"))
+        view.delta(TextDelta(".0"))
+        view._end_text()
+        lines = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()  # (dimmed)
+        assert lines == ["The answer is .", "149265.0"], (terminal, lines)

@@ -31,6 +31,7 @@ class StreamingDisplay(ConsoleDisplay):
         self._terminal = bool(self.console.is_terminal)
         self._streamed = False  # the current model call streamed text
         self._open = ""  # a line begun and not ended (written, on a terminal; held, else)
+        self._kind: type | None = None  # reasoning or text: a change of kind ends the line
 
     def delta(self, delta: TextDelta | ReasoningDelta) -> None:
         """The stream sink: write ``delta`` now (a terminal) or once its line ends."""
@@ -42,6 +43,9 @@ class StreamingDisplay(ConsoleDisplay):
         style = "dim italic" if isinstance(delta, ReasoningDelta) else ""
         with self._lock:
             self._streamed = True
+            if self._kind is not type(delta):
+                self._kind = type(delta)
+                self._end_text()  # a thought and the answer are never run into one line
             if self._terminal:
                 self.console.print(Text(text, style=style), end="", soft_wrap=True)
                 self._open = text.rsplit("\n", 1)[-1]
@@ -64,7 +68,7 @@ class StreamingDisplay(ConsoleDisplay):
     def _render(self, ev: Event) -> list[Any]:
         if not isinstance(ev, ModelEvent) or ev.pending or not self._streamed:
             return super()._render(ev)
-        self._streamed = False
+        self._streamed, self._kind = False, None
         self._end_text()
         if ev.output is None:
             return super()._render(ev)
