@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
+from .._fields import fill_in
 from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
@@ -169,12 +170,10 @@ class _ToolHook:
 
 def _complete(event: ModelEvent | ToolEvent, **values: Any) -> None:
     """Set what a pending event learnt when its call ended: each field whose value
-    changes. (pydantic adds every field assigned to the instance's set of fields set,
-    whose table grows as it fills: assigning all ten fields, most to the value they had,
-    took a model event's set from 0.5 to 2 KB, held by every live transcript.)"""
-    for name, value in values.items():
-        if value != getattr(event, name):
-            setattr(event, name, value)
+    changes, filled in without growing the event's fields-set table (``_fields.py``:
+    a live transcript holds every event; assigning a tool event's outcome took its
+    table from 216 to 728 bytes)."""
+    fill_in(event, **{k: v for k, v in values.items() if v != getattr(event, k)})
 
 
 MAX_FAILURE = 16_000
