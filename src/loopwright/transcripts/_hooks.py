@@ -62,16 +62,19 @@ class _ModelHook:
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         ev = ModelEvent(
-            id=event_id,
+            id=event_id, working_start=t.working_time(), model=call.model.name, pending=True
+        )
+        # the call's own objects, held as they are (the tools list is the call's, made for
+        # it; nothing is validated again) and filled in without growing the event's
+        # fields-set table past its inline slots (_fields.py)
+        fill_in(
+            ev,
             span_id=scope.span_id,
-            working_start=t.working_time(),
-            model=call.model.name,
             input=rest,
             input_base=base,
             input_base_count=count,
             tools=call.tools,
             config=call.config,
-            pending=True,
         )
         t._append(ev, scope.events)
         data = call.data
