@@ -11,9 +11,9 @@ __all__ = ["fill_in"]
 
 
 def fill_in(record: BaseModel, /, **values: Any) -> None:
-    """Set fields of ``record`` (a pydantic model) that loopwright fills in after it was made (a call's time,
-    a pending event's outcome). The fields are plain ones: not validated on assignment,
-    not frozen, as on every model this is used with.
+    """Set fields of ``record`` (a pydantic model) that loopwright fills in after it was
+    made (a call's time, a pending event's outcome). The fields are plain ones: not
+    validated on assignment, not frozen, as on every model this is used with.
 
     pydantic's ``setattr`` also adds each name to the instance's fields-set table
     (``model_fields_set``), a set whose table moves from its 8 inline slots (216 bytes)
