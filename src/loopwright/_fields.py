@@ -27,9 +27,8 @@ def fill_in(record: BaseModel, /, **values: Any) -> None:
     Raises:
         AttributeError: A name is not a field of the model.
     """
-    fields = type(record).model_fields
-    data = record.__dict__
+    data = record.__dict__  # (it holds every field, and nothing else)
     for name, value in values.items():
-        if name not in fields:
+        if name not in data:
             raise AttributeError(f"{type(record).__name__} has no field {name!r}")
         data[name] = value
