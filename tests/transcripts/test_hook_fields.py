@@ -1,8 +1,14 @@
-"""The model and tool hooks complete their events like attribute assignment would."""
+"""The model and tool hooks fill in their events' fields without growing pydantic's
+fields-set tables, and the events hold the very objects the conversation holds."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 import loopwright as lw
+from loopwright._fields import fill_in
 
 
 @lw.tool
@@ -16,37 +22,83 @@ async def add(a: int, b: int) -> int:
     return a + b
 
 
-async def test_completed_events_have_their_fields_set_and_counted_as_set() -> None:
+async def _events() -> tuple[lw.ModelEvent, lw.ToolEvent, lw.ModelOutput, list[lw.ToolMessage]]:
     model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 2})])
     async with lw.recording(db=False) as rec:
         out = await model.generate([lw.UserMessage(content="hi")], [add])
-        await lw.execute_tools(out.message, [add])
+        results = await lw.execute_tools(out.message, [add])
     model_ev, tool_ev = [e for e in rec.transcript.events if e.event in ("model", "tool")]
     assert isinstance(model_ev, lw.ModelEvent) and isinstance(tool_ev, lw.ToolEvent)
+    return model_ev, tool_ev, out, results
+
+
+async def test_completed_events_have_their_fields_filled_in() -> None:
+    model_ev, tool_ev, out, _ = await _events()
     assert model_ev.output is out and model_ev.usage is out.usage and model_ev.pending is None
     assert model_ev.duration > 0 and model_ev.working_time <= model_ev.duration
-    assert {"output", "usage", "duration", "working_time", "pending"} <= model_ev.model_fields_set
+    assert out.time is not None and out.time >= 0 and out.model == "mock"
     assert tool_ev.result is not None and tool_ev.result.content == "3"
     assert tool_ev.pending is None and tool_ev.error is None and tool_ev.failure is None
-    assert {"result", "duration", "working_time", "pending"} <= tool_ev.model_fields_set
-    dumped = tool_ev.model_dump(exclude_unset=True)
+    dumped = tool_ev.model_dump()
     assert dumped["pending"] is None and dumped["result"]["content"] == "3"
     # still plain pydantic models: assignment and validation of a copy work as before
     again = lw.ToolEvent.model_validate(tool_ev.model_dump())
     assert again.result == tool_ev.result
+    again.pending = True
+    assert again.pending is True and "pending" in again.model_fields_set
 
 
-async def test_completing_an_event_leaves_the_fields_that_did_not_change_unset() -> None:
-    """Only what changed is assigned: pydantic's set of fields set of a model event stays
-    at its first size (a live transcript holds one per call; at 10,000 agents...)."""
-    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 2})])
-    async with lw.recording(db=False) as rec:
-        out = await model.generate([lw.UserMessage(content="hi")], [add])
-        await lw.execute_tools(out.message, [add])
-    model_ev, tool_ev = [e for e in rec.transcript.events if e.event in ("model", "tool")]
-    assert isinstance(model_ev, lw.ModelEvent) and isinstance(tool_ev, lw.ToolEvent)
-    unchanged = {"fallbacks", "error", "retries"}
-    assert not unchanged & model_ev.model_fields_set
+async def test_filling_in_keeps_the_fields_set_tables_in_their_inline_slots() -> None:
+    """A live transcript holds every event: a set of 5+ names takes a table of its own
+    (216 -> 728 bytes). What the hooks fill in is not counted as set by the caller."""
+    model_ev, tool_ev, out, _ = await _events()
+    small = sys.getsizeof(set())
+    for record in (model_ev, tool_ev, out):
+        assert len(record.model_fields_set) <= 4, record.model_fields_set
+        assert sys.getsizeof(record.model_fields_set) == small
+    assert "output" not in model_ev.model_fields_set and "time" not in out.model_fields_set
+
+
+async def test_events_hold_the_conversations_own_objects() -> None:
+    """No copies: the model event's output message is the message the agent appends to
+    its history, the tool event's result is the tool message, and the tools offered are
+    the call's list as it was made for the call."""
+    model_ev, tool_ev, out, results = await _events()
+    assert model_ev.output is out and model_ev.output.message is out.message
+    assert tool_ev.result is results[0]
+    assert tool_ev.call is out.message.tool_calls[0]
+    assert [t.name for t in model_ev.tools] == ["add"]
+
+
+async def test_a_run_s_events_are_its_history_s_messages() -> None:
+    seen: list[lw.Event] = []
+    agent = lw.react(tools=[add])
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 2}),
+            lw.ModelOutput.for_tool_call("submit", {"answer": "3"}),
+        ],
+    )
+    with lw.observe_transcripts(seen.append):
+        state = await lw.run(agent, "add", model=model, db=False)
+    by_id = {id(m) for m in state.messages}
+    model_evs = [e for e in seen if isinstance(e, lw.ModelEvent) and e.output is not None]
+    tool_evs = [e for e in seen if isinstance(e, lw.ToolEvent) and e.result is not None]
+    assert model_evs and tool_evs
+    assert all(id(e.output.message) in by_id for e in model_evs if e.output is not None)
+    assert all(id(e.result) in by_id for e in tool_evs)
+
+
+def test_fill_in_refuses_a_name_that_is_no_field() -> None:
+    out = lw.ModelOutput.from_text("x")
+    with pytest.raises(AttributeError, match="no field 'tme'"):
+        fill_in(out, tme=1.0)
+    fill_in(out, time=2.0)
+    assert out.time == 2.0 and out.model_dump()["time"] == 2.0
+
+
+async def test_completing_an_event_leaves_the_fields_that_did_not_change_as_they_were() -> None:
+    model_ev, tool_ev, _, _ = await _events()
     assert model_ev.fallbacks is None and model_ev.error is None and model_ev.retries == 0
-    assert not {"approval", "error", "failure", "traceback", "truncated"} & tool_ev.model_fields_set
-    assert len(model_ev.model_fields_set) <= 18  # (a set's table grows past 18 names)
+    assert tool_ev.approval is None and tool_ev.truncated is False and tool_ev.traceback is None
