@@ -161,6 +161,8 @@ async def test_a_429_storm_lowers_the_connections_and_successes_restore_them(
     assert max(seen) <= 9  # never more than max_connections
     after = seen[calm + storm :]
     assert max(after[:3]) <= 2  # after the storm: one connection (halved down to 1)
-    assert max(after[40:]) >= 7  # successes brought the connections back
+    # successes brought the connections back (well above the storm's 1-2; a loaded
+    # machine may not issue all 8 at once, which the slots' own count below checks)
+    assert max(after[40:]) >= 5
     slots = slots_for(m.api.connection_key(), 8)
     assert slots.allowed == 8 and slots.in_use == 0 and slots.level >= 3
