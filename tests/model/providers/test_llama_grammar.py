@@ -10,7 +10,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 
 from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
-from loopwright.model.providers._llama_engine import json_text_only
+from loopwright.model.providers._grammar import json_text_only
 
 SCHEMA = {
     "type": "object",
