@@ -409,11 +409,8 @@ def active_limits() -> tuple[Limit, ...]:
 
 
 def check_limits() -> None:
-    """Raise :class:`LimitExceededError` if any limit in force is exhausted.
-
-    The agent loop calls it between steps; custom loops may too. Model calls check on
-    their own.
-    """
+    """Raise :class:`LimitExceededError` if any limit in force is exhausted (the agent
+    loop calls it between steps, custom loops may too; model calls check on their own)."""
     for limit in _active.get():
         limit.check()
 

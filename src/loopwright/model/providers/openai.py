@@ -49,13 +49,11 @@ A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
 UTF-8 is a retryable :class:`~loopwright.ModelAPIError`.
 
-No one value of ``content`` for an assistant message that only calls tools suits every
-server: OpenAI documents ``null``, llama-cpp-python's server answers it with HTTP 500,
-and some gateways refuse ``""``. So ``null`` is sent, and when a server answers a request
-holding one with HTTP 400, 422 or 500, the request is sent again at once with ``""``; if
-that works, the model sends ``""`` from then on. ``null_content=True`` / ``False`` fixes
-the choice. Lone surrogates (which UTF-8 cannot carry) in a reply are replaced with
-U+FFFD; a request that holds one is sent with them replaced.
+An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
+form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
+a 400, 422 or 500 for such a request sends it again at once with ``""``, and ``""`` from
+then on if that works (``null_content=True`` / ``False`` fixes the choice). Lone
+surrogates (which UTF-8 cannot carry) are replaced with U+FFFD, in replies and requests.
 """
 
 from __future__ import annotations
