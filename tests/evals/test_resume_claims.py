@@ -18,27 +18,12 @@ import loopwright as lw
 from loopwright.log._claims import CLAIM_KEY, claim_samples
 from loopwright.log._db import hostname
 
-SCRIPT = Path(__file__).with_name("_resume_eval_script.py")
-SRC = Path(lw.__file__).parent.parent
-
-
-def _spawn(db: Path, side: Path, *args: str, hang: bool = False) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("HANG", None)
-    if hang:
-        env["HANG"] = "1"
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(db), str(side), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from ._resume_spawn import spawn
 
 
 def test_an_eval_still_running_is_not_resumed(tmp_path: Path) -> None:
     db, side = tmp_path / "runs.db", tmp_path / "side.txt"
-    first = _spawn(db, side, hang=True)
+    first = spawn(db, side, hang=True)
     try:
         deadline = time.monotonic() + 120
         hung = {f"start q{i} 1" for i in range(3)}
@@ -48,7 +33,7 @@ def test_an_eval_still_running_is_not_resumed(tmp_path: Path) -> None:
             time.sleep(0.05)
         [info] = lw.list_runs(db)
         assert info.status == "running"
-        again = _spawn(db, side, info.id)
+        again = spawn(db, side, info.id)
         _, err = again.communicate(timeout=120)
         assert again.returncode != 0
         assert f"is still running, in process {first.pid} on this machine" in err

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,27 +15,12 @@ import pytest
 
 import loopwright as lw
 
-SCRIPT = Path(__file__).with_name("_resume_eval_script.py")
-SRC = Path(lw.__file__).parent.parent
-
-
-def _spawn(db: Path, side: Path, *args: str, hang: bool = False) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("HANG", None)
-    if hang:
-        env["HANG"] = "1"
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(db), str(side), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from ._resume_spawn import spawn
 
 
 def test_samples_in_flight_go_on_from_their_last_step(tmp_path: Path) -> None:
     db, side = tmp_path / "runs.db", tmp_path / "side.txt"
-    proc = _spawn(db, side, hang=True)
+    proc = spawn(db, side, hang=True)
     deadline = time.monotonic() + 120
     hung = {f"start q{i} 1" for i in range(3)}
     while not hung <= set(side.read_text().splitlines() if side.exists() else []):
@@ -49,7 +32,7 @@ def test_samples_in_flight_go_on_from_their_last_step(tmp_path: Path) -> None:
     [first] = lw.list_runs(db)
     assert first.status == "interrupted"
 
-    again = _spawn(db, side, first.id)
+    again = spawn(db, side, first.id)
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     lines = side.read_text().splitlines()
