@@ -51,11 +51,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from ..._errors import ConfigurationError, ModelAPIError
@@ -227,32 +228,39 @@ class LocalModelAPI(ModelAPI):
             lock = self._queues[loop] = asyncio.Lock()
         return lock
 
+    def _completion(
+        self,
+        messages: Sequence[ChatMessage],
+        config: GenerateConfig,
+        cancel: threading.Event,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Callable[[], Completion | None]:
+        """The engine's blocking call for one request, to run in a worker thread."""
+        temperature = config.temperature
+        return functools.partial(
+            self._engine.complete,
+            to_template_messages(messages),
+            schema=config.response_schema,
+            stop=config.stop_seqs or (),
+            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+            top_p=config.top_p,
+            seed=config.seed,
+            cancel=cancel,
+            on_text=on_text,
+            choose_first=self.choose_first,
+        )
+
     async def generate(
         self,
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolInfo],
         config: GenerateConfig,
     ) -> ModelOutput:
-        wire = to_template_messages(messages)
         cancel = threading.Event()
         async with self._queue():
             try:
-                done = await asyncio.to_thread(
-                    self._engine.complete,
-                    wire,
-                    schema=config.response_schema,
-                    stop=config.stop_seqs or (),
-                    max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-                    temperature=(
-                        config.temperature
-                        if config.temperature is not None
-                        else DEFAULT_TEMPERATURE
-                    ),
-                    top_p=config.top_p,
-                    seed=config.seed,
-                    cancel=cancel,
-                    choose_first=self.choose_first,
-                )
+                done = await asyncio.to_thread(self._completion(messages, config, cancel))
             except BaseException:
                 cancel.set()  # a cancelled or timed-out call stops generating at once
                 raise
@@ -269,7 +277,6 @@ class LocalModelAPI(ModelAPI):
         """:meth:`generate`, token by token: the worker thread hands each piece of text
         to the event loop as llama.cpp produces it (a queue, filled with
         ``call_soon_threadsafe``). Leaving the stream early stops the generation."""
-        wire = to_template_messages(messages)
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
         pieces: asyncio.Queue[str | None] = asyncio.Queue()
@@ -279,23 +286,7 @@ class LocalModelAPI(ModelAPI):
 
         async with self._queue():
             work = asyncio.ensure_future(
-                asyncio.to_thread(
-                    self._engine.complete,
-                    wire,
-                    schema=config.response_schema,
-                    stop=config.stop_seqs or (),
-                    max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-                    temperature=(
-                        config.temperature
-                        if config.temperature is not None
-                        else DEFAULT_TEMPERATURE
-                    ),
-                    top_p=config.top_p,
-                    seed=config.seed,
-                    cancel=cancel,
-                    choose_first=self.choose_first,
-                    on_text=on_text,
-                )
+                asyncio.to_thread(self._completion(messages, config, cancel, on_text))
             )
             work.add_done_callback(lambda _: loop.call_soon(pieces.put_nowait, None))
             try:
