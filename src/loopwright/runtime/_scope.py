@@ -56,6 +56,7 @@ __all__ = ["RunScope", "current_recording"]
 _active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
 # the unfinished run the next run opened in this context continues (lw.resume)
 _reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
+_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
 @contextlib.contextmanager
@@ -97,6 +98,43 @@ class RunScope:
             its row in the run store.
     """
 
+    # (a live run holds one: no __dict__, ~1.5 KB less per run)
+    __slots__ = (
+        "_contexts",
+        "_db",
+        "_depth",
+        "_ending",
+        "_entered",
+        "_exiting",
+        "_log_level",
+        "_new_run",
+        "_record_calls",
+        "_recorder",
+        "_span",
+        "_store",
+        "_store_error",
+        "_subscribers",
+        "_task",
+        "_transcript",
+        "_unfollow",
+        "cost",
+        "db_path",
+        "epoch",
+        "id",
+        "input",
+        "key",
+        "kind",
+        "metadata",
+        "model",
+        "name",
+        "nested",
+        "run",
+        "run_id",
+        "scores",
+        "target",
+        "within",
+    )
+
     def __init__(
         self,
         *,
@@ -136,7 +174,7 @@ class RunScope:
         self._store: Store | None = None
         self._recorder: RunRecorder | None = run._recorder if run is not None else None
         self._ending: ScopeEnding | None = None
-        self._stack = contextlib.ExitStack()
+        self._contexts: contextlib.AbstractContextManager[None] | None = None  # (_in_force)
         self._span: span | None = None
         self._entered = False
         self._unfollow: Callable[[], None] | None = None
@@ -186,13 +224,31 @@ class RunScope:
         else:
             await self._open_run()
             self._ending = ScopeEnding(None, self._depth)  # a run of its own: says its own end
-        if self._transcript is not current_transcript():
-            self._stack.enter_context(store_context(self.store))
-            self._stack.enter_context(transcript_context(self.transcript))
-        token = _active.set(self)
-        self._stack.callback(_active.reset, token)
-        self._stack.enter_context(model_hook(self.cost))
+        contexts = self._contexts = self._in_force()
+        contexts.__enter__()
         return self
+
+    @contextlib.contextmanager
+    def _in_force(self) -> Iterator[None]:
+        """The scope's store and transcript (unless they are the run's around it), the
+        scope itself and its cost tally, in force until the scope is left (``_leave``)."""
+        own = self._transcript is not current_transcript()
+        with (
+            store_context(self.store) if own else _NOTHING,
+            transcript_context(self.transcript) if own else _NOTHING,
+        ):
+            token = _active.set(self)
+            try:
+                with model_hook(self.cost):
+                    yield
+            finally:
+                _active.reset(token)
+
+    def _leave(self) -> None:
+        """Leave what :meth:`_in_force` put in force, innermost first."""
+        contexts, self._contexts = self._contexts, None
+        if contexts is not None:
+            contexts.__exit__(None, None, None)
 
     def _open_span(self, around: RunScope) -> None:
         self.nested = True
@@ -343,7 +399,7 @@ class RunScope:
                     ending.from_exception(t, exc)
                 ending.leave(exc, pass_limit=True)
             finally:
-                self._stack.close()
+                self._leave()
                 self._span.__exit__(exc_type, exc, tb)
             return
         if self.kind == "sample":
@@ -352,7 +408,7 @@ class RunScope:
                 ending.leave(exc, pass_limit=False)  # (an eval's run does not end on it)
                 checkpoint_store(t)
             finally:
-                self._stack.close()
+                self._leave()
                 self._let_go()
             if self._recorder is not None:
                 self._recorder.end_sample(self.key, ending.row, self.scores)
@@ -381,7 +437,7 @@ class RunScope:
             ending.from_exception(t, exc)
             checkpoint_store(t)
         finally:
-            self._stack.close()
+            self._leave()
             self._let_go()
         if recorder is None:
             return

@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger("loopwright.transcripts")
+_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
 # --- the current transcript -------------------------------------------------------------
@@ -94,7 +95,7 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
     Model and tool calls made in the context are recorded into the current transcript
     (unless it was made with ``record_calls=False``), and Python log records are captured.
     """
-    from ._hooks import install_hooks, install_log_handler, install_sandbox_recorder
+    from ._hooks import install_log_handler, install_sandbox_recorder, recording_calls
 
     install_log_handler()
     install_sandbox_recorder()
@@ -104,16 +105,16 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
             for opener in list(_openers):
                 opener(t)
         root.open_count += 1
-    with contextlib.ExitStack() as stack:
+    try:
+        with recording_calls() if not _hooked.get() and t._root.record_calls else _NOTHING:
+            token = _push(t, t.events, t.span_id)
+            try:
+                yield t
+            finally:
+                _pop(token)
+    finally:
         if root is not None:
-            stack.callback(_closed, root)
-        if not _hooked.get() and t._root.record_calls:
-            install_hooks(stack)
-            hooked = _hooked.set(True)
-            stack.callback(_hooked.reset, hooked)
-        token = _push(t, t.events, t.span_id)
-        stack.callback(_pop, token)
-        yield t
+            _closed(root)
 
 
 def _closed(root: _Root) -> None:

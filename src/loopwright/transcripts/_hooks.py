@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
@@ -14,7 +15,7 @@ from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..stores import current_store
 from ._context import _pop, checkpoint_store
-from ._current import _Scope, _scope
+from ._current import _hooked, _Scope, _scope
 from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
 from ._transcript import Transcript
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from ..sandboxes._record import SandboxOperation
     from ..tools import ToolExecution
 
-__all__ = ["install_hooks", "install_log_handler", "install_sandbox_recorder"]
+__all__ = ["install_log_handler", "install_sandbox_recorder", "recording_calls"]
 
 _EVENT = "loopwright.transcripts.event"
 _TRANSCRIPT = "loopwright.transcripts"
@@ -216,12 +217,17 @@ _MODEL_HOOK = _ModelHook()
 _TOOL_HOOK = _ToolHook()
 
 
-def install_hooks(stack: contextlib.ExitStack) -> None:
-    """Install the transcript's model and tool hooks for the rest of ``stack``'s life."""
+@contextlib.contextmanager
+def recording_calls() -> Iterator[None]:
+    """The transcript's model and tool hooks in force, once per context (``_hooked``)."""
     from ..tools import tool_hook
 
-    stack.enter_context(model_hook(_MODEL_HOOK))
-    stack.enter_context(tool_hook(_TOOL_HOOK))
+    with model_hook(_MODEL_HOOK), tool_hook(_TOOL_HOOK):
+        token = _hooked.set(True)
+        try:
+            yield
+        finally:
+            _hooked.reset(token)
 
 
 def _record_sandbox(op: SandboxOperation) -> None:
