@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import HistoryFunction, HistoryPolicy
-from ..limits import LimitExceededError, check_limits
+from ..limits import Limit, LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
     Model,
@@ -63,7 +63,7 @@ from ._steps import (
 from ._steps import stop_keywords as stop_keywords_of
 from ._typed import DEFAULT_OUTPUT_RETRIES, TypedOutput, typed_output
 
-__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
+__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "in_force", "react"]
 
 DEFAULT_CONTINUE = (
     "Please continue with the task. When you have the final answer, call the {submit} tool with it."
@@ -262,39 +262,23 @@ class ReactAgent:
         if self.progress_every is not None:  # one per run: it numbers the run's steps
             loop = (*loop, Progress(self.name, self.progress_every))
         hooks = HookRun.start_loop(loop, self._hooks)
-        if hooks is None:
-            return await self._run(state, model, tools, offered, max_output, None)
-        async with hooks.agent_scope(state):
-            await self._run(state, model, tools, offered, max_output, hooks)
-        return state
-
-    async def _run(
-        self,
-        state: AgentState,
-        model: Model,
-        tools: list[AnyTool],
-        offered: list[Any],
-        max_output: int | None,
-        hooks: HookRun | None,
-    ) -> AgentState:
-        limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
-        try:
-            # the time budget innermost: its exit turns its cancellation into the error
-            with contextlib.ExitStack() as entered:
-                for limit in limits:
-                    entered.enter_context(limit)
-                await self._loop(state, model, tools, offered, max_output, hooks)
-        except LimitExceededError as ex:
-            if not any(ex.limit is limit for limit in limits):
-                raise
-            close_open_calls(state, f"Not run to the end: {ex}.")
-            state.limit, state.completed = ex.info, "limit"
-        finally:
-            # however the agent stopped (stop keyword, limit, cancellation...), the state
-            # never ends with a tool call that has no result: providers reject those
-            # (but deferred calls wait, unanswered, for a person's decision)
-            if state.completed != "waiting":
-                close_open_calls(state, NOT_RUN)
+        async with hooks.agent_scope(state) if hooks is not None else _NOTHING:
+            limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
+            try:
+                # the time budget innermost: its exit turns its cancellation into the error
+                with in_force(limits):
+                    await self._loop(state, model, tools, offered, max_output, hooks)
+            except LimitExceededError as ex:
+                if not any(ex.limit is limit for limit in limits):
+                    raise
+                close_open_calls(state, f"Not run to the end: {ex}.")
+                state.limit, state.completed = ex.info, "limit"
+            finally:
+                # however the agent stopped (stop keyword, limit, cancellation...), the
+                # state never ends with a tool call that has no result: providers reject
+                # those (but deferred calls wait, unanswered, for a person's decision)
+                if state.completed != "waiting":
+                    close_open_calls(state, NOT_RUN)
         return state
 
     async def _loop(
@@ -443,4 +427,26 @@ class ReactAgent:
 
 
 react = ReactAgent
+
+
+_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
+
+
+def in_force(limits: Sequence[Limit]) -> contextlib.AbstractContextManager[object]:
+    """``limits`` as one context, entered in order and left in reverse: the limit itself
+    when there is one (nothing more for a live run to keep), an ``ExitStack`` for
+    several."""
+    if len(limits) == 1:
+        return limits[0]
+    return _all_of(limits) if limits else _NOTHING
+
+
+@contextlib.contextmanager
+def _all_of(limits: Sequence[Limit]) -> Iterator[None]:
+    with contextlib.ExitStack() as entered:
+        for limit in limits:
+            entered.enter_context(limit)
+        yield
+
+
 """``lw.react(...)`` makes a :class:`ReactAgent`: the standard loop."""
