@@ -333,8 +333,10 @@ class ReactAgent:
             stop = has_stop_keyword(self._keywords, message.content)
             calls = message.tool_calls
             if calls or message.format_error is not None:
-                if calls and await self._run_tools(
-                    state, output, tools, by_name, max_output, hooks
+                if calls and await (
+                    self._hand_off(state, output, tools, by_name, max_output, hooks)
+                    if self.handoffs  # (else no layer between the loop and the tools)
+                    else run_tool_calls(state, output, message, tools, by_name, max_output, hooks)
                 ):
                     return
                 if message.format_error is not None:  # a reply a text protocol could not read
@@ -375,7 +377,7 @@ class ReactAgent:
                 return
             state.messages.append(UserMessage(content=nudge))
 
-    async def _run_tools(
+    async def _hand_off(
         self,
         state: AgentState,
         output: ModelOutput,
@@ -384,12 +386,11 @@ class ReactAgent:
         max_output: int | None,
         hooks: HookRun | None,
     ) -> bool:
-        """Run the output's tool calls (and a handoff); True when the agent is done."""
+        """Run the output's tool calls and a handoff (the agent has handoffs); True when
+        the agent is done."""
         message = output.message
         handoffs = self.handoffs
-        handoff_calls = (
-            [c for c in message.tool_calls if c.function in handoffs] if handoffs else []
-        )
+        handoff_calls = [c for c in message.tool_calls if c.function in handoffs]
         if handoff_calls:
             others = [c for c in message.tool_calls if c.function not in self.handoffs]
             message = message.model_copy(update={"tool_calls": others})

@@ -12,7 +12,7 @@ A limit or an error is recorded exactly once, by the scope that owns it:
   and tells the scope around it, so that an eval sample finishing with that
   ``state.limit`` does not record it again.
 
-What a scope was told is kept on the scope (a list of the objects themselves, compared
+What a scope was told is kept on the scope (a tuple of the objects themselves, compared
 by identity, dropped with the scope), and only what leaves a scope is told: an error an
 eval sample handles is not passed to the eval's run. No marks on exception objects, no
 table keyed by ``id()``.
@@ -50,8 +50,9 @@ class ScopeEnding:
         self.outer, self.depth = outer, depth
         self.done = False
         self.row = RunEnd(status="running")
-        self.told: list[object] = []  # errors and limits scopes inside this one recorded
-        self.said: list[object] = []  # the error and limit this scope ended on (recorded)
+        # (tuples: most scopes are told nothing, and an empty tuple costs no memory)
+        self.told: tuple[object, ...] = ()  # errors and limits scopes inside it recorded
+        self.said: tuple[object, ...] = ()  # the error and limit it ended on (recorded)
 
     @property
     def status(self) -> RunStatus:
@@ -75,11 +76,11 @@ class ScopeEnding:
             return
         if exc is not None:
             if any(x is exc for x in self.said):
-                outer.told.append(exc)
+                outer.told += (exc,)
                 if isinstance(exc, LimitExceededError):
-                    outer.told.append(exc.info)
+                    outer.told += (exc.info,)
         elif pass_limit and self.row.status == "limit":
-            outer.told.extend(x for x in self.said if isinstance(x, LimitInfo))
+            outer.told += tuple(x for x in self.said if isinstance(x, LimitInfo))
 
     def set(
         self,
@@ -105,13 +106,13 @@ class ScopeEnding:
                         message=info.message,
                     )
                 )
-            self.said += [limit, info]
+            self.said += (limit, info)
             limit_json = info.model_dump_json()
         error_text = None
         if error is not None:
             if not self._was_told(error):
                 t.record(_error_event(error))
-            self.said.append(error)
+            self.said += (error,)
             error_text = error_summary(error)
         ids = None
         if messages is not None:
