@@ -142,9 +142,14 @@ async def test_transcript_context_left_on_an_error_restores_every_context() -> N
     t.on_close(lambda: closed.append(True))
     before = contextvars.copy_context()
     inside: list[contextvars.Context] = []
-    with pytest.raises(KeyError), lw.transcript_context(t):
-        inside.append(contextvars.copy_context())
-        raise KeyError("x")
+
+    def fail() -> None:
+        with lw.transcript_context(t):
+            inside.append(contextvars.copy_context())
+            raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        fail()
     was, within, now = values(before, inside[0], contextvars.copy_context())
     assert within["loopwright_transcript"] is not None and within["loopwright_model_hooks"]
     assert now == was
