@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextvars import Token
 
+from ..model import model_hook
 from ..stores import current_store
 from ._current import _hooked, _observers, _Scope, _scope
 from ._events import Event, StoreEvent
@@ -95,7 +96,8 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
     Model and tool calls made in the context are recorded into the current transcript
     (unless it was made with ``record_calls=False``), and Python log records are captured.
     """
-    from ._hooks import install_log_handler, install_sandbox_recorder, recording_calls
+    from ..tools import tool_hook
+    from ._hooks import MODEL_HOOK, TOOL_HOOK, install_log_handler, install_sandbox_recorder
 
     install_log_handler()
     install_sandbox_recorder()
@@ -105,13 +107,22 @@ def transcript_context(t: Transcript) -> Iterator[Transcript]:
             for opener in list(_openers):
                 opener(t)
         root.open_count += 1
+    # the hooks that record calls, once per context (with statements, not an ExitStack:
+    # every live run keeps what it entered)
+    hook = not _hooked.get() and t._root.record_calls
     try:
-        with recording_calls() if not _hooked.get() and t._root.record_calls else _NOTHING:
+        with (
+            model_hook(MODEL_HOOK) if hook else _NOTHING,
+            tool_hook(TOOL_HOOK) if hook else _NOTHING,
+        ):
+            hooked = _hooked.set(True) if hook else None
             token = _push(t, t.events, t.span_id)
             try:
                 yield t
             finally:
                 _pop(token)
+                if hooked is not None:
+                    _hooked.reset(hooked)
     finally:
         if root is not None:
             _closed(root)

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
 from .._fields import fill_in
 from .._ids import new_id
-from ..model import ModelCall, model_hook
+from ..model import ModelCall
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..stores import current_store
 from ._context import _pop, checkpoint_store
-from ._current import _hooked, _Scope, _scope
+from ._current import _Scope, _scope
 from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
 from ._transcript import Transcript
 
@@ -23,7 +21,7 @@ if TYPE_CHECKING:
     from ..sandboxes._record import SandboxOperation
     from ..tools import ToolExecution
 
-__all__ = ["install_log_handler", "install_sandbox_recorder", "recording_calls"]
+__all__ = ["MODEL_HOOK", "TOOL_HOOK", "install_log_handler", "install_sandbox_recorder"]
 
 _EVENT = "loopwright.transcripts.event"
 _TRANSCRIPT = "loopwright.transcripts"
@@ -213,21 +211,10 @@ def _traceback(error: BaseException | None) -> str | None:
     return _bounded(text, MAX_FAILURE // 4, MAX_FAILURE - MAX_FAILURE // 4)
 
 
-_MODEL_HOOK = _ModelHook()
-_TOOL_HOOK = _ToolHook()
-
-
-@contextlib.contextmanager
-def recording_calls() -> Iterator[None]:
-    """The transcript's model and tool hooks in force, once per context (``_hooked``)."""
-    from ..tools import tool_hook
-
-    with model_hook(_MODEL_HOOK), tool_hook(_TOOL_HOOK):
-        token = _hooked.set(True)
-        try:
-            yield
-        finally:
-            _hooked.reset(token)
+MODEL_HOOK = _ModelHook()
+"""The model hook that records model calls (``transcript_context`` installs it)."""
+TOOL_HOOK = _ToolHook()
+"""The tool hook that records tool calls (``transcript_context`` installs it)."""
 
 
 def _record_sandbox(op: SandboxOperation) -> None:
