@@ -27,7 +27,7 @@ from ..model import (
     UserMessage,
     get_model,
 )
-from ..model._step import as_step
+from ..model._step import agent_step
 from ..model.protocols import is_format_error
 from ..tools import Tool
 from ._checks import (
@@ -300,11 +300,12 @@ class ReactAgent:
             if hooks is not None:  # (the history policy applies here: a loop hook)
                 await hooks.begin_step(state)
             if hooks is None:
-                output = await as_step(model.generate(state.messages, offered, self.config))
+                with agent_step():
+                    output = await model.generate(state.messages, offered, self.config)
             else:
                 request = await hooks.request(state.messages, offered, self.config)
-                asked = model.generate(request.messages, request.tools, request.config)
-                output = await as_step(asked)  # (the loop's step, not the hooks' calls)
+                with agent_step():  # (the loop's step, not the hooks' calls)
+                    output = await model.generate(request.messages, request.tools, request.config)
                 await hooks.after_model(output)
 
             if output.stop_reason == "model_length" and not output.tool_calls:
