@@ -18,6 +18,7 @@ from loopwright.cli._options import mock_script
 from loopwright.log._outcome import json_text
 from loopwright.model._output import output_from_data, usage_from_json
 
+HI = [lw.UserMessage(content="hi")]
 MESSAGE = (
     '{"id":"m1","content":"h\\u00e9llo \\u2028 <b>","role":"assistant","tool_calls":[{"id":"c1",'
     '"function":"add","arguments":{"a":1,"b":[2,null]},"parse_error":null}],"reasoning":"r",'
@@ -60,7 +61,7 @@ def test_they_are_slotted_keyword_only_records_with_the_same_defaults() -> None:
     assert lw.ModelOutput().message.id != out.message.id  # a message of its own each
     assert (usage.input_tokens, usage.total_tokens, usage.reasoning_tokens) == (0, 0, None)
     with pytest.raises(TypeError):
-        lw.Usage(1, 2, 3)  # type: ignore[misc]
+        lw.Usage(1, 2, 3)  # type: ignore[call-arg]
     with pytest.raises(AttributeError):
         out.elapsed = 1.0  # type: ignore[attr-defined]
 
@@ -158,7 +159,7 @@ def test_copies_share_nothing_mutable_and_round_trip(tmp_path: Path) -> None:
 async def test_the_mock_and_the_replay_model_give_fresh_copies() -> None:
     out = _output()
     model = lw.get_model("mock", outputs=[out, out])
-    first, second = await model.generate("hi"), await model.generate("hi")
+    first, second = await model.generate(HI), await model.generate(HI)
     for got in (first, second):
         assert got is not out and got.usage == out.usage and got.usage is not out.usage
         assert got.message.tool_calls[0].arguments == out.message.tool_calls[0].arguments
@@ -167,7 +168,7 @@ async def test_the_mock_and_the_replay_model_give_fresh_copies() -> None:
     from loopwright.model.providers.replay import ReplayModelAPI
 
     replay = lw.Model(ReplayModelAPI("r", [out]))
-    again = await replay.generate("hi")
+    again = await replay.generate(HI)
     assert again.usage == out.usage and again.usage is not out.usage
     assert again.message.id != out.message.id and again.text == out.text
     assert out.time == 0.25 and out.message.id == "m1"
