@@ -1,5 +1,6 @@
-"""The model and tool hooks fill in their events' fields without growing pydantic's
-fields-set tables, and the events hold the very objects the conversation holds."""
+"""The model and tool hooks fill in their events' fields (slotted dataclasses) and the
+model outputs' without growing pydantic's fields-set tables, and the events hold the very
+objects the conversation holds."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 import loopwright as lw
 from loopwright._fields import fill_in
+from loopwright.transcripts import event_adapter
 
 
 @lw.tool
@@ -39,13 +41,15 @@ async def test_completed_events_have_their_fields_filled_in() -> None:
     assert out.time is not None and out.time >= 0 and out.model == "mock"
     assert tool_ev.result is not None and tool_ev.result.content == "3"
     assert tool_ev.pending is None and tool_ev.error is None and tool_ev.failure is None
-    dumped = tool_ev.model_dump()
+    dumped = event_adapter().dump_python(tool_ev, mode="json")
     assert dumped["pending"] is None and dumped["result"]["content"] == "3"
-    # still plain pydantic models: assignment and validation of a copy work as before
-    again = lw.ToolEvent.model_validate(tool_ev.model_dump())
-    assert again.result == tool_ev.result
+    # slotted dataclasses: assignment, and validation of a dump through the adapter
+    again = event_adapter().validate_python(dumped)
+    assert isinstance(again, lw.ToolEvent) and again == tool_ev
     again.pending = True
-    assert again.pending is True and "pending" in again.model_fields_set
+    assert again.pending is True
+    with pytest.raises(AttributeError):
+        again.pendin = True  # type: ignore[attr-defined]
 
 
 async def test_filling_in_keeps_the_fields_set_tables_in_their_inline_slots() -> None:
@@ -53,10 +57,12 @@ async def test_filling_in_keeps_the_fields_set_tables_in_their_inline_slots() ->
     (216 -> 728 bytes). What the hooks fill in is not counted as set by the caller."""
     model_ev, tool_ev, out, _ = await _events()
     small = sys.getsizeof(set())
-    for record in (model_ev, tool_ev, out):
-        assert len(record.model_fields_set) <= 4, record.model_fields_set
-        assert sys.getsizeof(record.model_fields_set) == small
-    assert "output" not in model_ev.model_fields_set and "time" not in out.model_fields_set
+    assert len(out.model_fields_set) <= 4, out.model_fields_set
+    assert sys.getsizeof(out.model_fields_set) == small
+    assert "time" not in out.model_fields_set
+    # the events are slotted dataclasses: no instance dict, no fields-set table
+    for ev in (model_ev, tool_ev):
+        assert not hasattr(ev, "__dict__") and not hasattr(ev, "model_fields_set")
 
 
 async def test_events_hold_the_conversations_own_objects() -> None:
