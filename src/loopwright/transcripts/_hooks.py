@@ -60,6 +60,7 @@ class _ModelHook:
             learn_named_secrets(call.config.extra_body)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
+        tools = call.tools  # (a list: the one made for the call)
         # the call's own objects, held as they are (the tools list is the call's, made for
         # it; an event is a plain dataclass: nothing is validated again)
         ev = ModelEvent(
@@ -70,7 +71,7 @@ class _ModelHook:
             input=rest,
             input_base=base,
             input_base_count=count,
-            tools=call.tools,
+            tools=tools if isinstance(tools, list) else list(tools),
             config=call.config,
             pending=True,
             step=True if call.step else None,
