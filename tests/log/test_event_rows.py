@@ -146,3 +146,30 @@ async def test_a_recorded_run_s_rows_read_back_as_its_events(tmp_path: Path) -> 
     assert [e.id for e in read] == [e.id for e in live]
     for a, b in zip(read, live, strict=True):
         assert event_data(a, exclude={"events"}) == event_data(b, exclude={"events"})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: lw.InfoEvent(data=object()),  # type: ignore[arg-type]
+        lambda: lw.SpanBegin(name="x", timestamp="2024-01-01"),  # type: ignore[arg-type]
+        lambda: lw.SpanBegin(name="x", span_id=12),  # type: ignore[arg-type]
+    ],
+    ids=["not-json", "str-timestamp", "int-span-id"],
+)
+async def test_an_event_made_with_a_wrong_value_is_refused_alone(
+    bad: object, tmp_path: Path
+) -> None:
+    """Events are not validated when made (pydantic refused some of these there): the
+    writer refuses such an event alone, says so, and writes the run's other events."""
+    db = tmp_path / "runs.db"
+    with pytest.raises(lw.RunStoreError, match="writing the run store"):  # noqa: PT012
+        async with lw.recording(db=db) as rec:
+            lw.transcript().info("before")
+            lw.transcript().record(bad())  # type: ignore[operator]
+            lw.transcript().info("after")
+    with lw.load_run(rec.run_id, db) as log:
+        assert [e.data for e in log.events() if isinstance(e, lw.InfoEvent)] == [
+            "before",
+            "after",
+        ]

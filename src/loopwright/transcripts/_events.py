@@ -398,8 +398,14 @@ def event_adapter() -> TypeAdapter[Event]:
 def event_data(event: Event, *, exclude: set[str] | dict[str, Any] | None = None) -> dict[str, Any]:
     """``event`` as JSON data, without its ``None`` fields (and those in ``exclude``, a
     set of names or pydantic's nested form): what the run store and the viewer hold.
-    ``event_adapter().validate_python(data)`` makes an equal event again."""
+    ``event_adapter().validate_python(data)`` makes an equal event again.
+
+    Raises:
+        pydantic_core.PydanticSerializationError: A field holds a value that is not of
+            its type (an event is not validated when it is made): refused here, where
+            it would be written, rather than written as something that does not read back.
+    """
     data: dict[str, Any] = event_adapter().dump_python(
-        event, mode="json", exclude_none=True, exclude=exclude
+        event, mode="json", exclude_none=True, exclude=exclude, warnings="error"
     )
     return data
