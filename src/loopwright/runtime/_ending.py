@@ -108,7 +108,7 @@ class ScopeEnding:
         if limit is not None:
             info = limit.info if isinstance(limit, LimitExceededError) else limit
             if not (self._was_told(limit) or self._was_told(info)):
-                t.record(
+                t._record(
                     LimitEvent(
                         type=str(info.type),
                         limit=info.limit,
@@ -121,7 +121,7 @@ class ScopeEnding:
         error_text = None
         if error is not None:
             if not self._was_told(error):
-                t.record(_error_event(error))
+                t._record(_error_event(error))
             self.said = [*self._said(), error]
             error_text = error_summary(error)
         ids = None

@@ -86,7 +86,7 @@ def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
     changes = s.checkpoint()
     if not changes:
         return None
-    return t.record(StoreEvent(store=s.id, changes=changes))
+    return t._record(StoreEvent(store=s.id, changes=changes))
 
 
 @contextlib.contextmanager

@@ -219,7 +219,7 @@ def _record_sandbox(op: SandboxOperation) -> None:
     scope = _scope.get()
     if scope is None:
         return
-    scope.transcript.record(
+    scope.transcript._record(
         SandboxEvent(
             action=op.action,
             cmd=op.cmd,
@@ -267,7 +267,7 @@ class _LogHandler(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
-            t.record(
+            t._record(
                 LoggerEvent(
                     level=record.levelname,
                     levelno=record.levelno,
