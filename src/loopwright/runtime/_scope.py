@@ -27,12 +27,14 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from .._contexts import var_set
 from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
@@ -56,19 +58,13 @@ __all__ = ["RunScope", "current_recording"]
 _active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
 # the unfinished run the next run opened in this context continues (lw.resume)
 _reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
-_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
-@contextlib.contextmanager
-def reopening(point: ResumePoint) -> Iterator[None]:
+def reopening(point: ResumePoint) -> AbstractContextManager[None]:
     """The next run opened in this context is ``point``'s run, resumed: same id and row
     (``running`` again, its ``resumes`` counted), its store's recorded state, its events
     going on after those recorded, a ``resume`` info event first (``runtime/_resume.py``)."""
-    token = _reopen.set(point)
-    try:
-        yield
-    finally:
-        _reopen.reset(token)
+    return var_set(_reopen, point, None)
 
 
 def current_recording() -> RunScope | None:
@@ -174,7 +170,7 @@ class RunScope:
         self._store: Store | None = None
         self._recorder: RunRecorder | None = run._recorder if run is not None else None
         self._ending: ScopeEnding | None = None
-        self._contexts: contextlib.AbstractContextManager[None] | None = None  # (_in_force)
+        self._contexts: _InForce | None = None
         self._span: span | None = None
         self._entered = False
         self._unfollow: Callable[[], None] | None = None
@@ -224,28 +220,12 @@ class RunScope:
         else:
             await self._open_run()
             self._ending = ScopeEnding(None, self._depth)  # a run of its own: says its own end
-        contexts = self._contexts = self._in_force()
+        contexts = self._contexts = _InForce(self)
         contexts.__enter__()
         return self
 
-    @contextlib.contextmanager
-    def _in_force(self) -> Iterator[None]:
-        """The scope's store and transcript (unless they are the run's around it), the
-        scope itself and its cost tally, in force until the scope is left (``_leave``)."""
-        own = self._transcript is not current_transcript()
-        with (
-            store_context(self.store) if own else _NOTHING,
-            transcript_context(self.transcript) if own else _NOTHING,
-        ):
-            token = _active.set(self)
-            try:
-                with model_hook(self.cost):
-                    yield
-            finally:
-                _active.reset(token)
-
     def _leave(self) -> None:
-        """Leave what :meth:`_in_force` put in force, innermost first."""
+        """Leave what :class:`_InForce` put in force, innermost first."""
         contexts, self._contexts = self._contexts, None
         if contexts is not None:
             contexts.__exit__(None, None, None)
@@ -478,3 +458,46 @@ class RunScope:
             target=target,
             metadata=metadata,
         )
+
+
+class _InForce:
+    """A scope's store and transcript (unless they are the run's around it), the scope
+    itself and its cost tally, in force from entering until the scope is left
+    (``RunScope._leave``), innermost first, each even when one raises. (A slotted
+    object, not a generator: every live run keeps one.)"""
+
+    __slots__ = ("_active", "_cost", "_own", "_scope")
+
+    def __init__(self, scope: RunScope) -> None:
+        self._scope = scope
+        self._own: tuple[AbstractContextManager[Store], transcript_context] | None = None
+
+    def __enter__(self) -> None:
+        scope = self._scope
+        if scope._transcript is not current_transcript():
+            store, transcript = store_context(scope.store), transcript_context(scope.transcript)
+            store.__enter__()
+            try:
+                transcript.__enter__()
+            except BaseException:
+                store.__exit__(None, None, None)
+                raise
+            self._own = (store, transcript)
+        # (setting context variables cannot fail: nothing to undo from here)
+        self._active = _active.set(scope)
+        self._cost = model_hook(scope.cost)
+        self._cost.__enter__()
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            try:
+                self._cost.__exit__(None, None, None)
+            finally:
+                _active.reset(self._active)
+        finally:
+            if self._own is not None:
+                store, transcript = self._own
+                try:
+                    transcript.__exit__(None, None, None)
+                finally:
+                    store.__exit__(None, None, None)
