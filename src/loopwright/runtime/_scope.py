@@ -40,22 +40,21 @@ from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..log import RunRecorder, RunStatus, RunStoreError, resolve_db
 from ..log._resume_point import RESUME_SOURCE, ResumePoint, resume_mark
-from ..model import ChatMessage, Model, model_hook
-from ..stores import Store, current_store, store_context
+from ..model import ChatMessage, Model
+from ..stores import Store, current_store
 from ..transcripts import (
     EventSubscriber,
     Transcript,
     checkpoint_store,
     current_transcript,
     span,
-    transcript_context,
 )
 from ._cost import CostTally
 from ._ending import ScopeEnding
+from ._in_force import InForce, _active
 
 __all__ = ["RunScope", "current_recording"]
 
-_active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
 # the unfinished run the next run opened in this context continues (lw.resume)
 _reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
 
@@ -170,7 +169,7 @@ class RunScope:
         self._store: Store | None = None
         self._recorder: RunRecorder | None = run._recorder if run is not None else None
         self._ending: ScopeEnding | None = None
-        self._contexts: _InForce | None = None
+        self._contexts: InForce | None = None
         self._span: span | None = None
         self._entered = False
         self._unfollow: Callable[[], None] | None = None
@@ -220,12 +219,12 @@ class RunScope:
         else:
             await self._open_run()
             self._ending = ScopeEnding(None, self._depth)  # a run of its own: says its own end
-        contexts = self._contexts = _InForce(self)
+        contexts = self._contexts = InForce(self)
         contexts.__enter__()
         return self
 
     def _leave(self) -> None:
-        """Leave what :class:`_InForce` put in force, innermost first."""
+        """Leave what :class:`InForce` put in force, innermost first."""
         contexts, self._contexts = self._contexts, None
         if contexts is not None:
             contexts.__exit__(None, None, None)
@@ -458,46 +457,3 @@ class RunScope:
             target=target,
             metadata=metadata,
         )
-
-
-class _InForce:
-    """A scope's store and transcript (unless they are the run's around it), the scope
-    itself and its cost tally, in force from entering until the scope is left
-    (``RunScope._leave``), innermost first, each even when one raises. (A slotted
-    object, not a generator: every live run keeps one.)"""
-
-    __slots__ = ("_active", "_cost", "_own", "_scope")
-
-    def __init__(self, scope: RunScope) -> None:
-        self._scope = scope
-        self._own: tuple[AbstractContextManager[Store], transcript_context] | None = None
-
-    def __enter__(self) -> None:
-        scope = self._scope
-        if scope._transcript is not current_transcript():
-            store, transcript = store_context(scope.store), transcript_context(scope.transcript)
-            store.__enter__()
-            try:
-                transcript.__enter__()
-            except BaseException:
-                store.__exit__(None, None, None)
-                raise
-            self._own = (store, transcript)
-        # (setting context variables cannot fail: nothing to undo from here)
-        self._active = _active.set(scope)
-        self._cost = model_hook(scope.cost)
-        self._cost.__enter__()
-
-    def __exit__(self, *_: object) -> None:
-        try:
-            try:
-                self._cost.__exit__(None, None, None)
-            finally:
-                _active.reset(self._active)
-        finally:
-            if self._own is not None:
-                store, transcript = self._own
-                try:
-                    transcript.__exit__(None, None, None)
-                finally:
-                    store.__exit__(None, None, None)
