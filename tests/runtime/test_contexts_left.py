@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.stores import current_store
+from loopwright.transcripts import current_transcript, on_transcript_open
 
 call = lw.ModelOutput.for_tool_call
 
@@ -154,3 +156,40 @@ async def test_transcript_context_left_on_an_error_restores_every_context() -> N
     assert within["loopwright_transcript"] is not None and within["loopwright_model_hooks"]
     assert now == was
     assert closed == [True]
+
+
+async def test_a_run_whose_transcript_fails_to_open_restores_every_context(
+    tmp_path: Path,
+) -> None:
+    """The run scope's contexts (``_InForce``) entered in part: an opener of transcripts
+    that raises while the run's transcript opens leaves the run's store set before it
+    undone, and the run ends with the error."""
+
+    def opener(t: lw.Transcript) -> None:
+        raise LookupError("an opener that fails")
+
+    stop = on_transcript_open(opener)
+    before = contextvars.copy_context()
+    model = lw.get_model("mock", outputs=["done"])
+    try:
+        with pytest.raises(LookupError, match="an opener that fails"):
+            await lw.run(lw.react(model=model), "go", db=tmp_path / "runs.db")
+    finally:
+        stop()
+    was, now = values(before, contextvars.copy_context())
+    assert now == was
+    assert current_store() is None and current_transcript() is None
+
+
+def test_transcript_context_nested_in_itself_is_refused_and_leaves_it_in_force() -> None:
+    t = lw.Transcript()
+    context = lw.transcript_context(t)
+    with context as entered:
+        assert entered is t
+        with pytest.raises(RuntimeError, match="entered already"):
+            context.__enter__()
+        assert current_transcript() is t and lw.transcript() is t
+    assert current_transcript() is None
+    with context:  # left: it may be entered again
+        assert current_transcript() is t
+    assert current_transcript() is None

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import random
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._contexts import var_pushed
 from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
 from .._timers import deadline
 from ._api import ModelAPI
@@ -103,14 +104,9 @@ class ModelHook(Protocol):
 _hooks: ContextVar[tuple[ModelHook, ...]] = ContextVar("loopwright_model_hooks", default=())
 
 
-@contextlib.contextmanager
-def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
+def model_hook(hook: ModelHook) -> AbstractContextManager[ModelHook]:
     """Install ``hook`` for every model call made in this context (and tasks it starts)."""
-    token = _hooks.set((*_hooks.get(), hook))
-    try:
-        yield hook
-    finally:
-        _hooks.reset(token)
+    return var_pushed(_hooks, hook)
 
 
 def _wait_began(call: ModelCall, began: list[Any]) -> None:

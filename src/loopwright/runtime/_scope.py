@@ -27,48 +27,43 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from .._contexts import var_set
 from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
 from ..log import RunRecorder, RunStatus, RunStoreError, resolve_db
 from ..log._resume_point import RESUME_SOURCE, ResumePoint, resume_mark
-from ..model import ChatMessage, Model, model_hook
-from ..stores import Store, current_store, store_context
+from ..model import ChatMessage, Model
+from ..stores import Store, current_store
 from ..transcripts import (
     EventSubscriber,
     Transcript,
     checkpoint_store,
     current_transcript,
     span,
-    transcript_context,
 )
 from ._cost import CostTally
 from ._ending import ScopeEnding
+from ._in_force import InForce, _active
 
 __all__ = ["RunScope", "current_recording"]
 
-_active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
 # the unfinished run the next run opened in this context continues (lw.resume)
 _reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
-_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
-@contextlib.contextmanager
-def reopening(point: ResumePoint) -> Iterator[None]:
+def reopening(point: ResumePoint) -> AbstractContextManager[None]:
     """The next run opened in this context is ``point``'s run, resumed: same id and row
     (``running`` again, its ``resumes`` counted), its store's recorded state, its events
     going on after those recorded, a ``resume`` info event first (``runtime/_resume.py``)."""
-    token = _reopen.set(point)
-    try:
-        yield
-    finally:
-        _reopen.reset(token)
+    return var_set(_reopen, point, None)
 
 
 def current_recording() -> RunScope | None:
@@ -174,7 +169,7 @@ class RunScope:
         self._store: Store | None = None
         self._recorder: RunRecorder | None = run._recorder if run is not None else None
         self._ending: ScopeEnding | None = None
-        self._contexts: contextlib.AbstractContextManager[None] | None = None  # (_in_force)
+        self._contexts: InForce | None = None
         self._span: span | None = None
         self._entered = False
         self._unfollow: Callable[[], None] | None = None
@@ -224,28 +219,12 @@ class RunScope:
         else:
             await self._open_run()
             self._ending = ScopeEnding(None, self._depth)  # a run of its own: says its own end
-        contexts = self._contexts = self._in_force()
+        contexts = self._contexts = InForce(self)
         contexts.__enter__()
         return self
 
-    @contextlib.contextmanager
-    def _in_force(self) -> Iterator[None]:
-        """The scope's store and transcript (unless they are the run's around it), the
-        scope itself and its cost tally, in force until the scope is left (``_leave``)."""
-        own = self._transcript is not current_transcript()
-        with (
-            store_context(self.store) if own else _NOTHING,
-            transcript_context(self.transcript) if own else _NOTHING,
-        ):
-            token = _active.set(self)
-            try:
-                with model_hook(self.cost):
-                    yield
-            finally:
-                _active.reset(token)
-
     def _leave(self) -> None:
-        """Leave what :meth:`_in_force` put in force, innermost first."""
+        """Leave what :class:`InForce` put in force, innermost first."""
         contexts, self._contexts = self._contexts, None
         if contexts is not None:
             contexts.__exit__(None, None, None)
