@@ -54,6 +54,9 @@ class ModelCall:
     model: Model
     messages: Sequence[ChatMessage]
     tools: Sequence[ToolInfo]
+    """The tools offered: for ``Model.generate``'s calls, one list shared by the calls
+    that offer the same tools (``OfferedTools``, which refuses changes: assign another
+    list to offer other tools)."""
     config: GenerateConfig
     output: ModelOutput | None = None
     error: BaseException | None = None
