@@ -108,7 +108,7 @@ class _ModelHook:
             retries=call.retries,
             duration=call.duration,
             wait_time=call.wait_time,
-            working_time=max(0.0, call.duration - call.wait_time),
+            working_time=_working(call.duration, call.wait_time),
             pending=None,
         )
         if out is not None:
@@ -159,7 +159,7 @@ class _ToolHook:
             traceback=_traceback(ex.error),
             truncated=ex.truncated,
             duration=ex.duration,
-            working_time=max(0.0, ex.duration - ex.wait_time),
+            working_time=_working(ex.duration, ex.wait_time),
             pending=None,
         )
         if approval is not None and approval.decision == "modify" and approval.modified:
@@ -175,6 +175,12 @@ def _complete(event: ModelEvent | ToolEvent, **values: Any) -> None:
     slotted dataclass: a name that is no field raises ``AttributeError``)."""
     for name, value in values.items():
         setattr(event, name, value)
+
+
+def _working(duration: float, waited: float) -> float:
+    """``duration - waited`` (at least 0): ``duration`` itself when nothing waited (the
+    event keeps the one float, not an equal new one: most calls wait for nothing)."""
+    return max(0.0, duration - waited) if waited else duration
 
 
 MAX_FAILURE = 16_000
