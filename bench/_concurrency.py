@@ -1,15 +1,27 @@
 """Concurrency: N agents of S steps at once, in this (fresh) process; prints JSON.
 
     python bench/_concurrency.py --agents 2000 --steps 10 [--store DB] [--floor]
+    python bench/_concurrency.py --agents 200,10000 --interleave --rounds 3 [--both]
+
+With several counts or ``--rounds`` above 1 it is the steady throughput measurement:
+each count runs in a fresh process, the counts alternating, round after round (so that
+a change in the machine's load falls on all of them alike), and it prints the medians:
+steps/s by the wall clock, steps/s by the process's CPU time (which other processes on
+a loaded machine disturb much less: they take the cores, not this process's work), the
+collector's share of the wall time, the RSS per agent, and the load average at each
+run's start. ``--both`` runs each count with the collector as it is and tuned.
 
 ``--interleave``: each model call yields to the event loop once before it answers, as a
 call over the network does. Without it the scripted model never yields, so each agent
 runs its steps back to back and only the finished agents' states are alive at once;
 interleaved, every agent (its transcript, its run) is alive at the same time.
 
-``--gc-tuned`` freezes the objects alive before the agents start (``gc.freeze()``) and
-raises the collector's thresholds: with thousands of live agents, full collections
-traverse every agent's objects again and again.
+``--gc-tuned`` does what ``loopwright run`` and ``loopwright eval`` do around their agents
+(``loopwright._collector.tuned_collector``): freeze the objects alive before the agents
+start (``gc.freeze()``) and raise the collector's thresholds, since with thousands of
+live agents full collections traverse every agent's objects again and again. The time
+in collections is measured with ``gc.callbacks`` (wall time from each collection's start
+to its end), and counted by generation.
 
 RSS is measured against the process after imports and one warm-up agent: the peak
 (sampled every 5 ms by a thread, and once more at the end while every agent's final
@@ -22,14 +34,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import gc
 import json
+import os
 import resource
+import statistics
+import subprocess
 import sys
 import threading
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import _scenarios
@@ -37,6 +54,9 @@ import psutil
 from _scenarios import Config, Runner
 
 import loopwright as lw
+from loopwright._collector import tuned_collector
+
+HERE = Path(__file__).resolve().parent
 
 
 def _rss() -> int:
@@ -84,6 +104,29 @@ class _Sampler:
         self.sample()  # the finished agents' states are still held
 
 
+class _CollectorClock:
+    """Times the garbage collector's collections (``gc.callbacks``) while installed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+            self.collections[info["generation"]] += 1
+
+    def __enter__(self) -> _CollectorClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self)
+
+
 def _interleaved_model(steps: int) -> lw.Model:
     """The scripted model, but each call yields to the event loop once before it
     answers, as a call over the network does: the agents then run interleaved, every
@@ -109,11 +152,12 @@ async def main(
         await _scenarios.floor_agent(_scenarios.floor_script(steps), "warm up")
         scripts = [_scenarios.floor_script(steps) for _ in range(agents)]
         gc.collect()
-        base, start = _rss(), time.perf_counter()
+        base, start, cpu = _rss(), time.perf_counter(), time.process_time()
         sampler = _Sampler()
         tasks = [_scenarios.floor_agent(s, "Add the numbers.") for s in scripts]
-        results: list[Any] = await asyncio.gather(*tasks, return_exceptions=True)
-        elapsed = time.perf_counter() - start
+        with _CollectorClock() as clock:
+            results: list[Any] = await asyncio.gather(*tasks, return_exceptions=True)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         sampler.stop()
         errors = [r for r in results if isinstance(r, BaseException)]
         history = _history_bytes(results[0]) if not errors else 0
@@ -123,13 +167,13 @@ async def main(
         await runner.run(make(steps))
         models = [make(steps) for _ in range(agents)]
         gc.collect()
-        if gc_tuned:  # what an application running thousands of agents may choose to do
-            gc.freeze()
-            gc.set_threshold(50_000, 50, 100)
-        base, start = _rss(), time.perf_counter()
+        base, start, cpu = _rss(), time.perf_counter(), time.process_time()
         sampler = _Sampler()
-        results = await asyncio.gather(*(runner.run(m) for m in models), return_exceptions=True)
-        elapsed = time.perf_counter() - start
+        # what `loopwright run` and `loopwright eval` do around their agents
+        with tuned_collector() if gc_tuned else contextlib.nullcontext(), _CollectorClock() as clock:
+            runs = (runner.run(m) for m in models)
+            results = await asyncio.gather(*runs, return_exceptions=True)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         sampler.stop()
         errors = [r for r in results if isinstance(r, BaseException)]
         ok = [r for r in results if not isinstance(r, BaseException)]
@@ -140,6 +184,13 @@ async def main(
         "steps": steps,
         "seconds": elapsed,
         "steps_per_s": agents * steps / elapsed,
+        "cpu_seconds": cpu,
+        "steps_per_cpu_s": agents * steps / cpu,
+        "gc_seconds": clock.seconds,
+        "gc_share": clock.seconds / elapsed,
+        "collections": clock.collections,
+        "gc_tuned": gc_tuned,
+        "interleave": interleave,
         "errors": len(errors),
         "first_error": repr(errors[0]) if errors else None,
         "baseline_rss": base,
@@ -151,20 +202,132 @@ async def main(
     }
 
 
+def fresh_process(
+    agents: int,
+    steps: int,
+    store: str | None = None,
+    floor: bool = False,
+    gc_tuned: bool = False,
+    interleave: bool = False,
+) -> dict[str, Any]:
+    """One scenario in a fresh interpreter (this file); its JSON, with the load average
+    (1 min) when it started."""
+    cmd = [sys.executable, str(HERE / "_concurrency.py"), "--agents", str(agents)]
+    cmd += ["--steps", str(steps)]
+    cmd += ["--store", store] if store else []
+    cmd += ["--floor"] if floor else []
+    cmd += ["--gc-tuned"] if gc_tuned else []
+    cmd += ["--interleave"] if interleave else []
+    load = os.getloadavg()[0]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE, timeout=1800)
+    if out.returncode != 0:
+        return {"agents": agents, "errors": -1, "first_error": out.stderr.strip()[-500:]}
+    result: dict[str, Any] = json.loads(out.stdout)
+    result["load"] = load
+    return result
+
+
+MEDIANS = ("steps_per_s", "steps_per_cpu_s", "gc_share", "rss_per_agent", "history_per_agent")
+
+
+def _brief(r: dict[str, Any], tuned: bool) -> str:
+    if "steps_per_s" not in r:
+        return f"{r['agents']:,} agents: failed: {r['first_error']}"
+    return (
+        f"{r['agents']:,} agents{', tuned' if tuned else ''}: {r['steps_per_s']:,.0f} steps/s, "
+        f"{r['steps_per_cpu_s']:,.0f} per CPU s, gc {r['gc_share']:.0%}, load {r['load']:.1f}"
+    )
+
+
+def alternate(
+    counts: list[int], steps: int, rounds: int, *, interleave: bool, both: bool
+) -> dict[tuple[int, bool], dict[str, Any]]:
+    """Each count (and, with ``both``, each collector setting) in a fresh process, in
+    turn, ``rounds`` times; per (count, tuned): the medians of ``MEDIANS``, the errors
+    summed, the loads seen and every run's figures (``runs``)."""
+    runs: dict[tuple[int, bool], list[dict[str, Any]]] = {}
+    for _ in range(rounds):
+        for agents in counts:
+            for tuned in (False, True) if both else (False,):
+                r = fresh_process(agents, steps, gc_tuned=tuned, interleave=interleave)
+                runs.setdefault((agents, tuned), []).append(r)
+                print(_brief(r, tuned), file=sys.stderr, flush=True)
+    out: dict[tuple[int, bool], dict[str, Any]] = {}
+    for key, rs in runs.items():
+        ok = [r for r in rs if "steps_per_s" in r]
+        figures: dict[str, Any] = {
+            name: statistics.median(r[name] for r in ok) if ok else None for name in MEDIANS
+        }
+        figures["errors"] = sum(r["errors"] for r in rs)
+        figures["first_error"] = next((r["first_error"] for r in rs if r["first_error"]), None)
+        figures["loads"] = [r.get("load") for r in rs]
+        figures["rounds"] = len(ok)
+        figures["runs"] = rs
+        out[key] = figures
+    return out
+
+
+def _print_alternation(figures: dict[tuple[int, bool], dict[str, Any]], rounds: int) -> None:
+    small = min(agents for agents, _ in figures)
+    print(f"medians of {rounds} rounds, fresh processes in turn")
+    print("agents  collector  steps/s  CPU steps/s  gc share  KB/agent  beyond history  errors")
+    for (agents, tuned), f in sorted(figures.items()):
+        if f["steps_per_s"] is None:
+            print(f"{agents:>6,}  {'tuned' if tuned else 'as is':9}  failed: {f['first_error']}")
+            continue
+        beyond = (f["rss_per_agent"] - f["history_per_agent"]) / 1024
+        print(
+            f"{agents:>6,}  {'tuned' if tuned else 'as is':9}  {f['steps_per_s']:7,.0f}  "
+            f"{f['steps_per_cpu_s']:11,.0f}  {f['gc_share']:8.0%}  "
+            f"{f['rss_per_agent'] / 1024:8.1f}  {beyond:14.1f}  {f['errors']:6}"
+        )
+    for (agents, tuned), f in sorted(figures.items()):
+        base = figures.get((small, tuned), {})
+        if agents == small or f["steps_per_s"] is None or not base.get("steps_per_s"):
+            continue
+        print(
+            f"{agents:,} / {small:,} ({'tuned' if tuned else 'as is'}): "
+            f"{f['steps_per_s'] / base['steps_per_s']:.2f}x wall, "
+            f"{f['steps_per_cpu_s'] / base['steps_per_cpu_s']:.2f}x CPU"
+        )
+    loads = [load for f in figures.values() for load in f["loads"] if load is not None]
+    if loads:
+        print(f"load average (1 min) at the runs' starts: {min(loads):.1f} to {max(loads):.1f}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--agents", type=int, required=True)
+    parser.add_argument(
+        "--agents", required=True, help="agents at once; several (200,10000): in turn"
+    )
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--store", default=None, help="the run store file (default: off)")
     parser.add_argument("--floor", action="store_true", help="the bare asyncio loop instead")
     parser.add_argument(
-        "--gc-tuned", action="store_true", help="gc.freeze() and a higher gen-0 threshold"
+        "--gc-tuned", action="store_true", help="the collector tuned as the CLI tunes it"
     )
     parser.add_argument(
         "--interleave", action="store_true", help="each model call yields to the loop once"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds of fresh processes, counts in turn"
+    )
+    parser.add_argument(
+        "--both", action="store_true", help="in rounds: the collector as it is, and tuned"
+    )
+    parser.add_argument("--json", default=None, help="in rounds: write every figure here")
     args = parser.parse_args()
+    counts = [int(c) for c in args.agents.split(",")]
+    if len(counts) > 1 or args.rounds > 1 or args.both:
+        figures = alternate(
+            counts, args.steps, args.rounds, interleave=args.interleave, both=args.both
+        )
+        _print_alternation(figures, args.rounds)
+        if args.json:
+            rows = [{"agents": a, "tuned": t, **f} for (a, t), f in figures.items()]
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        sys.exit(0)
     result = asyncio.run(
-        main(args.agents, args.steps, args.store, args.floor, args.gc_tuned, args.interleave)
+        main(counts[0], args.steps, args.store, args.floor, args.gc_tuned, args.interleave)
     )
     json.dump(result, sys.stdout)
