@@ -170,7 +170,8 @@ async def main(
         base, start, cpu = _rss(), time.perf_counter(), time.process_time()
         sampler = _Sampler()
         # what `loopwright run` and `loopwright eval` do around their agents
-        with tuned_collector() if gc_tuned else contextlib.nullcontext(), _CollectorClock() as clock:
+        tuning = tuned_collector() if gc_tuned else contextlib.nullcontext()
+        with tuning, _CollectorClock() as clock:
             runs = (runner.run(m) for m in models)
             results = await asyncio.gather(*runs, return_exceptions=True)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
