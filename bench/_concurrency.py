@@ -54,7 +54,6 @@ import psutil
 from _scenarios import Config, Runner
 
 import loopwright as lw
-from loopwright._collector import tuned_collector
 
 HERE = Path(__file__).resolve().parent
 
@@ -110,14 +109,17 @@ class _CollectorClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.collections = [0, 0, 0]
+        self.by_generation = [0.0, 0.0, 0.0]
         self._start = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._start = time.perf_counter()
         else:
-            self.seconds += time.perf_counter() - self._start
+            took = time.perf_counter() - self._start
+            self.seconds += took
             self.collections[info["generation"]] += 1
+            self.by_generation[info["generation"]] += took
 
     def __enter__(self) -> _CollectorClock:
         gc.callbacks.append(self)
@@ -170,7 +172,11 @@ async def main(
         base, start, cpu = _rss(), time.perf_counter(), time.process_time()
         sampler = _Sampler()
         # what `loopwright run` and `loopwright eval` do around their agents
-        tuning = tuned_collector() if gc_tuned else contextlib.nullcontext()
+        tuning: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if gc_tuned:  # (imported here: the "before" side of a comparison may not have it)
+            from loopwright._collector import tuned_collector
+
+            tuning = tuned_collector()
         with tuning, _CollectorClock() as clock:
             runs = (runner.run(m) for m in models)
             results = await asyncio.gather(*runs, return_exceptions=True)
@@ -190,6 +196,7 @@ async def main(
         "gc_seconds": clock.seconds,
         "gc_share": clock.seconds / elapsed,
         "collections": clock.collections,
+        "gc_seconds_by_generation": clock.by_generation,
         "gc_tuned": gc_tuned,
         "interleave": interleave,
         "errors": len(errors),
