@@ -10,6 +10,8 @@ steps/s by the wall clock, steps/s by the process's CPU time (which other proces
 a loaded machine disturb much less: they take the cores, not this process's work), the
 collector's share of the wall time, the RSS per agent, and the load average at each
 run's start. ``--both`` runs each count with the collector as it is and tuned.
+``--eval SAMPLES`` measures ``lw.eval`` instead (``--agents``: samples in flight, tuned:
+``tune_collector=True``).
 
 ``--interleave``: each model call yields to the event loop once before it answers, as a
 call over the network does. Without it the scripted model never yields, so each agent
@@ -210,6 +212,43 @@ async def main(
     }
 
 
+async def _eval_answer(messages: list[Any], *_: Any) -> lw.ModelOutput:
+    """An eval sample's model: 9 ``add`` calls, then submit; yields to the loop first."""
+    await asyncio.sleep(0)
+    done = sum(1 for m in messages if m.role == "tool")
+    if done >= 9:
+        return lw.ModelOutput.for_tool_call("submit", {"answer": "done"})
+    return lw.ModelOutput.for_tool_call("add", {"a": done, "b": 1})
+
+
+def eval_main(samples: int, in_flight: int, tuned: bool) -> dict[str, Any]:
+    """``lw.eval`` of ``samples`` 10-step samples, ``in_flight`` at once, no run store;
+    ``tuned``: ``tune_collector=True``. Steps/s of the eval, by wall and by CPU time."""
+    data = [{"id": f"q{i}", "input": "Add the numbers.", "target": "done"} for i in range(samples)]
+    agent = lw.react(tools=[_scenarios.add], max_steps=None)
+    task = lw.Task(data, agent=agent, scorer=lw.match())
+    model = lw.get_model("mock", outputs=_eval_answer)
+    lw.eval(task, model=model, max_samples=10, db=False, limit=20)  # warm up
+    gc.collect()
+    options: dict[str, Any] = {"tune_collector": True} if tuned else {}
+    start, cpu = time.perf_counter(), time.process_time()
+    with _CollectorClock() as clock:
+        [result] = lw.eval(task, model=model, max_samples=in_flight, db=False, **options)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {
+        "agents": in_flight,
+        "samples": samples,
+        "steps_per_s": samples * 10 / elapsed,
+        "steps_per_cpu_s": samples * 10 / cpu,
+        "gc_share": clock.seconds / elapsed,
+        "collections": clock.collections,
+        "errors": result.errors,
+        "first_error": None,
+        "rss_per_agent": 0.0,
+        "history_per_agent": 0.0,
+    }
+
+
 def fresh_process(
     agents: int,
     steps: int,
@@ -217,6 +256,7 @@ def fresh_process(
     floor: bool = False,
     gc_tuned: bool = False,
     interleave: bool = False,
+    eval_samples: int = 0,
 ) -> dict[str, Any]:
     """One scenario in a fresh interpreter (this file); its JSON, with the load average
     (1 min) when it started."""
@@ -226,6 +266,7 @@ def fresh_process(
     cmd += ["--floor"] if floor else []
     cmd += ["--gc-tuned"] if gc_tuned else []
     cmd += ["--interleave"] if interleave else []
+    cmd += ["--eval", str(eval_samples)] if eval_samples else []
     load = os.getloadavg()[0]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE, timeout=1800)
     if out.returncode != 0:
@@ -248,7 +289,13 @@ def _brief(r: dict[str, Any], tuned: bool) -> str:
 
 
 def alternate(
-    counts: list[int], steps: int, rounds: int, *, interleave: bool, both: bool
+    counts: list[int],
+    steps: int,
+    rounds: int,
+    *,
+    interleave: bool,
+    both: bool,
+    eval_samples: int = 0,
 ) -> dict[tuple[int, bool], dict[str, Any]]:
     """Each count (and, with ``both``, each collector setting) in a fresh process, in
     turn, ``rounds`` times; per (count, tuned): the medians of ``MEDIANS``, the errors
@@ -257,7 +304,9 @@ def alternate(
     for _ in range(rounds):
         for agents in counts:
             for tuned in (False, True) if both else (False,):
-                r = fresh_process(agents, steps, gc_tuned=tuned, interleave=interleave)
+                r = fresh_process(
+                    agents, steps, gc_tuned=tuned, interleave=interleave, eval_samples=eval_samples
+                )
                 runs.setdefault((agents, tuned), []).append(r)
                 print(_brief(r, tuned), file=sys.stderr, flush=True)
     out: dict[tuple[int, bool], dict[str, Any]] = {}
@@ -324,16 +373,32 @@ if __name__ == "__main__":
         "--both", action="store_true", help="in rounds: the collector as it is, and tuned"
     )
     parser.add_argument("--json", default=None, help="in rounds: write every figure here")
+    parser.add_argument(
+        "--eval",
+        type=int,
+        default=0,
+        metavar="SAMPLES",
+        help="lw.eval of SAMPLES 10-step samples, --agents of them at once (--gc-tuned: "
+        "tune_collector=True); no RSS figures",
+    )
     args = parser.parse_args()
     counts = [int(c) for c in args.agents.split(",")]
     if len(counts) > 1 or args.rounds > 1 or args.both:
         figures = alternate(
-            counts, args.steps, args.rounds, interleave=args.interleave, both=args.both
+            counts,
+            args.steps,
+            args.rounds,
+            interleave=args.interleave,
+            both=args.both,
+            eval_samples=args.eval,
         )
         _print_alternation(figures, args.rounds)
         if args.json:
             rows = [{"agents": a, "tuned": t, **f} for (a, t), f in figures.items()]
             Path(args.json).write_text(json.dumps(rows, indent=1))
+        sys.exit(0)
+    if args.eval:
+        json.dump(eval_main(args.eval, counts[0], args.gc_tuned), sys.stdout)
         sys.exit(0)
     result = asyncio.run(
         main(counts[0], args.steps, args.store, args.floor, args.gc_tuned, args.interleave)
