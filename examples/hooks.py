@@ -28,6 +28,7 @@ import asyncio
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import loopwright as lw
@@ -123,7 +124,7 @@ def scripted_model() -> lw.Model:
     """A model that reads the config over and over (each call "costs" 50k tokens)."""
     usage = lw.Usage(input_tokens=40_000, output_tokens=10_000, total_tokens=50_000)
     reply = lw.ModelOutput.for_tool_call("read_config", {"name": "app.env"})
-    return lw.get_model("mock", outputs=[reply.model_copy(update={"usage": usage})], repeat=True)
+    return lw.get_model("mock", outputs=[replace(reply, usage=usage)], repeat=True)
 
 
 async def main(

@@ -293,7 +293,7 @@ class SpendCap(lw.Hooks):
 
 async def test_a_hook_that_caps_spend_stops_the_run_cleanly(tmp_path: Path) -> None:
     usage = lw.Usage(input_tokens=80, output_tokens=20, total_tokens=100)
-    output = call("echo", {"text": "x"}).model_copy(update={"usage": usage})
+    output = dataclasses.replace(call("echo", {"text": "x"}), usage=usage)
     model = lw.get_model("mock", outputs=[output], repeat=True)
     cap, hook = SpendCap(budget=250), Recorder()
     db = tmp_path / "r.db"

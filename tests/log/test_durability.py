@@ -125,7 +125,7 @@ async def test_export_and_import_round_trip(tmp_path: Path) -> None:
     assert len(data["messages"]) == 2 + 2 * 3 + 1
     assert lw.import_run(path, db=other) == run_id
     with lw.load_run(run_id, db) as a, lw.load_run(run_id, other) as b:
-        assert [e.model_dump() for e in a.events()] == [e.model_dump() for e in b.events()]
+        assert list(a.events()) == list(b.events())
         assert shape(a.messages()) == shape(b.messages())
         assert a.store() == b.store() and a.info == b.info
     with lw.load_run(path) as from_file:

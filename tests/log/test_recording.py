@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
+from loopwright.transcripts import event_data
 
 from ._scripted import hand_loop, script, shape
 
 
 def dumped(events: list[lw.Event]) -> list[dict[str, object]]:
-    return [e.model_dump(mode="json", exclude={"events"}) for e in events]
+    return [event_data(e, exclude={"events"}) for e in events]
 
 
 async def test_a_run_round_trips_through_sqlite(tmp_path: Path) -> None:

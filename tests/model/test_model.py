@@ -316,7 +316,7 @@ async def test_model_usage_adds_up_per_model_and_copies_do_not_share_it() -> Non
     assert model.usage.total_tokens > twin.usage.total_tokens > 0
     # only what providers reported is set (the optional counts stay unset, None)
     assert model.usage.reasoning_tokens is None
-    assert "reasoning_tokens" not in model.usage.model_dump(exclude_unset=True)
+    assert model.usage.cache_read_tokens is None and model.usage.cache_write_tokens is None
 
 
 async def test_a_call_config_changed_in_place_between_calls_is_merged_again() -> None:

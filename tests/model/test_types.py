@@ -2,6 +2,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 import loopwright as lw
+from loopwright.model._output import output_from_data
 
 ADAPTER = TypeAdapter(list[lw.ChatMessage])
 
@@ -53,8 +54,11 @@ def test_model_output_for_tool_call() -> None:
 
 
 def test_invalid_stop_reason_is_rejected() -> None:
+    # (the constructor is typed code's, checked by mypy; data from outside is validated)
     with pytest.raises(ValidationError):
-        lw.ModelOutput(stop_reason="finished")  # type: ignore[arg-type]
+        output_from_data({"stop_reason": "finished"})
+    with pytest.raises(ValidationError):
+        lw.AgentState.model_validate({"output": {"stop_reason": "finished"}})
 
 
 def test_usage_adds_and_sums() -> None:

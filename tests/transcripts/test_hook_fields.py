@@ -1,14 +1,13 @@
-"""The model and tool hooks fill in their events' fields without growing pydantic's
-fields-set tables, and the events hold the very objects the conversation holds."""
+"""The model and tool hooks fill in their events' fields (slotted dataclasses) and the
+model outputs' without growing pydantic's fields-set tables, and the events hold the very
+objects the conversation holds."""
 
 from __future__ import annotations
-
-import sys
 
 import pytest
 
 import loopwright as lw
-from loopwright._fields import fill_in
+from loopwright.transcripts import event_adapter
 
 
 @lw.tool
@@ -39,24 +38,25 @@ async def test_completed_events_have_their_fields_filled_in() -> None:
     assert out.time is not None and out.time >= 0 and out.model == "mock"
     assert tool_ev.result is not None and tool_ev.result.content == "3"
     assert tool_ev.pending is None and tool_ev.error is None and tool_ev.failure is None
-    dumped = tool_ev.model_dump()
+    dumped = event_adapter().dump_python(tool_ev, mode="json")
     assert dumped["pending"] is None and dumped["result"]["content"] == "3"
-    # still plain pydantic models: assignment and validation of a copy work as before
-    again = lw.ToolEvent.model_validate(tool_ev.model_dump())
-    assert again.result == tool_ev.result
+    # slotted dataclasses: assignment, and validation of a dump through the adapter
+    again = event_adapter().validate_python(dumped)
+    assert isinstance(again, lw.ToolEvent) and again == tool_ev
     again.pending = True
-    assert again.pending is True and "pending" in again.model_fields_set
+    assert again.pending is True
+    with pytest.raises(AttributeError):
+        again.pendin = True  # type: ignore[attr-defined]
 
 
-async def test_filling_in_keeps_the_fields_set_tables_in_their_inline_slots() -> None:
-    """A live transcript holds every event: a set of 5+ names takes a table of its own
-    (216 -> 728 bytes). What the hooks fill in is not counted as set by the caller."""
+async def test_the_records_a_live_run_keeps_per_step_are_slotted() -> None:
+    """A live transcript holds every event and output: slotted, with no instance dict
+    and no pydantic fields-set table (bench/README.md, round 3)."""
     model_ev, tool_ev, out, _ = await _events()
-    small = sys.getsizeof(set())
+    # the events and the output are slotted dataclasses: no instance dict, no fields-set table
     for record in (model_ev, tool_ev, out):
-        assert len(record.model_fields_set) <= 4, record.model_fields_set
-        assert sys.getsizeof(record.model_fields_set) == small
-    assert "output" not in model_ev.model_fields_set and "time" not in out.model_fields_set
+        assert not hasattr(record, "__dict__") and not hasattr(record, "model_fields_set")
+    assert out.time is not None
 
 
 async def test_events_hold_the_conversations_own_objects() -> None:
@@ -88,14 +88,6 @@ async def test_a_run_s_events_are_its_history_s_messages() -> None:
     assert model_evs and tool_evs
     assert all(id(e.output.message) in by_id for e in model_evs if e.output is not None)
     assert all(id(e.result) in by_id for e in tool_evs)
-
-
-def test_fill_in_refuses_a_name_that_is_no_field() -> None:
-    out = lw.ModelOutput.from_text("x")
-    with pytest.raises(AttributeError, match="no field 'tme'"):
-        fill_in(out, tme=1.0)
-    fill_in(out, time=2.0)
-    assert out.time == 2.0 and out.model_dump()["time"] == 2.0
 
 
 async def test_completing_an_event_leaves_the_fields_that_did_not_change_as_they_were() -> None:

@@ -167,3 +167,21 @@ async def test_a_failing_branch_fails_the_fork() -> None:
         await lw.fork(lw.AgentState(), [echo_agent("ok"), broken])
     errors = [e.error for e in t.events if isinstance(e, lw.SubtaskEvent)]
     assert "ValueError: branch broke" in errors
+
+
+async def test_a_subtask_s_given_input_must_be_json() -> None:
+    """The event (a plain dataclass) does not validate it: ``run_subtask`` does, as the
+    pydantic event did, before the run store could fail to write it."""
+    from pydantic import ValidationError
+
+    from loopwright.transcripts import run_subtask
+
+    async def work() -> None:
+        return None
+
+    async with lw.recording(db=False) as rec:
+        with pytest.raises(ValidationError):
+            await run_subtask(work, input={"x": object()})  # type: ignore[dict-item]
+        await run_subtask(work, input={"x": [1, {"y": None}]})
+    [ev] = [e for e in rec.transcript.events if isinstance(e, lw.SubtaskEvent)]
+    assert ev.input == {"x": [1, {"y": None}]}

@@ -4,7 +4,7 @@ from bad replies) and a step's tool calls."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from .._errors import ConfigurationError
@@ -203,7 +203,7 @@ async def recover_overflow(state: AgentState, history: HistoryPolicy | None) -> 
 def answer_output(output: ModelOutput, result: ToolMessage) -> ModelOutput:
     """The agent's output when a terminal tool answered: its result as a new message."""
     message = AssistantMessage(content=result.content, model=output.message.model)
-    return output.model_copy(update={"message": message, "stop_reason": "stop"})
+    return replace(output, message=message, stop_reason="stop")
 
 
 async def run_tool_calls(

@@ -11,6 +11,7 @@ import click
 
 from .._errors import ConfigurationError, ModelAPIError
 from ..model import AssistantMessage, GenerateConfig, Model, ModelOutput, ToolCall, get_model
+from ..model._output import output_from_data
 
 __all__ = [
     "EXIT_ERROR",
@@ -85,7 +86,7 @@ def _script_item(item: Any, i: int) -> ModelOutput | str | BaseException:
         message = AssistantMessage(content=item.get("content", ""), tool_calls=calls)
         return ModelOutput(message=message, stop_reason="tool_calls")
     try:
-        return ModelOutput.model_validate(item)
+        return output_from_data(item)
     except ValueError as ex:
         raise ConfigurationError(f"mock script item {i} is not a model output: {ex}") from None
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Callable, Coroutine
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +343,7 @@ def _report(
         "model": model.name,
         "protocol": model.tool_protocol.name,
         "steps": agent.steps,
-        "usage": model.usage.model_dump(exclude_none=True),
+        "usage": {k: v for k, v in asdict(model.usage).items() if v is not None},
         "cost": state.cost,
         "unpriced_calls": state.unpriced_calls,
         "exit_code": code,

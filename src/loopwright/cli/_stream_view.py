@@ -13,6 +13,7 @@ split across two deltas is safe too, since ESC itself is what is replaced.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .._terminal import visible
@@ -73,5 +74,5 @@ class StreamingDisplay(ConsoleDisplay):
         if ev.output is None:
             return super()._render(ev)
         message = ev.output.message.model_copy(update={"content": "", "reasoning": None})
-        shown = ev.model_copy(update={"output": ev.output.model_copy(update={"message": message})})
+        shown = dataclasses.replace(ev, output=dataclasses.replace(ev.output, message=message))
         return super()._render(shown)

@@ -149,8 +149,11 @@ class _FileWriter:
                 if id(event) in written:
                     continue
                 written.add(id(event))
+                # (an event is a plain dataclass, not validated when made: one that its
+                # maker filled with a wrong value is refused alone, not with its batch)
                 try:
                     data = dump_event(event)
+                    stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
                     writer._failed(ex)
@@ -163,7 +166,7 @@ class _FileWriter:
                         sample,
                         event.span_id,
                         event.event,
-                        event.timestamp.isoformat(),
+                        stamp,
                         redact_known(data),
                     )
                 )

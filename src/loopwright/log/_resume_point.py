@@ -32,6 +32,7 @@ from functools import partial
 from typing import Any
 
 from ..model import ChatMessage, ModelOutput, ToolCall, ToolInfo, ToolMessage, Usage
+from ..model._output import usage_from_json
 from ..transcripts import ModelEvent, ToolEvent
 from ._db import RunStoreError
 from ._reader import RunLog, load_run
@@ -323,7 +324,7 @@ def resume_point(
                 steps += 1
                 waits += float(waited or 0.0)
                 if used is not None:
-                    step_usage = Usage.model_validate_json(used)
+                    step_usage = usage_from_json(used)
                     usage = usage + step_usage
                     tokens += step_usage.total_tokens
                 answered = output == "object"

@@ -6,6 +6,7 @@ events (those are rows of their own, pointing at their container with ``span_id`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from pydantic_core import to_json
 
 from ..model import AssistantMessage, ChatMessage, ToolMessage
 from ..model._bounds import flat_call
-from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
+from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter, event_data
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
 
@@ -57,18 +58,18 @@ def event_record(event: Event) -> dict[str, Any]:
     """An event as the store's JSON data (messages by reference, no nested events)."""
     if isinstance(event, ModelEvent):
         if event.output is None:
-            return event.model_dump(mode="json", exclude_none=True)
-        data = event.model_dump(mode="json", exclude_none=True, exclude={"output": {"message"}})
+            return event_data(event)
+        data = event_data(event, exclude={"output": {"message"}})
         data["output"]["message"] = _ref(event.output.message.id)
         return data
     if isinstance(event, ToolEvent):
-        data = event.model_dump(mode="json", exclude_none=True, exclude={"events", "result"})
+        data = event_data(event, exclude={"events", "result"})
         if event.result is not None:
             data["result"] = _ref(event.result.id)
         return data
     if isinstance(event, SubtaskEvent):
-        return event.model_dump(mode="json", exclude_none=True, exclude={"events"})
-    return event.model_dump(mode="json", exclude_none=True)
+        return event_data(event, exclude={"events"})
+    return event_data(event)
 
 
 def dump_event(event: Event) -> str:
@@ -78,7 +79,7 @@ def dump_event(event: Event) -> str:
     except ValueError:  # a call's arguments nested too deep to write: a placeholder
         if not isinstance(event, ToolEvent):
             raise
-        record = event_record(event.model_copy(update={"call": flat_call(event.call)}))
+        record = event_record(dataclasses.replace(event, call=flat_call(event.call)))
     try:  # pydantic's encoder: several times faster than json.dumps
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string

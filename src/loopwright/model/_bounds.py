@@ -26,6 +26,7 @@ Each bound costs time linear in the output.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .._ids import new_id
@@ -81,7 +82,7 @@ def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     if reasoning is not None:
         update["reasoning"] = cut_text(reasoning, limit)
     message = message.model_copy(update=update)
-    return output.model_copy(update={"message": message, "stop_reason": "max_tokens"})
+    return replace(output, message=message, stop_reason="max_tokens")
 
 
 def flat_call(call: ToolCall) -> ToolCall:
@@ -166,4 +167,4 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
         content = f"{content}\n{note}" if content else note
     # (the same reply, bounded: its id is kept, as a text protocol remembers it by id)
     message = message.model_copy(update={"content": content, "tool_calls": kept, "id": message.id})
-    return output.model_copy(update={"message": message})
+    return replace(output, message=message)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
-from .._fields import fill_in
 from .._timers import deadline
 from ._api import ModelAPI
 from ._bounds import bound_calls, bound_text
@@ -357,8 +356,7 @@ class Model:
                     slot.release()
                 slot.succeeded()
                 name = output.model or api.name
-                # filled in without growing the records' fields-set tables (_fields.py)
-                fill_in(output, time=time.perf_counter() - began, model=name)
+                output.time, output.model = time.perf_counter() - began, name
                 if output.message.model is None:
                     msg = output.message  # (the same message, named: its id is kept)
                     output.message = msg.model_copy(update={"model": name, "id": msg.id})

@@ -1,15 +1,28 @@
-"""What a model call returns: the message, why it stopped, and what it cost."""
+"""What a model call returns: the message, why it stopped, and what it cost.
+
+``ModelOutput`` and ``Usage`` are slotted stdlib dataclasses, not pydantic models: a live
+run keeps one of each per model call (its transcript's model events hold them), and a
+slotted instance is a fifth of a pydantic one (bench/README.md, "Ten thousand agents").
+pydantic models that hold them (``AgentState``, the transcript's events) validate and
+serialise them as they do their own fields, and keep a given instance as it is (no
+copy). A copy is ``dataclasses.replace(output, message=...)``. Data from outside (a
+script, a stored row) becomes one through :func:`output_from_data` /
+:func:`usage_from_json`, which validate it.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._ids import new_id
 from ._chat import AssistantMessage, ToolCall
 
-__all__ = ["ModelOutput", "StopReason", "Usage"]
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+__all__ = ["ModelOutput", "StopReason", "Usage", "output_from_data", "usage_from_json"]
 
 StopReason: TypeAlias = Literal[
     "stop", "max_tokens", "model_length", "tool_calls", "content_filter", "unknown"
@@ -25,10 +38,9 @@ StopReason: TypeAlias = Literal[
 """
 
 
-class Usage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Usage:
     """Tokens used by one or more model calls; usages add up with ``+`` and ``sum()``."""
-
-    model_config = ConfigDict(defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -38,17 +50,16 @@ class Usage(BaseModel):
     cache_write_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        a, b = self.__dict__, other.__dict__
-        values = {
-            "input_tokens": a["input_tokens"] + b["input_tokens"],
-            "output_tokens": a["output_tokens"] + b["output_tokens"],
-            "total_tokens": a["total_tokens"] + b["total_tokens"],
-        }
-        for name in _OPTIONAL_TOKENS:  # None + None stays None: "not reported"
-            x, y = a[name], b[name]
-            if x is not None or y is not None:
-                values[name] = (x or 0) + (y or 0)
-        return Usage(**values)
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            reasoning_tokens=_plus(self.reasoning_tokens, other.reasoning_tokens),
+            cache_read_tokens=_plus(self.cache_read_tokens, other.cache_read_tokens),
+            cache_write_tokens=_plus(self.cache_write_tokens, other.cache_write_tokens),
+        )
 
     def __radd__(self, other: Any) -> Usage:
         # sum() starts from 0
@@ -59,10 +70,13 @@ class Usage(BaseModel):
         return NotImplemented
 
 
-_OPTIONAL_TOKENS = ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
+def _plus(x: int | None, y: int | None) -> int | None:
+    # None + None stays None: "not reported"
+    return None if x is None and y is None else (x or 0) + (y or 0)
 
 
-class ModelOutput(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ModelOutput:
     """The result of one model call.
 
     Attributes:
@@ -74,9 +88,7 @@ class ModelOutput(BaseModel):
         error: An error the provider reported alongside a (partial) output.
     """
 
-    model_config = ConfigDict(defer_build=True)
-
-    message: AssistantMessage = Field(default_factory=AssistantMessage)
+    message: AssistantMessage = field(default_factory=AssistantMessage)
     stop_reason: StopReason = "stop"
     usage: Usage | None = None
     model: str = ""
@@ -130,3 +142,31 @@ class ModelOutput(BaseModel):
             model=model,
             usage=usage,
         )
+
+
+@cache
+def _adapter(kind: type[Any]) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(kind)
+
+
+def output_from_data(data: Any) -> ModelOutput:
+    """A :class:`ModelOutput` from JSON-like data (a dict, as written by a run store or
+    a script), validated; a ``ModelOutput`` is returned as it is.
+
+    Raises:
+        pydantic.ValidationError: ``data`` is not a model output.
+    """
+    output: ModelOutput = _adapter(ModelOutput).validate_python(data)
+    return output
+
+
+def usage_from_json(text: str | bytes) -> Usage:
+    """A :class:`Usage` from its JSON text, validated.
+
+    Raises:
+        pydantic.ValidationError: ``text`` is not a usage.
+    """
+    usage: Usage = _adapter(Usage).validate_json(text)
+    return usage

@@ -29,6 +29,7 @@ from ._events import (
     SubtaskEvent,
     ToolEvent,
     event_adapter,
+    event_data,
 )
 from ._span import span
 from ._subtask import run_subtask, subtask
@@ -55,6 +56,7 @@ __all__ = [
     "checkpoint_store",
     "current_transcript",
     "event_adapter",
+    "event_data",
     "observe_transcripts",
     "on_transcript_open",
     "run_subtask",

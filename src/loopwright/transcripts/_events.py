@@ -1,11 +1,18 @@
-"""The events of a transcript: a pydantic discriminated union on ``event``."""
+"""The events of a transcript: slotted dataclasses, a discriminated union on ``event``.
+
+They are plain dataclasses, not pydantic models (a live agent holds every event of its
+run: a slotted one is a third of the size, and is made without validation): the one
+cached :func:`event_adapter` validates what comes from outside (a run store's rows) and
+dumps them as JSON, as pydantic-ai does with its messages.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import Field, JsonValue
 
 from .._ids import new_id
 from ..model import (
@@ -38,6 +45,7 @@ __all__ = [
     "SubtaskEvent",
     "ToolEvent",
     "event_adapter",
+    "event_data",
 ]
 
 
@@ -45,7 +53,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class BaseEvent(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class BaseEvent:
     """What every event has.
 
     Attributes:
@@ -58,14 +67,13 @@ class BaseEvent(BaseModel):
             run began, minus time spent waiting for retries and connection slots.
     """
 
-    model_config = ConfigDict(defer_build=True)
-
-    id: str = Field(default_factory=new_id)
-    timestamp: datetime = Field(default_factory=_now)
+    id: str = field(default_factory=new_id)
+    timestamp: datetime = field(default_factory=_now)
     span_id: str | None = None
     working_start: float = 0.0
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelEvent(BaseEvent):
     """One model call (``Model.generate``), with its retries.
 
@@ -104,11 +112,11 @@ class ModelEvent(BaseEvent):
 
     event: Literal["model"] = "model"
     model: str
-    input: list[str] = Field(default_factory=list)
+    input: list[str] = field(default_factory=list)
     input_base: str | None = None
     input_base_count: int = 0
-    tools: list[ToolInfo] = Field(default_factory=list)
-    config: GenerateConfig = Field(default_factory=GenerateConfig)
+    tools: list[ToolInfo] = field(default_factory=list)
+    config: GenerateConfig = field(default_factory=GenerateConfig)
     output: ModelOutput | None = None
     usage: Usage | None = None
     cost: float | None = None
@@ -122,6 +130,7 @@ class ModelEvent(BaseEvent):
     step: bool | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolEvent(BaseEvent):
     """One tool call, with the events that happened during it (e.g. a sub-agent's).
 
@@ -156,7 +165,7 @@ class ToolEvent(BaseEvent):
     approval: Approval | None = None
     duration: float = 0.0
     working_time: float = 0.0
-    events: list[Event] = Field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     pending: bool | None = None
 
     @property
@@ -170,6 +179,7 @@ class ToolEvent(BaseEvent):
         return self.call.arguments
 
 
+@dataclass(slots=True, kw_only=True)
 class StoreEvent(BaseEvent):
     """Changes to a store since the previous checkpoint, as an RFC 6902 JSON patch.
 
@@ -183,6 +193,7 @@ class StoreEvent(BaseEvent):
     changes: list[dict[str, Any]]
 
 
+@dataclass(slots=True, kw_only=True)
 class InfoEvent(BaseEvent):
     """Something the agent's author chose to record (``transcript().info(data)``).
 
@@ -196,6 +207,7 @@ class InfoEvent(BaseEvent):
     data: JsonValue = None
 
 
+@dataclass(slots=True, kw_only=True)
 class SpanBegin(BaseEvent):
     """The start of a span (``with span("name"):``); its ``id`` is the span's id.
 
@@ -209,6 +221,7 @@ class SpanBegin(BaseEvent):
     type: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class SpanEnd(BaseEvent):
     """The end of a span.
 
@@ -222,6 +235,7 @@ class SpanEnd(BaseEvent):
     error: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class SubtaskEvent(BaseEvent):
     """A subtask (``@subtask`` or a ``fork`` branch) and the events of its own transcript.
 
@@ -240,15 +254,16 @@ class SubtaskEvent(BaseEvent):
     event: Literal["subtask"] = "subtask"
     name: str
     type: str = "subtask"
-    input: dict[str, JsonValue] = Field(default_factory=dict)
+    input: dict[str, JsonValue] = field(default_factory=dict)
     result: JsonValue = None
     error: str | None = None
-    events: list[Event] = Field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     duration: float = 0.0
     working_time: float = 0.0
     pending: bool | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class LoggerEvent(BaseEvent):
     """A Python ``logging`` record captured during the run.
 
@@ -271,6 +286,7 @@ class LoggerEvent(BaseEvent):
     lineno: int | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class LimitEvent(BaseEvent):
     """A limit was reached.
 
@@ -288,6 +304,7 @@ class LimitEvent(BaseEvent):
     message: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class ErrorEvent(BaseEvent):
     """An error ended the run (or a sample).
 
@@ -303,6 +320,7 @@ class ErrorEvent(BaseEvent):
     traceback: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class SandboxEvent(BaseEvent):
     """A sandbox operation.
 
@@ -326,6 +344,7 @@ class SandboxEvent(BaseEvent):
     duration: float = 0.0
 
 
+@dataclass(slots=True, kw_only=True)
 class ApprovalEvent(BaseEvent):
     """An approval policy's decision about a tool call.
 
@@ -360,7 +379,8 @@ Event: TypeAlias = Annotated[
     | ApprovalEvent,
     Field(discriminator="event"),
 ]
-"""Any transcript event; a pydantic discriminated union on ``event``."""
+"""Any transcript event; a discriminated union on ``event`` (validated and dumped by
+:func:`event_adapter`)."""
 
 _adapter: TypeAdapter[Event] | None = None
 
@@ -373,3 +393,19 @@ def event_adapter() -> TypeAdapter[Event]:
 
         _adapter = TypeAdapter(Event)
     return _adapter
+
+
+def event_data(event: Event, *, exclude: set[str] | dict[str, Any] | None = None) -> dict[str, Any]:
+    """``event`` as JSON data, without its ``None`` fields (and those in ``exclude``, a
+    set of names or pydantic's nested form): what the run store and the viewer hold.
+    ``event_adapter().validate_python(data)`` makes an equal event again.
+
+    Raises:
+        pydantic_core.PydanticSerializationError: A field holds a value that is not of
+            its type (an event is not validated when it is made): refused here, where
+            it would be written, rather than written as something that does not read back.
+    """
+    data: dict[str, Any] = event_adapter().dump_python(
+        event, mode="json", exclude_none=True, exclude=exclude, warnings="error"
+    )
+    return data

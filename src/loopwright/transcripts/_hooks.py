@@ -8,7 +8,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
-from .._fields import fill_in
 from .._ids import new_id
 from ..model import ModelCall, model_hook
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
@@ -61,23 +60,22 @@ class _ModelHook:
             learn_named_secrets(call.config.extra_body)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
-        ev = ModelEvent(
-            id=event_id, working_start=t.working_time(), model=call.model.name, pending=True
-        )
+        tools = call.tools  # (a list: the one made for the call)
         # the call's own objects, held as they are (the tools list is the call's, made for
-        # it; nothing is validated again) and filled in without growing the event's
-        # fields-set table past its inline slots (_fields.py)
-        fill_in(
-            ev,
+        # it; an event is a plain dataclass: nothing is validated again)
+        ev = ModelEvent(
+            id=event_id,
             span_id=scope.span_id,
+            working_start=t.working_time(),
+            model=call.model.name,
             input=rest,
             input_base=base,
             input_base_count=count,
-            tools=call.tools,
+            tools=tools if isinstance(tools, list) else list(tools),
             config=call.config,
+            pending=True,
+            step=True if call.step else None,
         )
-        if call.step:
-            ev.step = True
         t._append(ev, scope.events)
         data = call.data
         data[_EVENT] = ev
@@ -174,11 +172,10 @@ class _ToolHook:
 
 
 def _complete(event: ModelEvent | ToolEvent, **values: Any) -> None:
-    """Set what a pending event learnt when its call ended: each field whose value
-    changes, filled in without growing the event's fields-set table (``_fields.py``:
-    a live transcript holds every event; assigning a tool event's outcome took its
-    table from 216 to 728 bytes)."""
-    fill_in(event, **{k: v for k, v in values.items() if v != getattr(event, k)})
+    """Set what a pending event learnt when its call ended (plain attributes of a
+    slotted dataclass: a name that is no field raises ``AttributeError``)."""
+    for name, value in values.items():
+        setattr(event, name, value)
 
 
 MAX_FAILURE = 16_000

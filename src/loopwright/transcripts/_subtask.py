@@ -9,7 +9,7 @@ import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from pydantic import JsonValue
 
@@ -18,6 +18,9 @@ from ..stores import Store, store_context
 from ._context import checkpoint_store, current_transcript, transcript_context
 from ._events import SubtaskEvent
 from ._transcript import Transcript
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = ["run_subtask", "subtask"]
 
@@ -33,6 +36,24 @@ def _json(value: Any) -> JsonValue:
     except Exception:
         return repr(value)
     return result
+
+
+_input_adapter: TypeAdapter[dict[str, JsonValue]] | None = None
+
+
+def _checked(input: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """A caller's ``input`` for the event, checked to be JSON (the event, a plain
+    dataclass, does not validate it; the run store could not write it).
+
+    Raises:
+        pydantic.ValidationError: It is not a mapping of names to JSON values.
+    """
+    global _input_adapter
+    if _input_adapter is None:
+        from pydantic import TypeAdapter
+
+        _input_adapter = TypeAdapter(dict[str, JsonValue])
+    return _input_adapter.validate_python(input)
 
 
 def _arguments(
@@ -75,7 +96,7 @@ async def run_subtask(
     ev = SubtaskEvent(
         name=name or getattr(fn, "__name__", None) or type,
         type=type,
-        input=dict(input) if input is not None else _arguments(fn, args, kwargs),
+        input=_checked(input) if input is not None else _arguments(fn, args, kwargs),
         pending=True,
     )
     if parent is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
 from ..model import ChatMessage
-from ..transcripts import InfoEvent, ModelEvent
+from ..transcripts import InfoEvent, ModelEvent, event_data
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -114,7 +114,7 @@ def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
     is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's new input
     messages, a tool call's result, an info entry's markdown)."""
     ev = row.event
-    data = ev.model_dump(mode="json", exclude_none=True, exclude={"events", "tools"})
+    data = event_data(ev, exclude={"events", "tools"})
     data["seq"] = row.seq
     data["sample"] = row.sample
     data["parents"] = depths.parents(ev.span_id)

@@ -22,6 +22,7 @@ import abc
 import datetime
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..._errors import ConfigurationError
@@ -365,7 +366,7 @@ class TextProtocol(ToolProtocol):
         self._history.remember(parsed, AssistantMessage(content=kept, model=message.model))
         if reply.calls and stop in ("stop", "unknown"):
             stop = "tool_calls"
-        return output.model_copy(update={"message": parsed, "stop_reason": stop})
+        return replace(output, message=parsed, stop_reason=stop)
 
     # --- helpers for the parsers ---------------------------------------------------------
 

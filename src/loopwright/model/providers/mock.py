@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeAlias
 
 from ..._errors import ConfigurationError, ScriptExhaustedError
@@ -68,8 +69,8 @@ def _fresh_copy(item: ModelOutput, *, new_ids: bool) -> ModelOutput:
         calls.append(call.model_copy(update=update))
     update = {"tool_calls": calls, "id": new_id() if new_ids else item.message.id}
     message = item.message.model_copy(update=update)
-    usage = item.usage.model_copy() if item.usage is not None else None
-    return item.model_copy(update={"message": message, "usage": usage})
+    usage = replace(item.usage) if item.usage is not None else None
+    return replace(item, message=message, usage=usage)
 
 
 def _as_output(item: ModelOutput | str, where: str) -> ModelOutput:

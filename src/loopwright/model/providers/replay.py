@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..._errors import ModelError
 from ..._ids import new_id
@@ -87,8 +88,12 @@ class ReplayModelAPI(ModelAPI):
                 )
             recorded = self._outputs[self._next]
             self._next += 1
-        output = recorded.model_copy(deep=True)
-        # a new message (new id) with the recorded content and tool calls (same call ids)
-        output.message = output.message.model_copy(update={"id": new_id()})
-        output.time = None
-        return output
+        # a new message (new id) with the recorded content and tool calls (same call ids);
+        # the copy shares nothing mutable with the recording (the loop sets fields of it)
+        usage = recorded.usage
+        return replace(
+            recorded,
+            message=recorded.message.model_copy(update={"id": new_id()}, deep=True),
+            usage=replace(usage) if usage is not None else None,
+            time=None,
+        )

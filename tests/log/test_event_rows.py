@@ -1,0 +1,175 @@
+"""Events are slotted dataclasses now (they were pydantic models): the run store's rows
+they make are the rows the pydantic models made, byte for byte, and rows written before
+read back as the same events; damaged rows are refused as before."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import loopwright as lw
+from loopwright.log._serialize import dump_event, load_event, load_message
+from loopwright.transcripts import event_adapter, event_data
+
+ROWS = json.loads((Path(__file__).parent / "data" / "event_rows.json").read_text())
+"""One row of each kind of event, written by the pydantic events (``data/make_event_rows.py``
+run with the code of main at b014137)."""
+
+
+def _message(id: str) -> lw.ChatMessage:
+    return load_message(ROWS["messages"][id])
+
+
+@pytest.mark.parametrize("row", ROWS["events"], ids=lambda r: json.loads(r)["id"])
+def test_rows_written_by_the_pydantic_events_read_back_and_are_written_the_same(row: str) -> None:
+    ev = load_event(row, _message)
+    assert ev.event == json.loads(row)["event"] and dataclasses.is_dataclass(ev)
+    assert not hasattr(ev, "__dict__")  # a slotted dataclass
+    assert dump_event(ev) == row  # byte for byte
+
+
+def test_every_kind_of_event_is_in_the_rows() -> None:
+    kinds = {json.loads(r)["event"] for r in ROWS["events"]}
+    assert kinds == {
+        "model", "tool", "store", "info", "span_begin", "span_end", "subtask",
+        "logger", "limit", "error", "sandbox", "approval",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("row", ROWS["events"], ids=lambda r: json.loads(r)["id"])
+def test_a_round_trip_through_the_adapter_gives_an_equal_event(row: str) -> None:
+    ev = load_event(row, _message)
+    data = event_adapter().dump_python(ev, mode="json")
+    again = event_adapter().validate_python(data)
+    assert again == ev and type(again) is type(ev)
+    assert event_adapter().validate_json(event_adapter().dump_json(ev)) == ev
+    assert event_data(again) == event_data(ev)
+
+
+def test_the_fields_and_defaults_are_those_of_the_models() -> None:
+    call = lw.ToolCall(id="c", function="f", arguments={"x": 1})
+    ev = lw.ToolEvent(call=call)
+    assert ev.event == "tool" and ev.events == [] and ev.pending is None and ev.truncated is False
+    assert ev.function == "f" and ev.arguments == {"x": 1}
+    assert ev.timestamp.tzinfo is not None and ev.id and ev.span_id is None
+    other = lw.ToolEvent(call=call)
+    assert other.id != ev.id and other.events is not ev.events  # fresh defaults
+    m = lw.ModelEvent(model="m")
+    assert m.input == [] and m.config == lw.GenerateConfig() and m.input_base_count == 0
+    with pytest.raises(TypeError):
+        lw.ModelEvent("m")  # type: ignore[misc]  # keywords only, as before
+    with pytest.raises(TypeError):
+        lw.SpanBegin()  # type: ignore[call-arg]  # a required field
+    with pytest.raises(AttributeError):
+        m.nonsense = 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        '{"id":"x","event":"model","model":["not","a","string"]}',
+        '{"id":"x","event":"model"}',
+        '{"id":"x","event":"nonsense","model":"m"}',
+        '{"id":"x","model":"m"}',
+        '{"id":"x","event":"span_end","begin":"b","timestamp":"yesterday"}',
+        '{"id":"x","event":"tool","call":{"id":"c","function":"f","arguments":{}},'
+        '"events":[{"event":"info","id":1}]}',
+        '{"id":"x","event":"sandbox","action":"rm -rf /"}',
+        '{"id":"x","event":"approval","call":{"id":"c","function":"f","arguments":{}},'
+        '"decision":"maybe"}',
+    ],
+)
+def test_a_damaged_row_raises_a_validation_error(row: str) -> None:
+    with pytest.raises(ValidationError):
+        load_event(row, _message)
+
+
+def test_a_damaged_row_in_a_store_is_a_run_store_error(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.from_text("hi")])
+    asyncio.run(lw.run(lw.react(submit=False), "go", model=model, db=db))
+    [info] = lw.list_runs(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE events SET data = json_set(data, '$.working_start', 'soon') WHERE run_id = ?",
+            (info.id,),
+        )
+    conn.close()
+    with lw.load_run(info.id, db) as log, pytest.raises(lw.RunStoreError, match="damaged"):
+        list(log.events())
+
+
+@lw.tool
+async def add(a: int, b: int) -> int:
+    """Add.
+
+    Args:
+        a: First.
+        b: Second.
+    """
+    lw.transcript().info({"adding": [a, b]})
+    return a + b
+
+
+async def test_a_recorded_run_s_rows_read_back_as_its_events(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+
+    @lw.subtask
+    async def side(n: int) -> dict[str, int]:
+        logging.getLogger("side").warning("side %d", n)
+        return {"n": n}
+
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("add", {"a": 1, "b": 2})])
+    async with lw.recording(db=db) as rec:
+        with lw.span("work", type="step"):
+            await side(4)
+            out = await model.generate([lw.UserMessage(content="hi")], [add])
+            results = await lw.execute_tools(out.message, [add])
+        lw.store().set("k", [1, 2])
+    assert results[0].content == "3"
+    live = list(rec.transcript.walk())
+    with sqlite3.connect(db) as conn:
+        rows = [r[0] for r in conn.execute("SELECT data FROM events ORDER BY seq")]
+    conn.close()
+    with lw.load_run(rec.run_id, db) as log:
+        read = list(log.events())
+        for row in rows:
+            assert dump_event(load_event(row, log.message)) == row
+    assert {e.event for e in read} >= {"model", "tool", "info", "subtask", "logger", "store"}
+    assert [e.id for e in read] == [e.id for e in live]
+    for a, b in zip(read, live, strict=True):
+        assert event_data(a, exclude={"events"}) == event_data(b, exclude={"events"})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: lw.InfoEvent(data=object()),  # type: ignore[arg-type]
+        lambda: lw.SpanBegin(name="x", timestamp="2024-01-01"),  # type: ignore[arg-type]
+        lambda: lw.SpanBegin(name="x", span_id=12),  # type: ignore[arg-type]
+    ],
+    ids=["not-json", "str-timestamp", "int-span-id"],
+)
+async def test_an_event_made_with_a_wrong_value_is_refused_alone(
+    bad: object, tmp_path: Path
+) -> None:
+    """Events are not validated when made (pydantic refused some of these there): the
+    writer refuses such an event alone, says so, and writes the run's other events."""
+    db = tmp_path / "runs.db"
+    with pytest.raises(lw.RunStoreError, match="writing the run store"):  # noqa: PT012
+        async with lw.recording(db=db) as rec:
+            lw.transcript().info("before")
+            lw.transcript().record(bad())  # type: ignore[operator]
+            lw.transcript().info("after")
+    with lw.load_run(rec.run_id, db) as log:
+        assert [e.data for e in log.events() if isinstance(e, lw.InfoEvent)] == [
+            "before",
+            "after",
+        ]
