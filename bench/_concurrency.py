@@ -58,6 +58,9 @@ from _scenarios import Config, Runner
 import loopwright as lw
 
 HERE = Path(__file__).resolve().parent
+#: A run shorter than this many steps is repeated in its process (batches of the same
+#: agents at once), and its figures are the median batch's.
+MIN_STEPS = 20_000
 
 
 def _rss() -> int:
@@ -165,13 +168,17 @@ async def main(
         sampler.stop()
         errors = [r for r in results if isinstance(r, BaseException)]
         history = _history_bytes(results[0]) if not errors else 0
+        gc_seconds, timed = clock.seconds, [(elapsed, cpu, clock.seconds)]
     else:
         runner = Runner(Config("concurrency", store=store is not None), store)
         make = _interleaved_model if interleave else runner.model
         await runner.run(make(steps))
-        models = [make(steps) for _ in range(agents)]
+        # a short run (200 agents: 2,000 steps, half a second) is repeated in this process,
+        # batch after batch of `agents` at once, and its figures are the median batch's
+        batches = max(1, MIN_STEPS // (agents * steps))
+        models = [[make(steps) for _ in range(agents)] for _ in range(batches)]
         gc.collect()
-        base, start, cpu = _rss(), time.perf_counter(), time.process_time()
+        base = _rss()
         sampler = _Sampler()
         # what `loopwright run` and `loopwright eval` do around their agents
         tuning: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
@@ -179,12 +186,23 @@ async def main(
             from loopwright._collector import tuned_collector
 
             tuning = tuned_collector()
+        timed: list[tuple[float, float, float]] = []  # (wall, CPU, collector) seconds
+        errors, results = [], []
         with tuning, _CollectorClock() as clock:
-            runs = (runner.run(m) for m in models)
-            results = await asyncio.gather(*runs, return_exceptions=True)
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+            while models:
+                batch, gc_before = models.pop(), clock.seconds
+                start, cpu = time.perf_counter(), time.process_time()
+                results = await asyncio.gather(
+                    *(runner.run(m) for m in batch), return_exceptions=True
+                )
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+                timed.append((elapsed, cpu, clock.seconds - gc_before))
+                errors += [r for r in results if isinstance(r, BaseException)]
+                del batch
+                if models:  # the next batch's peak holds only its own agents
+                    results = []
         sampler.stop()
-        errors = [r for r in results if isinstance(r, BaseException)]
+        elapsed, cpu, gc_seconds = sorted(timed)[len(timed) // 2]  # the median batch (wall)
         ok = [r for r in results if not isinstance(r, BaseException)]
         history = _history_bytes(ok[0].messages) if ok else 0
     peak = sampler.peak_rss
@@ -192,11 +210,12 @@ async def main(
         "agents": agents,
         "steps": steps,
         "seconds": elapsed,
+        "batches": len(timed),
         "steps_per_s": agents * steps / elapsed,
         "cpu_seconds": cpu,
         "steps_per_cpu_s": agents * steps / cpu,
-        "gc_seconds": clock.seconds,
-        "gc_share": clock.seconds / elapsed,
+        "gc_seconds": gc_seconds,
+        "gc_share": gc_seconds / elapsed,
         "collections": clock.collections,
         "gc_seconds_by_generation": clock.by_generation,
         "gc_tuned": gc_tuned,
