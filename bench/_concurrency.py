@@ -8,7 +8,7 @@ each count runs in a fresh process, the counts alternating, round after round (s
 a change in the machine's load falls on all of them alike), and it prints the medians:
 steps/s by the wall clock, steps/s by the process's CPU time (which other processes on
 a loaded machine disturb much less: they take the cores, not this process's work), the
-collector's share of the wall time, the RSS per agent, and the load average at each
+collector's share of the CPU time, the RSS per agent, and the load average at each
 run's start. ``--both`` runs each count with the collector as it is and tuned.
 ``--eval SAMPLES`` measures ``lw.eval`` instead (``--agents``: samples in flight, tuned:
 ``tune_collector=True``).
@@ -22,8 +22,8 @@ interleaved, every agent (its transcript, its run) is alive at the same time.
 (``loopwright._collector.tuned_collector``): freeze the objects alive before the agents
 start (``gc.freeze()``) and raise the collector's thresholds, since with thousands of
 live agents full collections traverse every agent's objects again and again. The time
-in collections is measured with ``gc.callbacks`` (wall time from each collection's start
-to its end), and counted by generation.
+in collections is measured with ``gc.callbacks`` (process CPU time from each collection's
+start to its end), and counted by generation.
 
 RSS is measured against the process after imports and one warm-up agent: the peak
 (sampled every 5 ms by a thread, and once more at the end while every agent's final
@@ -109,7 +109,8 @@ class _Sampler:
 
 
 class _CollectorClock:
-    """Times the garbage collector's collections (``gc.callbacks``) while installed."""
+    """Times the garbage collector's collections (``gc.callbacks``, CPU seconds) while
+    installed."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -118,10 +119,12 @@ class _CollectorClock:
         self._start = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
+        # process CPU time: on a loaded machine a collection's wall time includes the
+        # time another process had the core
         if phase == "start":
-            self._start = time.perf_counter()
+            self._start = time.process_time()
         else:
-            took = time.perf_counter() - self._start
+            took = time.process_time() - self._start
             self.seconds += took
             self.collections[info["generation"]] += 1
             self.by_generation[info["generation"]] += took
@@ -215,7 +218,7 @@ async def main(
         "cpu_seconds": cpu,
         "steps_per_cpu_s": agents * steps / cpu,
         "gc_seconds": gc_seconds,
-        "gc_share": gc_seconds / elapsed,
+        "gc_share": gc_seconds / cpu,
         "collections": clock.collections,
         "gc_seconds_by_generation": clock.by_generation,
         "gc_tuned": gc_tuned,
@@ -259,7 +262,7 @@ def eval_main(samples: int, in_flight: int, tuned: bool) -> dict[str, Any]:
         "samples": samples,
         "steps_per_s": samples * 10 / elapsed,
         "steps_per_cpu_s": samples * 10 / cpu,
-        "gc_share": clock.seconds / elapsed,
+        "gc_share": clock.seconds / cpu,
         "collections": clock.collections,
         "errors": result.errors,
         "first_error": None,

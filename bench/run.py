@@ -227,7 +227,7 @@ def concurrency(report: Report, counts: list[int], steps: int, rounds: int) -> N
             "configuration",
             "steps/s",
             "steps per CPU s",
-            "gc share of wall",
+            "gc share of CPU",
             "RSS/agent KB",
             "history/agent KB",
             "beyond history KB",
