@@ -438,12 +438,15 @@ def waiting() -> Iterator[None]:
             limit.wait_ended(None, seconds)
 
 
-@contextlib.contextmanager
-def run_scope() -> Iterator[int]:
-    """Mark a nested run (``run()`` uses it); yields the new depth."""
-    depth = _run_depth.get() + 1
-    token = _run_depth.set(depth)
-    try:
-        yield depth
-    finally:
-        _run_depth.reset(token)
+class run_scope:
+    """Mark a nested run (``run()`` uses it): ``with run_scope() as depth`` gives the new
+    depth (a slotted object, not a generator's frame: every live run keeps one)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> int:
+        self._token = _run_depth.set(_run_depth.get() + 1)
+        return _run_depth.get()
+
+    def __exit__(self, *_: object) -> None:
+        _run_depth.reset(self._token)

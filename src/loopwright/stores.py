@@ -33,15 +33,16 @@ The store keeps its own copy of a dict or list you give it: change it through th
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ._contexts import var_set
 from ._errors import LoopwrightError
 from ._ids import new_id
 from ._json_patch import JsonPatch, diff, dumps, pointer
@@ -322,14 +323,9 @@ def current_store() -> Store | None:
 _current_or_new = store
 
 
-@contextlib.contextmanager
-def store_context(s: Store) -> Iterator[Store]:
+def store_context(s: Store) -> AbstractContextManager[Store]:
     """Make ``s`` the current store (what :func:`store` returns) within this context."""
-    token = _current.set(s)
-    try:
-        yield s
-    finally:
-        _current.reset(token)
+    return var_set(_current, s, s)
 
 
 # --- typed views ------------------------------------------------------------------------

@@ -209,7 +209,7 @@ async def test_what_a_sample_handles_is_not_told_to_its_run(tmp_path: Path) -> N
                     await lw.run(broken, "go")
                 except KeyError as ex:
                     s.finish(error=ex)
-        assert rec._ending is not None and rec._ending.told == []
+        assert rec._ending is not None and not rec._ending.told
     with lw.load_run(db=db) as log:
         for sample in log.samples:
             assert sample.status == "error"

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from .._errors import ConfigurationError
 from ..history import HistoryFunction, HistoryPolicy
-from ..limits import LimitExceededError, check_limits
+from ..limits import Limit, LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
     Model,
@@ -27,7 +27,7 @@ from ..model import (
     UserMessage,
     get_model,
 )
-from ..model._step import as_step
+from ..model._step import agent_step
 from ..model.protocols import is_format_error
 from ..tools import Tool
 from ._checks import (
@@ -63,7 +63,7 @@ from ._steps import (
 from ._steps import stop_keywords as stop_keywords_of
 from ._typed import DEFAULT_OUTPUT_RETRIES, TypedOutput, typed_output
 
-__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
+__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "in_force", "react"]
 
 DEFAULT_CONTINUE = (
     "Please continue with the task. When you have the final answer, call the {submit} tool with it."
@@ -262,39 +262,23 @@ class ReactAgent:
         if self.progress_every is not None:  # one per run: it numbers the run's steps
             loop = (*loop, Progress(self.name, self.progress_every))
         hooks = HookRun.start_loop(loop, self._hooks)
-        if hooks is None:
-            return await self._run(state, model, tools, offered, max_output, None)
-        async with hooks.agent_scope(state):
-            await self._run(state, model, tools, offered, max_output, hooks)
-        return state
-
-    async def _run(
-        self,
-        state: AgentState,
-        model: Model,
-        tools: list[AnyTool],
-        offered: list[Any],
-        max_output: int | None,
-        hooks: HookRun | None,
-    ) -> AgentState:
-        limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
-        try:
-            # the time budget innermost: its exit turns its cancellation into the error
-            with contextlib.ExitStack() as entered:
-                for limit in limits:
-                    entered.enter_context(limit)
-                await self._loop(state, model, tools, offered, max_output, hooks)
-        except LimitExceededError as ex:
-            if not any(ex.limit is limit for limit in limits):
-                raise
-            close_open_calls(state, f"Not run to the end: {ex}.")
-            state.limit, state.completed = ex.info, "limit"
-        finally:
-            # however the agent stopped (stop keyword, limit, cancellation...), the state
-            # never ends with a tool call that has no result: providers reject those
-            # (but deferred calls wait, unanswered, for a person's decision)
-            if state.completed != "waiting":
-                close_open_calls(state, NOT_RUN)
+        async with hooks.agent_scope(state) if hooks is not None else _NOTHING:
+            limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
+            try:
+                # the time budget innermost: its exit turns its cancellation into the error
+                with in_force(limits):
+                    await self._loop(state, model, tools, offered, max_output, hooks)
+            except LimitExceededError as ex:
+                if not any(ex.limit is limit for limit in limits):
+                    raise
+                close_open_calls(state, f"Not run to the end: {ex}.")
+                state.limit, state.completed = ex.info, "limit"
+            finally:
+                # however the agent stopped (stop keyword, limit, cancellation...), the
+                # state never ends with a tool call that has no result: providers reject
+                # those (but deferred calls wait, unanswered, for a person's decision)
+                if state.completed != "waiting":
+                    close_open_calls(state, NOT_RUN)
         return state
 
     async def _loop(
@@ -316,11 +300,12 @@ class ReactAgent:
             if hooks is not None:  # (the history policy applies here: a loop hook)
                 await hooks.begin_step(state)
             if hooks is None:
-                output = await as_step(model.generate(state.messages, offered, self.config))
+                with agent_step():
+                    output = await model.generate(state.messages, offered, self.config)
             else:
                 request = await hooks.request(state.messages, offered, self.config)
-                asked = model.generate(request.messages, request.tools, request.config)
-                output = await as_step(asked)  # (the loop's step, not the hooks' calls)
+                with agent_step():  # (the loop's step, not the hooks' calls)
+                    output = await model.generate(request.messages, request.tools, request.config)
                 await hooks.after_model(output)
 
             if output.stop_reason == "model_length" and not output.tool_calls:
@@ -349,8 +334,10 @@ class ReactAgent:
             stop = has_stop_keyword(self._keywords, message.content)
             calls = message.tool_calls
             if calls or message.format_error is not None:
-                if calls and await self._run_tools(
-                    state, output, tools, by_name, max_output, hooks
+                if calls and await (
+                    self._hand_off(state, output, tools, by_name, max_output, hooks)
+                    if self.handoffs  # (else no layer between the loop and the tools)
+                    else run_tool_calls(state, output, message, tools, by_name, max_output, hooks)
                 ):
                     return
                 if message.format_error is not None:  # a reply a text protocol could not read
@@ -391,7 +378,7 @@ class ReactAgent:
                 return
             state.messages.append(UserMessage(content=nudge))
 
-    async def _run_tools(
+    async def _hand_off(
         self,
         state: AgentState,
         output: ModelOutput,
@@ -400,12 +387,11 @@ class ReactAgent:
         max_output: int | None,
         hooks: HookRun | None,
     ) -> bool:
-        """Run the output's tool calls (and a handoff); True when the agent is done."""
+        """Run the output's tool calls and a handoff (the agent has handoffs); True when
+        the agent is done."""
         message = output.message
         handoffs = self.handoffs
-        handoff_calls = (
-            [c for c in message.tool_calls if c.function in handoffs] if handoffs else []
-        )
+        handoff_calls = [c for c in message.tool_calls if c.function in handoffs]
         if handoff_calls:
             others = [c for c in message.tool_calls if c.function not in self.handoffs]
             message = message.model_copy(update={"tool_calls": others})
@@ -443,4 +429,26 @@ class ReactAgent:
 
 
 react = ReactAgent
+
+
+_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
+
+
+def in_force(limits: Sequence[Limit]) -> contextlib.AbstractContextManager[object]:
+    """``limits`` as one context, entered in order and left in reverse: the limit itself
+    when there is one (nothing more for a live run to keep), an ``ExitStack`` for
+    several."""
+    if len(limits) == 1:
+        return limits[0]
+    return _all_of(limits) if limits else _NOTHING
+
+
+@contextlib.contextmanager
+def _all_of(limits: Sequence[Limit]) -> Iterator[None]:
+    with contextlib.ExitStack() as entered:
+        for limit in limits:
+            entered.enter_context(limit)
+        yield
+
+
 """``lw.react(...)`` makes a :class:`ReactAgent`: the standard loop."""

@@ -27,7 +27,7 @@ def record_decision(call: ToolCall, approval: Approval) -> None:
     t = current_transcript()
     if t is None:
         return
-    t.record(
+    t._record(  # (the call and the approval are validated pydantic models)
         ApprovalEvent(
             call=call,
             decision=approval.decision,

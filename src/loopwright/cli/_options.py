@@ -10,8 +10,15 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import ConfigurationError, ModelAPIError
-from ..model import AssistantMessage, GenerateConfig, Model, ModelOutput, ToolCall, get_model
-from ..model._output import output_from_data
+from ..model import (
+    AssistantMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    ToolCall,
+    get_model,
+    output_from_data,
+)
 
 __all__ = [
     "EXIT_ERROR",

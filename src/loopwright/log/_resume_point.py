@@ -31,8 +31,15 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from ..model import ChatMessage, ModelOutput, ToolCall, ToolInfo, ToolMessage, Usage
-from ..model._output import usage_from_json
+from ..model import (
+    ChatMessage,
+    ModelOutput,
+    ToolCall,
+    ToolInfo,
+    ToolMessage,
+    Usage,
+    usage_from_json,
+)
 from ..transcripts import ModelEvent, ToolEvent
 from ._db import RunStoreError
 from ._reader import RunLog, load_run

@@ -10,11 +10,12 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from .._contexts import var_set
 from ._db import connect
 
 __all__ = ["cached_spec", "current_spec_store", "save_spec", "spec_store"]
@@ -22,15 +23,10 @@ __all__ = ["cached_spec", "current_spec_store", "save_spec", "spec_store"]
 _store: ContextVar[Path | None] = ContextVar("loopwright_spec_store", default=None)
 
 
-@contextlib.contextmanager
-def spec_store(path: Path | None) -> Iterator[None]:
+def spec_store(path: Path | None) -> AbstractContextManager[None]:
     """Within this, specs written go to the run store at ``path`` (``lw.run`` names its
     own: an agent used as a tool keeps its specs in the run it is part of)."""
-    token = _store.set(path)
-    try:
-        yield
-    finally:
-        _store.reset(token)
+    return var_set(_store, path, None)
 
 
 def current_spec_store() -> Path | None:

@@ -14,7 +14,7 @@ from ._chat import (
 )
 from ._config import DEFAULT_MAX_TOOL_OUTPUT, GenerateConfig, ToolChoice, ToolFunction
 from ._model import DEFAULT_CONFIG, Model, ModelCall, ModelHook, model_hook
-from ._output import ModelOutput, StopReason, Usage
+from ._output import ModelOutput, StopReason, Usage, output_from_data, usage_from_json
 from ._prices import Price, cost_of, price_of, set_price
 from ._registry import (
     ENTRY_POINT_GROUP,
@@ -59,8 +59,10 @@ __all__ = [
     "default_model",
     "get_model",
     "model_hook",
+    "output_from_data",
     "price_of",
     "provider_names",
     "register_provider",
     "set_price",
+    "usage_from_json",
 ]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import random
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._contexts import var_pushed
 from .._errors import ConfigurationError, ModelError, ModelTimeoutError, error_text
 from .._timers import deadline
 from ._api import ModelAPI
@@ -21,6 +22,7 @@ from ._bounds import bound_calls, bound_text
 from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._fallback import fall_back
+from ._offered import HasToolInfo, OfferedTools, offered
 from ._output import ModelOutput, Usage
 from ._prices import cost_of
 from ._redact import redact
@@ -42,13 +44,6 @@ up to 60 s, and a deadline of :data:`~loopwright.model._config.DEFAULT_TIMEOUT` 
 per attempt."""
 
 
-class HasToolInfo(Protocol):
-    """Anything that describes itself as a tool (a :class:`~loopwright.Tool`)."""
-
-    @property
-    def info(self) -> ToolInfo: ...
-
-
 @dataclass(slots=True, eq=False)
 class ModelCall:
     """One ``Model.generate`` call, as hooks see it.
@@ -60,6 +55,9 @@ class ModelCall:
     model: Model
     messages: Sequence[ChatMessage]
     tools: Sequence[ToolInfo]
+    """The tools offered: for ``Model.generate``'s calls, one list shared by the calls
+    that offer the same tools (``OfferedTools``, which refuses changes: assign another
+    list to offer other tools)."""
     config: GenerateConfig
     output: ModelOutput | None = None
     error: BaseException | None = None
@@ -103,14 +101,9 @@ class ModelHook(Protocol):
 _hooks: ContextVar[tuple[ModelHook, ...]] = ContextVar("loopwright_model_hooks", default=())
 
 
-@contextlib.contextmanager
-def model_hook(hook: ModelHook) -> Iterator[ModelHook]:
+def model_hook(hook: ModelHook) -> AbstractContextManager[ModelHook]:
     """Install ``hook`` for every model call made in this context (and tasks it starts)."""
-    token = _hooks.set((*_hooks.get(), hook))
-    try:
-        yield hook
-    finally:
-        _hooks.reset(token)
+    return var_pushed(_hooks, hook)
 
 
 def _wait_began(call: ModelCall, began: list[Any]) -> None:
@@ -203,6 +196,7 @@ class Model:
             {},
             self._base_config,
         )
+        self._offered = OfferedTools()  # the tools the last call offered
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
         # (event loop, connection limit, its semaphore): the last slot used; the provider's
@@ -259,7 +253,8 @@ class Model:
         else:
             cfg = self._base_config.merge(config)
             self._merged = (config, dict(config.__dict__), cfg)
-        infos = [t if isinstance(t, ToolInfo) else t.info for t in tools]
+        # (one list per tool set, shared by the calls offering it: it refuses changes)
+        infos = self._offered = offered(tools, self._offered)
         call = ModelCall(self, messages, infos, cfg, step=take_step())
         hooks = _hooks.get()
         sink = current_sink()
@@ -340,16 +335,16 @@ class Model:
             self._slot_cache = (weakref.ref(loop), limit, slot)
         attempt = 0
         while True:
-            queued = time.perf_counter()
             level: int | None = None
             try:
                 if slot.locked():  # all taken: wait in turn, telling the hooks
+                    queued = time.perf_counter()
                     await _queue(call, slot, queued)
-                else:
+                    call.wait_time += time.perf_counter() - queued
+                else:  # (a free slot is taken at once: no wait, wait_time stays 0.0)
                     await slot.acquire()
                 try:
                     began = time.perf_counter()
-                    call.wait_time += began - queued
                     level = slot.level
                     output = await self._attempt(call)
                 finally:

@@ -12,10 +12,11 @@ script, a stored row) becomes one through :func:`output_from_data` /
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
+from .._errors import ModelError
 from .._ids import new_id
 from ._chat import AssistantMessage, ToolCall
 
@@ -170,3 +171,51 @@ def usage_from_json(text: str | bytes) -> Usage:
     """
     usage: Usage = _adapter(Usage).validate_json(text)
     return usage
+
+
+_STOP_REASONS = frozenset(get_args(StopReason))
+_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
+_OPTIONAL_COUNTS = ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _counted(usage: object) -> bool:
+    return (
+        type(usage) is Usage
+        and all(type(getattr(usage, n)) is int for n in _COUNTS)
+        and all(
+            getattr(usage, n) is None or type(getattr(usage, n)) is int for n in _OPTIONAL_COUNTS
+        )
+    )
+
+
+def checked_output(output: object) -> ModelOutput:
+    """What a provider returned, checked to be a :class:`ModelOutput` of the right types
+    (a dataclass is not validated when it is made, and a provider's output is outside
+    data): ``Model.generate`` passes every provider's output through it. One that is of
+    the right types is returned as it is (a few checks, no copy); one that pydantic can
+    convert (token counts given as ``12.0``) is returned converted.
+
+    Raises:
+        ModelError: It is not a model output, or a field is not of its type (an
+            unknown ``stop_reason``, a token count that is not a whole number...).
+    """
+    if (
+        isinstance(output, ModelOutput)
+        and isinstance(output.message, AssistantMessage)
+        and output.stop_reason in _STOP_REASONS
+        and type(output.model) is str
+        and (output.error is None or type(output.error) is str)
+        and (output.time is None or type(output.time) is float)
+        and (output.usage is None or _counted(output.usage))
+    ):
+        return output
+    if not isinstance(output, ModelOutput):
+        raise ModelError(f"the provider returned {type(output).__name__}, not a ModelOutput")
+    data = {f.name: getattr(output, f.name) for f in fields(ModelOutput)}
+    usage = data["usage"]
+    if isinstance(usage, Usage):
+        data["usage"] = asdict(usage)
+    try:
+        return output_from_data(data)
+    except Exception as ex:  # pydantic's ValidationError, which names the fields
+        raise ModelError(f"the provider returned an output that is not valid: {ex}") from ex

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any, TypeAlias
 
+from .._contexts import var_set
 from .._errors import ConfigurationError, ProviderNotFoundError
 from .._registry import LazyRegistry
 from ._api import ModelAPI
@@ -167,11 +168,6 @@ def get_model(
     return Model(api, config, tool_protocol, fallbacks=backups)
 
 
-@contextlib.contextmanager
-def default_model(model: Model | str | None) -> Iterator[None]:
+def default_model(model: Model | str | None) -> AbstractContextManager[None]:
     """Make ``model`` what ``get_model()`` with no name returns, within this context."""
-    token = _default.set(model)
-    try:
-        yield
-    finally:
-        _default.reset(token)
+    return var_set(_default, model, None)

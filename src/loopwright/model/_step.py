@@ -1,6 +1,7 @@
 """Which model call is an agent loop's own step.
 
-The agent loop makes its call for its next action through :func:`as_step`; other calls
+The agent loop makes its call for its next action within :class:`agent_step` (or through
+:func:`as_step`); other calls
 made meanwhile (a history policy's summary, a hook's or a tool's own call) are not steps.
 ``Model.generate`` takes the mark for the one call it makes (:func:`take_step`), so a
 call nested in it is not a step either; the transcript records the mark on the call's
@@ -13,20 +14,31 @@ from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import TypeVar
 
-__all__ = ["as_step", "in_step", "take_step"]
+__all__ = ["agent_step", "as_step", "in_step", "take_step"]
 
 _T = TypeVar("_T")
 
 _step: ContextVar[bool] = ContextVar("loopwright_agent_step", default=False)
 
 
+class agent_step:
+    """``with agent_step(): output = await model.generate(...)``: that call is the agent
+    loop's step (a slotted object, not a coroutine around the call: every agent waiting
+    for its model keeps one)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _step.set(True)
+
+    def __exit__(self, *_: object) -> None:
+        _step.reset(self._token)
+
+
 async def as_step(call: Awaitable[_T]) -> _T:
     """Await ``call`` (a ``model.generate(...)``) as the agent loop's step."""
-    token = _step.set(True)
-    try:
+    with agent_step():
         return await call
-    finally:
-        _step.reset(token)
 
 
 def in_step() -> bool:

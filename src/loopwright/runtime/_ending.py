@@ -50,8 +50,10 @@ class ScopeEnding:
         self.outer, self.depth = outer, depth
         self.done = False
         self.row = RunEnd(status="running")
-        self.told: list[object] = []  # errors and limits scopes inside this one recorded
-        self.said: list[object] = []  # the error and limit this scope ended on (recorded)
+        # (made when first needed: most scopes are told nothing; a list, as an outer run
+        # may be told once per step, by an agent used as a tool that ends on its limit)
+        self.told: list[object] | None = None  # errors and limits scopes inside it recorded
+        self.said: list[object] | None = None  # the error and limit it ended on (recorded)
 
     @property
     def status(self) -> RunStatus:
@@ -64,7 +66,16 @@ class ScopeEnding:
         return limit.depth == self.depth or (limit.depth == 0 and self.depth == 1)
 
     def _was_told(self, x: object) -> bool:
-        return any(t is x for t in self.told)
+        return self.told is not None and any(t is x for t in self.told)
+
+    def _tell(self, *xs: object) -> None:
+        if xs:
+            if self.told is None:
+                self.told = []
+            self.told.extend(xs)
+
+    def _said(self) -> list[object]:
+        return self.said if self.said is not None else []
 
     def leave(self, exc: BaseException | None, *, pass_limit: bool) -> None:
         """The scope is left (raising ``exc``): tell the scope around it what it recorded
@@ -74,12 +85,12 @@ class ScopeEnding:
         if outer is None:
             return
         if exc is not None:
-            if any(x is exc for x in self.said):
-                outer.told.append(exc)
+            if any(x is exc for x in self._said()):
+                outer._tell(exc)
                 if isinstance(exc, LimitExceededError):
-                    outer.told.append(exc.info)
+                    outer._tell(exc.info)
         elif pass_limit and self.row.status == "limit":
-            outer.told.extend(x for x in self.said if isinstance(x, LimitInfo))
+            outer._tell(*(x for x in self._said() if isinstance(x, LimitInfo)))
 
     def set(
         self,
@@ -97,7 +108,7 @@ class ScopeEnding:
         if limit is not None:
             info = limit.info if isinstance(limit, LimitExceededError) else limit
             if not (self._was_told(limit) or self._was_told(info)):
-                t.record(
+                t._record(
                     LimitEvent(
                         type=str(info.type),
                         limit=info.limit,
@@ -105,13 +116,13 @@ class ScopeEnding:
                         message=info.message,
                     )
                 )
-            self.said += [limit, info]
+            self.said = [*self._said(), limit, info]
             limit_json = info.model_dump_json()
         error_text = None
         if error is not None:
             if not self._was_told(error):
-                t.record(_error_event(error))
-            self.said.append(error)
+                t._record(_error_event(error))
+            self.said = [*self._said(), error]
             error_text = error_summary(error)
         ids = None
         if messages is not None:

@@ -29,6 +29,7 @@ from ..agents._checks import (
     check_tool_list,
 )
 from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_error
+from ..agents._react import in_force
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
 from ..log import RunStatus, RunStoreError
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from ..tools import Approver
 
 __all__ = ["run", "run_sync"]
+
+_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
 def _initial_state(input: str | Sequence[ChatMessage] | AgentState) -> AgentState:
@@ -157,79 +160,89 @@ async def run(
     run_name = name or getattr(agent, "name", None) or getattr(agent, "__name__", None)
     # versions, and tool specs a model writes: before the run opens (runtime/_versions.py)
     metadata = await run_metadata(agent, tools, metadata, model=chosen, db=db)
-    with run_scope() as depth:
-        async with contextlib.AsyncExitStack() as stack:
-            if chosen is not None:
-                stack.enter_context(default_model(chosen))
+    # the run's contexts, each left in reverse order of entering: plain `with` statements
+    # (an ExitStack and its callbacks would be kept alive by every live run)
+    with run_scope() as depth, default_model(chosen) if chosen is not None else _NOTHING:
+        try:
+            async with RunScope(
+                name=run_name,
+                model=chosen,
+                input=_describe_input(input),
+                db=db,
+                metadata=metadata,
+                record_calls=transcript,
+                depth=depth,
+            ) as scope:
+                state.run_id = scope.run_id
+                with (
+                    spec_store(scope.db_path),  # (agents/_specs.py)
+                    approver(policy) if policy is not None else _NOTHING,
+                    run_hooks(own_hooks) if own_hooks else _NOTHING,
+                ):
+                    # a sandbox is started within the limits, and cleaned up outside them
+                    sandboxes = contextlib.AsyncExitStack() if sandbox is not None else None
+                    async with sandboxes if sandboxes is not None else _NOTHING:
+                        limit_error: LimitExceededError | None = None
+                        try:
+                            # limits exit inside the try: a time limit turns its
+                            # cancellation into LimitExceededError on exit
+                            with in_force(limits):
+                                if sandboxes is not None:
+                                    assert sandbox is not None
+                                    await _start_sandbox(sandboxes, sandbox, scope)
+                                for hook in own_hooks:
+                                    await hook.on_run_start(state)
+                                state = await agent(state)
+                        except LimitExceededError as ex:
+                            if not scope.owns(ex):
+                                raise  # a limit of a run around this one: that run ends on it
+                            state.limit, state.completed = ex.info, "limit"
+                            state.cost = scope.cost.dollars
+                            state.unpriced_calls = scope.cost.unpriced_calls
+                            limit_error = ex
+                            if raise_on_limit:
+                                scope.finish(messages=state.messages, limit=ex)
+                                if own_hooks:
+                                    await finish(own_hooks, state, ex.info)
+                                raise
+                        except StopRun as ex:
+                            stop_run(state, ex, record=True)
+                        except Exception as ex:
+                            if own_hooks:
+                                await tell_error(own_hooks, ex)
+                            raise  # the scope records the error as it leaves
+                        await _close(scope, state, own_hooks, limit_error)
+                        return state
+        except RunStoreError as ex:
+            if ex.state is None:  # the run store failed: the state goes with the error
+                ex.state = state
+                state.error = state.error or str(ex)
+            raise
 
-            def keep_state(_: object, ex: BaseException | None, __: object) -> None:
-                if isinstance(ex, RunStoreError) and ex.state is None:
-                    ex.state = state  # the run store failed: the state goes with the error
-                    state.error = state.error or str(ex)
 
-            stack.push(keep_state)
-            scope = await stack.enter_async_context(
-                RunScope(
-                    name=run_name,
-                    model=chosen,
-                    input=_describe_input(input),
-                    db=db,
-                    metadata=metadata,
-                    record_calls=transcript,
-                    depth=depth,
-                )
-            )
-            state.run_id = scope.run_id
-            stack.enter_context(spec_store(scope.db_path))  # (agents/_specs.py)
-            if policy is not None:
-                stack.enter_context(approver(policy))
-            if own_hooks:
-                stack.enter_context(run_hooks(own_hooks))
-            limit_error: LimitExceededError | None = None
-            try:
-                # limits exit inside the try: a time limit turns its cancellation into
-                # LimitExceededError on exit
-                with contextlib.ExitStack() as limit_stack:
-                    for limit in limits:
-                        limit_stack.enter_context(limit)
-                    if sandbox is not None:
-                        await _start_sandbox(stack, sandbox, scope)
-                    for hook in own_hooks:
-                        await hook.on_run_start(state)
-                    state = await agent(state)
-            except LimitExceededError as ex:
-                if not scope.owns(ex):
-                    raise  # a limit of a run around this one: that run ends on it
-                state.limit, state.completed = ex.info, "limit"
-                state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
-                limit_error = ex
-                if raise_on_limit:
-                    scope.finish(messages=state.messages, limit=ex)
-                    if own_hooks:
-                        await finish(own_hooks, state, ex.info)
-                    raise
-            except StopRun as ex:
-                stop_run(state, ex, record=True)
-            except Exception as ex:
-                if own_hooks:
-                    await tell_error(own_hooks, ex)
-                raise  # the scope records the error as it leaves
-            if own_hooks:
-                ended = state.limit if state.completed == "limit" else None
-                await finish(own_hooks, state, ended)
-            state.run_id = scope.run_id  # (an agent may return another state than it got)
-            state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
-            status: RunStatus | None = "stopped" if state.completed == "stopped" else None
-            if state.completed == "waiting":  # deferred calls wait for a person
-                await park(scope, state)  # (runtime/_approve.py)
-                status = "waiting"
-            scope.finish(
-                output=state.output.text if state.output is not None else None,
-                messages=state.messages,
-                limit=limit_error or state.limit,
-                status=status,
-            )
-            return state
+async def _close(
+    scope: RunScope,
+    state: AgentState,
+    own_hooks: tuple[Hooks, ...],
+    limit_error: LimitExceededError | None,
+) -> None:
+    """Say how the run ended, once: the run's hooks hear it, a run with deferred calls
+    is parked, and the scope records its end."""
+    if own_hooks:
+        ended = state.limit if state.completed == "limit" else None
+        await finish(own_hooks, state, ended)
+    state.run_id = scope.run_id  # (an agent may return another state than it got)
+    state.cost, state.unpriced_calls = scope.cost.dollars, scope.cost.unpriced_calls
+    status: RunStatus | None = "stopped" if state.completed == "stopped" else None
+    if state.completed == "waiting":  # deferred calls wait for a person
+        await park(scope, state)  # (runtime/_approve.py)
+        status = "waiting"
+    scope.finish(
+        output=state.output.text if state.output is not None else None,
+        messages=state.messages,
+        limit=limit_error or state.limit,
+        status=status,
+    )
 
 
 async def _start_sandbox(

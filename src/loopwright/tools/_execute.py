@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, Protocol
 
 from .._errors import ConfigurationError
@@ -144,7 +144,7 @@ async def execute_tools(
     for batch in _batches(calls, by_name):
         try:
             if len(batch) == 1:
-                results.append(await _run_one(batch[0], run))
+                results.append(await _Alone(batch[0], run))
             else:
                 results.extend(await _run_batch(batch, run))
         except (ToolTerminated, ToolDeferred) as ex:
@@ -169,56 +169,56 @@ def _batches(calls: Sequence[ToolCall], tools: dict[str, Tool[..., Any]]) -> lis
     return batches
 
 
-class _InContext:
-    """Await a coroutine in the caller's task but in its own context.
+class _Alone:
+    """``await _Alone(call, run)``: one call alone, in the caller's task but in a copy
+    of its context.
 
     What a task per call gave a call alone (contextvars set by the call stay in it;
     cancelling the caller cancels the call, which may clean up), without the task: its
     creation and the two trips through the event loop cost more than the rest of a
-    cheap call. Each step of the coroutine runs in ``context``; whatever it waits for
-    is waited for by the caller's task, and whatever is thrown into that task
-    (cancellation, a future's exception) is thrown into the coroutine.
+    cheap call. Each step of the call's coroutine runs in the copied context; whatever
+    it waits for is waited for by the caller's task, and whatever is thrown into that
+    task (cancellation, a future's exception) is thrown into the coroutine. (An object
+    whose ``__await__`` drives the call, not a coroutine around it: a live call keeps
+    one frame less.)
     """
 
-    __slots__ = ("context", "coro")
+    __slots__ = ("call", "run")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], context: contextvars.Context) -> None:
-        self.coro = coro
-        self.context = context
+    def __init__(self, call: ToolCall, run: _Run) -> None:
+        self.call = call
+        self.run = run
 
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, run = self.coro, self.context.run
+    def __await__(self) -> Generator[Any, Any, ToolMessage]:
+        me = asyncio.current_task()
+        cancels = me.cancelling() if me is not None else 0
+        context = contextvars.copy_context()
+        coro = _execute_call(self.call, self.run)
         send: Any = None
         error: BaseException | None = None
-        while True:
-            try:
-                if error is None:
-                    waited = run(coro.send, send)
-                else:
-                    waited, error = run(coro.throw, error), None
-            except StopIteration as done:
-                return done.value
-            try:
-                send = yield waited
-            except GeneratorExit:
-                run(coro.close)
-                raise
-            except BaseException as thrown:
-                send, error = None, thrown
-
-
-async def _run_one(call: ToolCall, run: _Run) -> ToolMessage:
-    """One call alone: in the caller's task, in a copy of its context."""
-    me = asyncio.current_task()
-    cancels = me.cancelling() if me is not None else 0
-    try:
-        result: ToolMessage = await _InContext(_execute_call(call, run), contextvars.copy_context())
-    except (ToolTerminated, ToolDeferred) as ex:
-        ex.messages = []
-        raise
-    if me is not None and me.cancelling() > cancels:
-        raise asyncio.CancelledError()  # we were cancelled but the tool swallowed it
-    return result
+        try:
+            while True:
+                try:
+                    if error is None:
+                        waited = context.run(coro.send, send)
+                    else:
+                        waited, error = context.run(coro.throw, error), None
+                except StopIteration as done:
+                    result: ToolMessage = done.value
+                    break
+                try:
+                    send = yield waited
+                except GeneratorExit:
+                    context.run(coro.close)
+                    raise
+                except BaseException as thrown:
+                    send, error = None, thrown
+        except (ToolTerminated, ToolDeferred) as ex:
+            ex.messages = []  # (no call of this batch finished)
+            raise
+        if me is not None and me.cancelling() > cancels:
+            raise asyncio.CancelledError()  # we were cancelled but the tool swallowed it
+        return result
 
 
 async def _run_batch(batch: list[ToolCall], run: _Run) -> list[ToolMessage]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._contexts import var_pushed
 from ..model import ToolCall, ToolMessage
 
 if TYPE_CHECKING:
@@ -73,11 +73,6 @@ def current_tool_hooks() -> tuple[ToolHook, ...]:
     return _hooks.get()
 
 
-@contextlib.contextmanager
-def tool_hook(hook: ToolHook) -> Iterator[ToolHook]:
+def tool_hook(hook: ToolHook) -> AbstractContextManager[ToolHook]:
     """Install ``hook`` for every tool call executed in this context (and tasks it starts)."""
-    token = _hooks.set((*_hooks.get(), hook))
-    try:
-        yield hook
-    finally:
-        _hooks.reset(token)
+    return var_pushed(_hooks, hook)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import Token
+from typing import Any
 
+from .._contexts import var_pushed
+from ..model import model_hook
 from ..stores import current_store
 from ._current import _hooked, _observers, _Scope, _scope
 from ._events import Event, StoreEvent
@@ -84,36 +88,73 @@ def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
     changes = s.checkpoint()
     if not changes:
         return None
-    return t.record(StoreEvent(store=s.id, changes=changes))
+    return t._record(StoreEvent(store=s.id, changes=changes))
 
 
-@contextlib.contextmanager
-def transcript_context(t: Transcript) -> Iterator[Transcript]:
-    """Make ``t`` the current transcript within this context.
+class transcript_context:
+    """``with transcript_context(t):``: make ``t`` the current transcript within this
+    context.
 
     Model and tool calls made in the context are recorded into the current transcript
     (unless it was made with ``record_calls=False``), and Python log records are captured.
+    (A slotted object, not a generator: every live run keeps the one it entered.)
     """
-    from ._hooks import install_hooks, install_log_handler, install_sandbox_recorder
 
-    install_log_handler()
-    install_sandbox_recorder()
-    root = t._root if t.parent is None else None
-    if root is not None:
-        if not root.open_count and _openers:
-            for opener in list(_openers):
-                opener(t)
-        root.open_count += 1
-    with contextlib.ExitStack() as stack:
+    __slots__ = ("_hooked", "_hooks", "_root", "_t", "_token")
+
+    def __init__(self, t: Transcript) -> None:
+        self._t = t
+        self._token: Token[_Scope | None] | None = None
+        self._root: _Root | None = None
+        self._hooks: tuple[AbstractContextManager[Any], AbstractContextManager[Any]] | None = None
+        self._hooked: Token[bool] | None = None
+
+    def __enter__(self) -> Transcript:
+        from ..tools import tool_hook
+        from ._hooks import MODEL_HOOK, TOOL_HOOK, install_log_handler, install_sandbox_recorder
+
+        if self._token is not None:
+            raise RuntimeError("this transcript_context is entered already: enter a new one")
+        install_log_handler()
+        install_sandbox_recorder()
+        t = self._t
+        root = self._root = t._root if t.parent is None else None
         if root is not None:
-            stack.callback(_closed, root)
+            if not root.open_count and _openers:
+                for opener in list(_openers):
+                    opener(t)
+            root.open_count += 1
+        # the hooks that record calls, once per context (setting a context variable
+        # cannot fail: nothing to undo between these lines)
         if not _hooked.get() and t._root.record_calls:
-            install_hooks(stack)
-            hooked = _hooked.set(True)
-            stack.callback(_hooked.reset, hooked)
-        token = _push(t, t.events, t.span_id)
-        stack.callback(_pop, token)
-        yield t
+            models, tools = self._hooks = (model_hook(MODEL_HOOK), tool_hook(TOOL_HOOK))
+            models.__enter__()
+            tools.__enter__()
+            self._hooked = _hooked.set(True)
+        else:
+            self._hooks = self._hooked = None
+        self._token = _push(t, t.events, t.span_id)
+        return t
+
+    def __exit__(self, *_: object) -> None:
+        token, self._token = self._token, None
+        if token is None:
+            return
+        try:
+            try:
+                _pop(token)
+                if self._hooked is not None:
+                    _hooked.reset(self._hooked)
+            finally:
+                if self._hooks is not None:  # left innermost first, each even if one raises
+                    models, tools = self._hooks
+                    try:
+                        tools.__exit__(None, None, None)
+                    finally:
+                        models.__exit__(None, None, None)
+        finally:
+            if self._root is not None:
+                _closed(self._root)
 
 
 def _closed(root: _Root) -> None:
@@ -151,12 +192,7 @@ def on_transcript_open(opener: Callable[[Transcript], None]) -> Callable[[], Non
     return stop
 
 
-@contextlib.contextmanager
-def observe_transcripts(subscriber: EventSubscriber) -> Iterator[EventSubscriber]:
+def observe_transcripts(subscriber: EventSubscriber) -> AbstractContextManager[EventSubscriber]:
     """Subscribe ``subscriber`` to every run transcript created within this context
     (e.g. by ``run()``); the console display uses it."""
-    token = _observers.set((*_observers.get(), subscriber))
-    try:
-        yield subscriber
-    finally:
-        _observers.reset(token)
+    return var_pushed(_observers, subscriber)

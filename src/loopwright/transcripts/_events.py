@@ -88,7 +88,8 @@ class ModelEvent(BaseEvent):
         input: Ids of the input messages after the shared prefix.
         input_base: The earlier ModelEvent whose input starts this one's, or ``None``.
         input_base_count: How many messages of ``input_base``'s input come first.
-        tools: The tools offered.
+        tools: The tools offered (for ``Model.generate``'s calls, a list shared by the
+            calls that offered the same tools, which refuses changes: change a copy).
         config: The merged generation config.
         output: The output (``None`` while pending or after a failure).
         usage: Tokens used.

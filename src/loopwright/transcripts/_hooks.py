@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import error_text
 from .._ids import new_id
-from ..model import ModelCall, model_hook
+from ..model import ModelCall
 from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
 from ..stores import current_store
 from ._context import _pop, checkpoint_store
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     from ..sandboxes._record import SandboxOperation
     from ..tools import ToolExecution
 
-__all__ = ["install_hooks", "install_log_handler", "install_sandbox_recorder"]
+__all__ = ["MODEL_HOOK", "TOOL_HOOK", "install_log_handler", "install_sandbox_recorder"]
 
 _EVENT = "loopwright.transcripts.event"
 _TRANSCRIPT = "loopwright.transcripts"
@@ -109,7 +108,7 @@ class _ModelHook:
             retries=call.retries,
             duration=call.duration,
             wait_time=call.wait_time,
-            working_time=max(0.0, call.duration - call.wait_time),
+            working_time=_working(call.duration, call.wait_time),
             pending=None,
         )
         if out is not None:
@@ -160,7 +159,7 @@ class _ToolHook:
             traceback=_traceback(ex.error),
             truncated=ex.truncated,
             duration=ex.duration,
-            working_time=max(0.0, ex.duration - ex.wait_time),
+            working_time=_working(ex.duration, ex.wait_time),
             pending=None,
         )
         if approval is not None and approval.decision == "modify" and approval.modified:
@@ -176,6 +175,12 @@ def _complete(event: ModelEvent | ToolEvent, **values: Any) -> None:
     slotted dataclass: a name that is no field raises ``AttributeError``)."""
     for name, value in values.items():
         setattr(event, name, value)
+
+
+def _working(duration: float, waited: float) -> float:
+    """``duration - waited`` (at least 0): ``duration`` itself when nothing waited (the
+    event keeps the one float, not an equal new one: most calls wait for nothing)."""
+    return max(0.0, duration - waited) if waited else duration
 
 
 MAX_FAILURE = 16_000
@@ -209,16 +214,10 @@ def _traceback(error: BaseException | None) -> str | None:
     return _bounded(text, MAX_FAILURE // 4, MAX_FAILURE - MAX_FAILURE // 4)
 
 
-_MODEL_HOOK = _ModelHook()
-_TOOL_HOOK = _ToolHook()
-
-
-def install_hooks(stack: contextlib.ExitStack) -> None:
-    """Install the transcript's model and tool hooks for the rest of ``stack``'s life."""
-    from ..tools import tool_hook
-
-    stack.enter_context(model_hook(_MODEL_HOOK))
-    stack.enter_context(tool_hook(_TOOL_HOOK))
+MODEL_HOOK = _ModelHook()
+"""The model hook that records model calls (``transcript_context`` installs it)."""
+TOOL_HOOK = _ToolHook()
+"""The tool hook that records tool calls (``transcript_context`` installs it)."""
 
 
 def _record_sandbox(op: SandboxOperation) -> None:
@@ -226,7 +225,7 @@ def _record_sandbox(op: SandboxOperation) -> None:
     scope = _scope.get()
     if scope is None:
         return
-    scope.transcript.record(
+    scope.transcript._record(
         SandboxEvent(
             action=op.action,
             cmd=op.cmd,
@@ -274,7 +273,7 @@ class _LogHandler(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message = f"{message}\n{logging.Formatter().formatException(record.exc_info)}"
-            t.record(
+            t._record(
                 LoggerEvent(
                     level=record.levelname,
                     levelno=record.levelno,

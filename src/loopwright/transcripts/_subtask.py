@@ -115,7 +115,8 @@ async def run_subtask(
                 value = await fn(*args, **kwargs)
             finally:
                 checkpoint_store(child)
-        ev.result = result(value) if result is not None else _json(value)
+        # (as JSON whatever ``result`` gives: the event is not validated when set)
+        ev.result = _json(result(value) if result is not None else value)
         return value
     except BaseException as ex:
         ev.error = error_text(ex)

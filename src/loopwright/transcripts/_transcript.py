@@ -14,7 +14,7 @@ from .._prefix import starts_with
 from .._waits import WaitClock
 from ..model import ChatMessage
 from ._current import _observers, _scope
-from ._events import BaseEvent, Event, InfoEvent, ModelEvent, SubtaskEvent, ToolEvent
+from ._events import BaseEvent, Event, InfoEvent, ModelEvent, SubtaskEvent, ToolEvent, event_data
 
 __all__ = ["EventSubscriber", "MessageSubscriber", "Transcript"]
 
@@ -110,9 +110,22 @@ class Transcript:
         """Append ``event`` where this context is (the current span, tool call or
         subtask), tell the subscribers, and return it.
 
-        This is how any part of loopwright (or your code) adds an event, e.g.
-        ``transcript().record(ApprovalEvent(...))``.
+        This is how your code (or any part of loopwright) adds an event, e.g.
+        ``transcript().record(InfoEvent(...))``.
+
+        Raises:
+            TypeError: A field of ``event`` holds a value that is not of its type (an
+                event, a plain dataclass, is not validated when it is made): refused
+                here, where it is recorded, not later by the run store's writer.
         """
+        try:
+            event_data(event)  # type: ignore[arg-type]
+        except Exception as ex:
+            raise TypeError(f"{type(event).__name__} not recorded: {ex}") from ex
+        return self._record(event)
+
+    def _record(self, event: E) -> E:
+        """:meth:`record` for events loopwright makes of values it checked."""
         scope = _scope.get()
         if scope is not None and scope.transcript is self:
             target, span = scope.events, scope.span_id
@@ -157,7 +170,7 @@ class Transcript:
                 f"transcript info must be a string or JSON-serialisable data, got "
                 f"{type(data).__name__}: {ex}"
             ) from ex
-        return self.record(InfoEvent(data=value, source=source))
+        return self._record(InfoEvent(data=value, source=source))
 
     def add_messages(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         """Send the messages not seen before to the message subscribers; return those.

@@ -1,0 +1,68 @@
+"""Context variables set for a ``with`` block and reset after it, as slotted objects.
+
+``with var_set(var, value):`` and ``with var_pushed(var, item):`` do what a
+``@contextmanager`` generator around ``token = var.set(...)`` / ``var.reset(token)``
+does, in ~0.1 KB instead of a suspended generator's ~0.4 KB: every live run keeps the
+ones it entered (its model and tool hooks, its store, transcript, default model, ...),
+so at ten thousand live runs the difference is what counts.
+
+Entering one while it is entered (nesting it in itself) raises ``RuntimeError``; once
+left, it may be entered again.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar, Token
+from typing import Generic, TypeVar
+
+__all__ = ["var_pushed", "var_set"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class var_set(Generic[_T, _R]):
+    """``with var_set(var, value, gives):``: ``var`` is ``value`` within the block (and
+    what it was, after it, also when the block raises); ``as`` gives ``gives``."""
+
+    __slots__ = ("_gives", "_token", "_value", "_var")
+
+    def __init__(self, var: ContextVar[_T], value: _T, gives: _R) -> None:
+        self._var = var
+        self._value = value
+        self._gives = gives
+        self._token: Token[_T] | None = None
+
+    def __enter__(self) -> _R:
+        if self._token is not None:
+            raise RuntimeError(f"{self._var.name} was set here already: enter a new one")
+        self._token = self._var.set(self._value)
+        return self._gives
+
+    def __exit__(self, *_: object) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            self._var.reset(token)
+
+
+class var_pushed(Generic[_T]):
+    """``with var_pushed(var, item):``: within the block ``var`` (a tuple) is what it was
+    when the block was entered plus ``item`` at its end; ``as`` gives ``item``."""
+
+    __slots__ = ("_item", "_token", "_var")
+
+    def __init__(self, var: ContextVar[tuple[_T, ...]], item: _T) -> None:
+        self._var = var
+        self._item = item
+        self._token: Token[tuple[_T, ...]] | None = None
+
+    def __enter__(self) -> _T:
+        if self._token is not None:
+            raise RuntimeError(f"{self._var.name} was pushed here already: enter a new one")
+        self._token = self._var.set((*self._var.get(), self._item))
+        return self._item
+
+    def __exit__(self, *_: object) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            self._var.reset(token)

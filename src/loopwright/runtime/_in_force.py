@@ -1,0 +1,63 @@
+"""What a run scope puts in force while it is open: the scope itself (``_active``: what
+``current_recording()`` returns), its store and transcript (unless they are the run's
+around it) and its cost tally."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+from ..model import model_hook
+from ..stores import Store, store_context
+from ..transcripts import current_transcript, transcript_context
+
+if TYPE_CHECKING:
+    from ._scope import RunScope
+
+__all__ = ["InForce"]
+
+_active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
+
+
+class InForce:
+    """A scope's store and transcript (unless they are the run's around it), the scope
+    itself and its cost tally, in force from entering until the scope is left
+    (``RunScope._leave``), innermost first, each even when one raises. (A slotted
+    object, not a generator: every live run keeps one.)"""
+
+    __slots__ = ("_active", "_cost", "_own", "_scope")
+
+    def __init__(self, scope: RunScope) -> None:
+        self._scope = scope
+        self._own: tuple[AbstractContextManager[Store], transcript_context] | None = None
+
+    def __enter__(self) -> None:
+        scope = self._scope
+        if scope._transcript is not current_transcript():
+            store, transcript = store_context(scope.store), transcript_context(scope.transcript)
+            store.__enter__()
+            try:
+                transcript.__enter__()
+            except BaseException:
+                store.__exit__(None, None, None)
+                raise
+            self._own = (store, transcript)
+        # (setting context variables cannot fail: nothing to undo from here)
+        self._active = _active.set(scope)
+        self._cost = model_hook(scope.cost)
+        self._cost.__enter__()
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            try:
+                self._cost.__exit__(None, None, None)
+            finally:
+                _active.reset(self._active)
+        finally:
+            if self._own is not None:
+                store, transcript = self._own
+                try:
+                    transcript.__exit__(None, None, None)
+                finally:
+                    store.__exit__(None, None, None)
