@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from .._collector import tuned_collector
 from .._errors import ConfigurationError
 from ..evals import EvalResult
 from ..model import Model
@@ -211,6 +212,7 @@ def eval_command(
         stack.enter_context(run_metadata({CLI_KEY: options}))
         if progress is not None:
             stack.enter_context(progress)
+        stack.enter_context(tuned_collector())  # the process is the command's
         try:
             asyncio.run(
                 _eval(
