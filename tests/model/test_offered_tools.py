@@ -157,3 +157,32 @@ async def test_the_working_time_is_the_duration_itself_when_nothing_waited() -> 
     assert model_ev.wait_time == 0.0 and model_ev.duration > 0
     assert model_ev.working_time is model_ev.duration
     assert tool_ev.duration > 0 and tool_ev.working_time is tool_ev.duration
+
+
+class _OfferSub:
+    """A hook that offers one more tool by assigning another list (the shared one
+    refuses changes)."""
+
+    def before_generate(self, call: lw.ModelCall) -> None:
+        with pytest.raises(TypeError):
+            call.tools.append(sub.info)  # type: ignore[attr-defined]
+        call.tools = [*call.tools, sub.info]
+
+    def after_generate(self, call: lw.ModelCall) -> None:
+        pass
+
+
+@pytest.mark.parametrize("protocol", ["native", "react", "json"])
+async def test_a_hook_offering_other_tools_reaches_every_protocol(protocol: str) -> None:
+    seen: list[str] = []
+
+    def answer(
+        messages: list[lw.ChatMessage], tools: list[lw.ToolInfo], _: lw.GenerateConfig
+    ) -> str:
+        seen.append(" ".join(t.name for t in tools) + " " + str(messages[0].content))
+        return "Thought: done\nFinal Answer: ok" if protocol == "react" else "ok"
+
+    model = lw.get_model("mock/m", outputs=answer, tool_protocol=protocol)
+    with lw.model_hook(_OfferSub()):
+        await model.generate(HI, [add])
+    assert "sub" in seen[0] and "add" in seen[0]

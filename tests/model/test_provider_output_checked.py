@@ -4,6 +4,7 @@ stored or acted on — what pydantic did when they were models."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -69,3 +70,51 @@ async def test_a_run_whose_provider_returns_garbage_ends_with_the_error(tmp_path
         await lw.run(lw.react(), "q", model=_model(bad), db=db)
     runs = lw.list_runs(db=db)
     assert [r.status for r in runs] == ["error"] and caught.value is not None
+
+
+class _Raw(lw.ModelAPI):
+    """A provider that returns whatever it is given, untouched (as a user's provider
+    that builds its output straight from the wire may)."""
+
+    provider = "raw"
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        self.calls = 0
+
+    async def generate(
+        self,
+        messages: Sequence[lw.ChatMessage],
+        tools: Sequence[lw.ToolInfo],
+        config: lw.GenerateConfig,
+    ) -> lw.ModelOutput:
+        self.calls += 1
+        return self.value  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        {"message": {"content": "x"}},
+        "x",
+        lw.ModelOutput(message=None),  # type: ignore[arg-type]
+        lw.ModelOutput(message={"content": 3}),  # type: ignore[arg-type]
+    ],
+    ids=["none", "dict", "str", "message-none", "message-bad-dict"],
+)
+async def test_a_provider_returning_what_is_no_output_is_a_model_error_once(
+    value: object,
+) -> None:
+    api = _Raw(value)
+    model = lw.Model(api)
+    with pytest.raises(lw.ModelError, match=r"not valid|not a ModelOutput"):
+        await model.generate([lw.UserMessage(content="q")])
+    assert api.calls == 1  # a wrong output is no transient failure: not retried
+
+
+async def test_a_message_given_as_a_dict_is_converted_through_generate() -> None:
+    api = _Raw(lw.ModelOutput(message={"content": "x"}))  # type: ignore[arg-type]
+    got = await lw.Model(api).generate([lw.UserMessage(content="q")])
+    assert isinstance(got.message, lw.AssistantMessage) and got.text == "x"
+    assert got.model == api.name and got.message.model == api.name  # named by generate

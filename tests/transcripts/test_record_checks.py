@@ -65,3 +65,20 @@ def test_record_outside_a_run_checks_too() -> None:
     with pytest.raises(TypeError):
         t.record(SpanBegin(name=3))  # type: ignore[arg-type]
     assert t.events == []
+
+
+def test_a_span_or_subtask_named_with_no_string_is_refused_when_made() -> None:
+    with pytest.raises(TypeError, match="strings"):
+        lw.span(("plan", 1))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="strings"):
+        lw.span("plan", type=3)  # type: ignore[arg-type]
+
+
+async def test_update_checks_the_event_as_record_does() -> None:
+    seen: list[object] = []
+    t = lw.Transcript(subscribers=[seen.append])
+    ev = t.record(lw.InfoEvent(data="x"))
+    ev.data = object()  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="not recorded"):
+        t.update(ev)
+    assert seen == [ev]  # told once, when recorded; not of the bad change

@@ -1,8 +1,8 @@
 """Bounds on what a model returns: its size, its tool calls, the nesting of arguments.
 
 Model output is untrusted. ``Model.generate`` passes every output (every protocol,
-native included; checked first to be a model output of the right types) through
-:func:`bound_text` before a text protocol parses it, and
+native included; each provider's output checked first to be a model output of the right
+types, ``_output.checked_output``) through :func:`bound_text` before a text protocol parses it, and
 through :func:`bound_calls` after, before it is stored or acted on:
 
 - text beyond ``GenerateConfig.max_output_chars`` (default :data:`DEFAULT_MAX_OUTPUT_CHARS`)
@@ -34,7 +34,7 @@ from .._ids import new_id
 from .._nesting import MAX_NESTING, nesting_exceeds
 from ._chat import ToolCall
 from ._config import GenerateConfig
-from ._output import ModelOutput, checked_output
+from ._output import ModelOutput
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -73,14 +73,7 @@ def _limits(config: GenerateConfig) -> tuple[int, int]:
 
 def bound_text(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with its text and reasoning cut to ``max_output_chars`` (before a text
-    protocol parses it). A cut output's ``stop_reason`` is ``max_tokens``. This is the
-    first thing every provider's output goes through: it is checked to be a model output
-    of the right types first (:func:`~loopwright.model._output.checked_output`).
-
-    Raises:
-        ModelError: The provider returned something that is not a valid model output.
-    """
-    output = checked_output(output)
+    protocol parses it). A cut output's ``stop_reason`` is ``max_tokens``."""
     limit, _ = _limits(config)
     message = output.message
     content, reasoning = message.content, message.reasoning

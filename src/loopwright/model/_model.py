@@ -23,7 +23,7 @@ from ._chat import ChatMessage, ToolInfo
 from ._config import DEFAULT_TIMEOUT, GenerateConfig
 from ._fallback import fall_back
 from ._offered import HasToolInfo, OfferedTools, offered
-from ._output import ModelOutput, Usage
+from ._output import ModelOutput, Usage, checked_output
 from ._prices import cost_of
 from ._redact import redact
 from ._slots import AdaptiveSlots, slots_for
@@ -254,7 +254,8 @@ class Model:
             cfg = self._base_config.merge(config)
             self._merged = (config, dict(config.__dict__), cfg)
         # (one list per tool set, shared by the calls offering it: it refuses changes)
-        infos = self._offered = offered(tools, self._offered)
+        self._offered = shared = offered(tools, self._offered)
+        infos: list[ToolInfo] = shared
         call = ModelCall(self, messages, infos, cfg, step=take_step())
         hooks = _hooks.get()
         sink = current_sink()
@@ -265,6 +266,8 @@ class Model:
         try:
             for hook in hooks:
                 hook.before_generate(call)
+            if call.tools is not infos:  # a hook offered other tools (a list of its own)
+                infos = list(call.tools)
             try:
                 output = await self._answer(call, messages, infos, cfg, sink)
             except Exception as ex:
@@ -346,7 +349,8 @@ class Model:
                 try:
                     began = time.perf_counter()
                     level = slot.level
-                    output = await self._attempt(call)
+                    # (outside data, checked before it is touched: ModelError if wrong)
+                    output = checked_output(await self._attempt(call))
                 finally:
                     slot.release()
                 slot.succeeded()

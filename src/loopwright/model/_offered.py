@@ -52,6 +52,8 @@ def _describes(tool: ToolInfo | HasToolInfo, info: ToolInfo) -> bool:
 def offered(tools: Sequence[ToolInfo | HasToolInfo], last: OfferedTools) -> OfferedTools:
     """``last`` when ``tools`` are (or describe themselves with) its very objects, in
     order; else a new list of what they describe."""
+    if not isinstance(tools, list | tuple):  # (any iterable of tools, as before)
+        tools = tuple(tools)
     if len(tools) == len(last) and all(map(_describes, tools, last)):
         return last
     return OfferedTools(t if isinstance(t, ToolInfo) else t.info for t in tools)

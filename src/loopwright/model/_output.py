@@ -174,17 +174,19 @@ def usage_from_json(text: str | bytes) -> Usage:
 
 
 _STOP_REASONS = frozenset(get_args(StopReason))
-_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
-_OPTIONAL_COUNTS = ("reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def _counted(usage: object) -> bool:
+    if type(usage) is not Usage:
+        return False
+    r, cr, cw = usage.reasoning_tokens, usage.cache_read_tokens, usage.cache_write_tokens
     return (
-        type(usage) is Usage
-        and all(type(getattr(usage, n)) is int for n in _COUNTS)
-        and all(
-            getattr(usage, n) is None or type(getattr(usage, n)) is int for n in _OPTIONAL_COUNTS
-        )
+        type(usage.input_tokens) is int
+        and type(usage.output_tokens) is int
+        and type(usage.total_tokens) is int
+        and (r is None or type(r) is int)
+        and (cr is None or type(cr) is int)
+        and (cw is None or type(cw) is int)
     )
 
 
@@ -205,7 +207,7 @@ def checked_output(output: object) -> ModelOutput:
         and output.stop_reason in _STOP_REASONS
         and type(output.model) is str
         and (output.error is None or type(output.error) is str)
-        and (output.time is None or type(output.time) is float)
+        and (output.time is None or type(output.time) is float)  # (set by Model later)
         and (output.usage is None or _counted(output.usage))
     ):
         return output

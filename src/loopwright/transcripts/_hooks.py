@@ -114,7 +114,7 @@ class _ModelHook:
         if out is not None:
             t.add_messages((out.message,))
         if t._root.event_subscribers:
-            t.update(ev)
+            t._update(ev)
         _checkpoint(t)
 
 
@@ -167,7 +167,7 @@ class _ToolHook:
         if msg is not None:
             t.add_messages((msg,))
         if t._root.event_subscribers:
-            t.update(ev)
+            t._update(ev)
 
 
 def _complete(event: ModelEvent | ToolEvent, **values: Any) -> None:

@@ -25,6 +25,8 @@ class span:
     """
 
     def __init__(self, name: str, *, type: str | None = None) -> None:
+        if not isinstance(name, str) or not (type is None or isinstance(type, str)):
+            raise TypeError(f"a span's name and type are strings, got {name!r}, {type!r}")
         self.name = name
         self.type = type
         self.id: str | None = None
@@ -37,7 +39,7 @@ class span:
             raise RuntimeError(f"span {self.name!r} is already open; create one per block")
         t, events, outer = _current_span()
         checkpoint_store(t)
-        begin = t.record(SpanBegin(name=self.name, type=self.type))
+        begin = t._record(SpanBegin(name=self.name, type=self.type))
         self.id, self._t, self._outer = begin.id, t, outer
         self._token = _push(t, events, begin.id)
         return self
@@ -56,7 +58,7 @@ class span:
             _pop(token)
             self._token = None
             error = error_text(exc) if exc is not None else None
-            t.record(SpanEnd(begin=self.id, error=error, span_id=self._outer))
+            t._record(SpanEnd(begin=self.id, error=error, span_id=self._outer))
 
     async def __aenter__(self) -> span:
         return self.__enter__()

@@ -93,15 +93,18 @@ async def run_subtask(
     """
     kwargs = kwargs or {}
     parent = current_transcript()
+    label = name or getattr(fn, "__name__", None) or type
+    if not isinstance(label, str) or not isinstance(type, str):
+        raise TypeError(f"a subtask's name and type are strings, got {label!r}, {type!r}")
     ev = SubtaskEvent(
-        name=name or getattr(fn, "__name__", None) or type,
+        name=label,
         type=type,
         input=_checked(input) if input is not None else _arguments(fn, args, kwargs),
         pending=True,
     )
     if parent is not None:
         checkpoint_store(parent)
-        parent.record(ev)
+        parent._record(ev)
         child = Transcript(_parent=parent, _container=ev)
     else:
         child = Transcript()
@@ -126,7 +129,7 @@ async def run_subtask(
         ev.working_time = max(0.0, child.working_time() - working)
         ev.pending = None
         if parent is not None:
-            parent.update(ev)
+            parent._update(ev)
 
 
 @overload

@@ -50,6 +50,16 @@ class _Root:
         self.on_close: list[Callable[[], None]] = []
 
 
+def _check(event: BaseEvent) -> None:
+    """Refuse an event a field of which is not of its type (events are plain dataclasses,
+    not validated when made): here, where user code records it, not in the run store's
+    writer later."""
+    try:
+        event_data(event)  # type: ignore[arg-type]
+    except Exception as ex:
+        raise TypeError(f"{type(event).__name__} not recorded: {ex}") from ex
+
+
 class Transcript:
     """The record of a run: typed events in the order they happened.
 
@@ -118,10 +128,7 @@ class Transcript:
                 event, a plain dataclass, is not validated when it is made): refused
                 here, where it is recorded, not later by the run store's writer.
         """
-        try:
-            event_data(event)  # type: ignore[arg-type]
-        except Exception as ex:
-            raise TypeError(f"{type(event).__name__} not recorded: {ex}") from ex
+        _check(event)
         return self._record(event)
 
     def _record(self, event: E) -> E:
@@ -149,7 +156,17 @@ class Transcript:
                 self._notify(event)
 
     def update(self, event: BaseEvent) -> None:
-        """Tell the subscribers that ``event`` changed (a pending event completed)."""
+        """Tell the subscribers that ``event`` changed (a pending event completed).
+
+        Raises:
+            TypeError: A field of ``event`` now holds a value that is not of its type
+                (checked as :meth:`record` checks it).
+        """
+        _check(event)
+        self._update(event)
+
+    def _update(self, event: BaseEvent) -> None:
+        """:meth:`update` for events loopwright completed with values it checked."""
         root = self._root
         if root.event_subscribers:
             with root.lock:
