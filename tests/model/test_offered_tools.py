@@ -13,42 +13,9 @@ import pytest
 import loopwright as lw
 from loopwright.model._offered import OfferedTools
 from loopwright.transcripts import event_data
-
-
-@lw.tool
-async def add(a: int, b: int) -> int:
-    """Add.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a + b
-
-
-@lw.tool
-async def sub(a: int, b: int) -> int:
-    """Subtract.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a - b
-
+from tests._tools import CallRecorder, add, sub
 
 HI: list[lw.ChatMessage] = [lw.UserMessage(content="hi")]
-
-
-class _Calls:
-    def __init__(self) -> None:
-        self.calls: list[lw.ModelCall] = []
-
-    def before_generate(self, call: lw.ModelCall) -> None:
-        pass
-
-    def after_generate(self, call: lw.ModelCall) -> None:
-        self.calls.append(call)
 
 
 async def _model_events(*offers: list[lw.Tool] | list[lw.ToolInfo]) -> list[lw.ModelEvent]:
@@ -63,7 +30,7 @@ async def _model_events(*offers: list[lw.Tool] | list[lw.ToolInfo]) -> list[lw.M
 
 async def test_calls_offering_the_same_tools_share_one_list() -> None:
     model = lw.get_model("mock", outputs=["ok"], repeat=True)
-    seen = _Calls()
+    seen = CallRecorder()
     offered = [add, sub]
     with lw.model_hook(seen):
         for _ in range(3):
@@ -107,7 +74,7 @@ async def test_new_tools_make_a_new_list_and_leave_the_old_one_as_it_was() -> No
     # the same list given again after it changed in place: what it holds now
     offered.append(sub)
     model = lw.get_model("mock", outputs=["ok"], repeat=True)
-    seen = _Calls()
+    seen = CallRecorder()
     with lw.model_hook(seen):
         await model.generate(HI, offered[:1])
         offered_now = offered[:1]

@@ -8,17 +8,7 @@ import pytest
 
 import loopwright as lw
 from loopwright.transcripts import event_adapter
-
-
-@lw.tool
-async def add(a: int, b: int) -> int:
-    """Add.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a + b
+from tests._tools import add
 
 
 async def _events() -> tuple[lw.ModelEvent, lw.ToolEvent, lw.ModelOutput, list[lw.ToolMessage]]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from tests._tools import CallRecorder
 
 from .wire_server import Reply, WireServer, openai_error, openai_reply
 
@@ -38,17 +39,6 @@ def model(wire: WireServer, name: str = "openai/test-model", **kwargs: Any) -> l
         config=FAST.merge(config),
         **kwargs,
     )
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[lw.ModelCall] = []
-
-    def before_generate(self, call: lw.ModelCall) -> None:
-        pass
-
-    def after_generate(self, call: lw.ModelCall) -> None:
-        self.calls.append(call)
 
 
 async def test_plain_chat_sends_the_request_and_maps_the_reply(wire: WireServer) -> None:
@@ -283,7 +273,7 @@ async def test_rate_limit_waits_for_retry_after_then_succeeds(wire: WireServer) 
         ),
         openai_reply("done"),
     )
-    recorder = Recorder()
+    recorder = CallRecorder()
     # a long backoff: only honouring Retry-After (1 s) makes this finish quickly
     m = model(wire, config=lw.GenerateConfig(retry_wait=30, max_retry_wait=60))
     with lw.model_hook(recorder):
