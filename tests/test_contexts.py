@@ -102,3 +102,36 @@ def test_the_public_ones_give_what_they_gave(tmp_path: Path) -> None:
     with lw.default_model(model) as nothing:
         assert nothing is None and lw.get_model() is model
     assert lw.get_model() is not model
+
+
+def test_all_of_is_the_context_itself_nothing_or_all_in_order() -> None:
+    import contextlib
+
+    from loopwright._contexts import NOTHING, all_of
+
+    order: list[str] = []
+
+    @contextlib.contextmanager
+    def named(name: str):  # type: ignore[no-untyped-def]
+        order.append(f"enter {name}")
+        try:
+            yield
+        finally:
+            order.append(f"exit {name}")
+
+    one = named("a")
+    assert all_of([one]) is one and all_of([]) is NOTHING
+    with pytest.raises(ValueError), all_of([named("a"), named("b")]):
+        raise ValueError
+    assert order == ["enter a", "enter b", "exit b", "exit a"]
+
+
+def test_run_scope_gives_the_new_depth_and_restores_it() -> None:
+    from loopwright.limits import _run_depth, run_scope
+
+    before = _run_depth.get()
+    with run_scope() as depth:
+        assert depth == before + 1 == _run_depth.get()
+        with run_scope() as inner:
+            assert inner == before + 2
+    assert _run_depth.get() == before

@@ -12,10 +12,16 @@ left, it may be entered again.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["var_pushed", "var_set"]
+__all__ = ["NOTHING", "all_of", "var_pushed", "var_set"]
+
+NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
+"""A context that does nothing (reusable: it holds nothing)."""
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -66,3 +72,20 @@ class var_pushed(Generic[_T]):
         token, self._token = self._token, None
         if token is not None:
             self._var.reset(token)
+
+
+def all_of(contexts: Sequence[AbstractContextManager[Any]]) -> AbstractContextManager[object]:
+    """``contexts`` as one context, entered in order and left in reverse: the context
+    itself when there is one (nothing more for a live run to keep), :data:`NOTHING` for
+    none, an ``ExitStack`` for several."""
+    if len(contexts) == 1:
+        return contexts[0]
+    return _entered(contexts) if contexts else NOTHING
+
+
+@contextlib.contextmanager
+def _entered(contexts: Sequence[AbstractContextManager[Any]]) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for context in contexts:
+            stack.enter_context(context)
+        yield

@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 
+from ._contexts import var_set
 from ._errors import ConfigurationError, LoopwrightError
 from ._limit_text import (
     DEFAULT_MAX_STEPS,
@@ -438,15 +439,8 @@ def waiting() -> Iterator[None]:
             limit.wait_ended(None, seconds)
 
 
-class run_scope:
+def run_scope() -> var_set[int, int]:
     """Mark a nested run (``run()`` uses it): ``with run_scope() as depth`` gives the new
     depth (a slotted object, not a generator's frame: every live run keeps one)."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> int:
-        self._token = _run_depth.set(_run_depth.get() + 1)
-        return _run_depth.get()
-
-    def __exit__(self, *_: object) -> None:
-        _run_depth.reset(self._token)
+    depth = _run_depth.get() + 1
+    return var_set(_run_depth, depth, depth)

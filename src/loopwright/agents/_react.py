@@ -10,15 +10,15 @@ own hooks (``_loop_hooks``); its time budget and step bound are ordinary limits
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
+from .._contexts import NOTHING, all_of
 from .._errors import ConfigurationError
 from ..history import HistoryFunction, HistoryPolicy
-from ..limits import Limit, LimitExceededError, check_limits
+from ..limits import LimitExceededError, check_limits
 from ..model import (
     GenerateConfig,
     Model,
@@ -63,7 +63,7 @@ from ._steps import (
 from ._steps import stop_keywords as stop_keywords_of
 from ._typed import DEFAULT_OUTPUT_RETRIES, TypedOutput, typed_output
 
-__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "in_force", "react"]
+__all__ = ["DEFAULT_CONTINUE", "ContinueHandler", "ReactAgent", "react"]
 
 DEFAULT_CONTINUE = (
     "Please continue with the task. When you have the final answer, call the {submit} tool with it."
@@ -262,11 +262,11 @@ class ReactAgent:
         if self.progress_every is not None:  # one per run: it numbers the run's steps
             loop = (*loop, Progress(self.name, self.progress_every))
         hooks = HookRun.start_loop(loop, self._hooks)
-        async with hooks.agent_scope(state) if hooks is not None else _NOTHING:
+        async with hooks.agent_scope(state) if hooks is not None else NOTHING:
             limits = own_limits(self.max_steps, self.time_limit, self.productive_time)
             try:
                 # the time budget innermost: its exit turns its cancellation into the error
-                with in_force(limits):
+                with all_of(limits):
                     await self._loop(state, model, tools, offered, max_output, hooks)
             except LimitExceededError as ex:
                 if not any(ex.limit is limit for limit in limits):
@@ -429,26 +429,4 @@ class ReactAgent:
 
 
 react = ReactAgent
-
-
-_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
-
-
-def in_force(limits: Sequence[Limit]) -> contextlib.AbstractContextManager[object]:
-    """``limits`` as one context, entered in order and left in reverse: the limit itself
-    when there is one (nothing more for a live run to keep), an ``ExitStack`` for
-    several."""
-    if len(limits) == 1:
-        return limits[0]
-    return _all_of(limits) if limits else _NOTHING
-
-
-@contextlib.contextmanager
-def _all_of(limits: Sequence[Limit]) -> Iterator[None]:
-    with contextlib.ExitStack() as entered:
-        for limit in limits:
-            entered.enter_context(limit)
-        yield
-
-
 """``lw.react(...)`` makes a :class:`ReactAgent`: the standard loop."""

@@ -14,6 +14,8 @@ from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import TypeVar
 
+from .._contexts import var_set
+
 __all__ = ["agent_step", "as_step", "in_step", "take_step"]
 
 _T = TypeVar("_T")
@@ -21,18 +23,11 @@ _T = TypeVar("_T")
 _step: ContextVar[bool] = ContextVar("loopwright_agent_step", default=False)
 
 
-class agent_step:
+def agent_step() -> var_set[bool, None]:
     """``with agent_step(): output = await model.generate(...)``: that call is the agent
     loop's step (a slotted object, not a coroutine around the call: every agent waiting
     for its model keeps one)."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> None:
-        self._token = _step.set(True)
-
-    def __exit__(self, *_: object) -> None:
-        _step.reset(self._token)
+    return var_set(_step, True, None)
 
 
 async def as_step(call: Awaitable[_T]) -> _T:

@@ -11,11 +11,12 @@ by the scope that owns it (``_ending.py``).
 
 from ..agents._specs import write_tool_spec
 from ._approve import ApprovalRefused, approve, pending_calls
+from ._in_force import current_recording
 from ._recording import recording
 from ._replay import ReplayDivergence, ReplayResult, replay
 from ._resume import resume
 from ._run import run, run_sync
-from ._scope import RunScope, current_recording
+from ._scope import RunScope
 from ._stream import RunStream, run_stream
 
 __all__ = [

@@ -1,6 +1,6 @@
 """What a run scope puts in force while it is open: the scope itself (``_active``: what
 ``current_recording()`` returns), its store and transcript (unless they are the run's
-around it) and its cost tally."""
+around it) and its cost tally; and the run the next one opened continues (``reopening``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from .._contexts import var_set
+from ..log._resume_point import ResumePoint
 from ..model import model_hook
 from ..stores import Store, store_context
 from ..transcripts import current_transcript, transcript_context
@@ -15,9 +17,25 @@ from ..transcripts import current_transcript, transcript_context
 if TYPE_CHECKING:
     from ._scope import RunScope
 
-__all__ = ["InForce"]
+__all__ = ["InForce", "current_recording", "reopening"]
 
 _active: ContextVar[RunScope | None] = ContextVar("loopwright_run_scope", default=None)
+
+# the unfinished run the next run opened in this context continues (lw.resume)
+_reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
+
+
+def reopening(point: ResumePoint) -> AbstractContextManager[None]:
+    """The next run opened in this context is ``point``'s run, resumed: same id and row
+    (``running`` again, its ``resumes`` counted), its store's recorded state, its events
+    going on after those recorded, a ``resume`` info event first (``runtime/_resume.py``)."""
+    return var_set(_reopen, point, None)
+
+
+def current_recording() -> RunScope | None:
+    """The innermost run scope of this context (a run, a sample, or a nested run's
+    span), if any."""
+    return _active.get()
 
 
 class InForce:

@@ -2,7 +2,7 @@
 
 A run whose process was killed, crashed or was cancelled left its steps in the run
 store. ``resume`` reads where it stopped (``log/_resume_point.py``) and runs the agent
-again through :func:`run` as the *same* run (``_scope.reopening``: same id and row,
+again through :func:`run` as the *same* run (``_in_force.reopening``: same id and row,
 ``running`` again, its ``resumes`` counted, a ``resume`` info event first):
 
 - the conversation is the input of the last model call that answered, and the first
@@ -53,8 +53,9 @@ from ..tools import Tool
 from ..tools._answer import answer_tool_calls
 from ..transcripts import current_transcript
 from ._approve import continuation_approver, released_on_failure
+from ._in_force import current_recording, reopening
 from ._run import run
-from ._scope import RunScope, current_recording, reopening
+from ._scope import RunScope
 
 if TYPE_CHECKING:
     from ..sandboxes import SandboxEnvironment

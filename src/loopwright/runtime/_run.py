@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._contexts import NOTHING, all_of
 from .._errors import ConfigurationError
 from ..agents import Agent, AgentState, Hooks, StopRun
 from ..agents._checks import (
@@ -29,7 +30,6 @@ from ..agents._checks import (
     check_tool_list,
 )
 from ..agents._lifecycle import check_hooks, finish, run_hooks, stop_run, tell_error
-from ..agents._react import in_force
 from ..agents._steps import check_tools
 from ..limits import Limit, LimitExceededError, run_scope
 from ..log import RunStatus, RunStoreError
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from ..tools import Approver
 
 __all__ = ["run", "run_sync"]
-
-_NOTHING = contextlib.nullcontext()  # (reusable: it holds nothing)
 
 
 def _initial_state(input: str | Sequence[ChatMessage] | AgentState) -> AgentState:
@@ -162,7 +160,7 @@ async def run(
     metadata = await run_metadata(agent, tools, metadata, model=chosen, db=db)
     # the run's contexts, each left in reverse order of entering: plain `with` statements
     # (an ExitStack and its callbacks would be kept alive by every live run)
-    with run_scope() as depth, default_model(chosen) if chosen is not None else _NOTHING:
+    with run_scope() as depth, default_model(chosen) if chosen is not None else NOTHING:
         try:
             async with RunScope(
                 name=run_name,
@@ -176,17 +174,17 @@ async def run(
                 state.run_id = scope.run_id
                 with (
                     spec_store(scope.db_path),  # (agents/_specs.py)
-                    approver(policy) if policy is not None else _NOTHING,
-                    run_hooks(own_hooks) if own_hooks else _NOTHING,
+                    approver(policy) if policy is not None else NOTHING,
+                    run_hooks(own_hooks) if own_hooks else NOTHING,
                 ):
                     # a sandbox is started within the limits, and cleaned up outside them
                     sandboxes = contextlib.AsyncExitStack() if sandbox is not None else None
-                    async with sandboxes if sandboxes is not None else _NOTHING:
+                    async with sandboxes if sandboxes is not None else NOTHING:
                         limit_error: LimitExceededError | None = None
                         try:
                             # limits exit inside the try: a time limit turns its
                             # cancellation into LimitExceededError on exit
-                            with in_force(limits):
+                            with all_of(limits):
                                 if sandboxes is not None:
                                     assert sandbox is not None
                                     await _start_sandbox(sandboxes, sandbox, scope)

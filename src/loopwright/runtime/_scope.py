@@ -28,13 +28,10 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from .._contexts import var_set
 from .._errors import ConfigurationError
 from .._ids import new_id
 from ..limits import LimitExceededError, LimitInfo
@@ -51,25 +48,9 @@ from ..transcripts import (
 )
 from ._cost import CostTally
 from ._ending import ScopeEnding
-from ._in_force import InForce, _active
+from ._in_force import InForce, _active, _reopen, current_recording
 
 __all__ = ["RunScope", "current_recording"]
-
-# the unfinished run the next run opened in this context continues (lw.resume)
-_reopen: ContextVar[ResumePoint | None] = ContextVar("loopwright_reopen", default=None)
-
-
-def reopening(point: ResumePoint) -> AbstractContextManager[None]:
-    """The next run opened in this context is ``point``'s run, resumed: same id and row
-    (``running`` again, its ``resumes`` counted), its store's recorded state, its events
-    going on after those recorded, a ``resume`` info event first (``runtime/_resume.py``)."""
-    return var_set(_reopen, point, None)
-
-
-def current_recording() -> RunScope | None:
-    """The innermost run scope of this context (a run, a sample, or a nested run's
-    span), if any."""
-    return _active.get()
 
 
 class RunScope:

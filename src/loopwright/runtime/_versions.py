@@ -41,7 +41,7 @@ async def run_metadata(
 
     A run nested in another (an agent used as a tool) is a span of that run: it keeps
     its specs in that run's store, and records no versions of its own."""
-    from ._scope import current_recording
+    from ._in_force import current_recording
 
     meta = dict(metadata or {})
     around = current_recording()
