@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,23 +15,14 @@ import pytest
 
 import loopwright as lw
 from loopwright.sandboxes._folders import run_folder
+from tests._spawn import spawn_script
 
 SCRIPT = Path(__file__).with_name("_resume_script.py")
-SRC = Path(lw.__file__).parent.parent
 
 
 def _spawn(db: Path, side: Path, *args: str, hang: int | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("HANG_AT", None)
-    if hang is not None:
-        env["HANG_AT"] = str(hang)
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(db), str(side), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    at = str(hang) if hang is not None else None
+    return spawn_script(SCRIPT, str(db), str(side), *args, env={"HANG_AT": at})
 
 
 def _kill_at(proc: subprocess.Popen[str], side: Path, line: str) -> None:
