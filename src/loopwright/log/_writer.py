@@ -103,6 +103,12 @@ class RunWriter:
         """Write ``message`` unless one with its id is already stored for the run."""
         self._put("message", run_id, sample, seq, message)
 
+    def batches_taken(self) -> int:
+        """How many batches the file's thread has taken off its queue so far. While it
+        is the same as when an item was put, that item is still queued: nothing of it
+        was serialised yet (the thread counts a batch before serialising it)."""
+        return self._file.taken
+
     def _put(self, *item: Any) -> None:
         if self._closed:
             raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
