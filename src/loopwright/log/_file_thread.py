@@ -223,9 +223,12 @@ class _FileWriter:
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
-            self.wal_pages += _PAGES_PER_COMMIT + 2 * (
-                sum(len(row[7]) for row in events) + sum(len(row[5]) for row in messages)
-            ) // _PAGE
+            self.wal_pages += (
+                _PAGES_PER_COMMIT
+                + 2
+                * (sum(len(row[7]) for row in events) + sum(len(row[5]) for row in messages))
+                // _PAGE
+            )
         except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
             # (said once, by the error every writer of the file raises: debug level here)
             _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
