@@ -4,7 +4,9 @@ The thread takes whatever has accumulated on the file's queue, serialises it, re
 the secrets learnt, and writes it in one transaction. It outlives the file's last
 writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file idle
 that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
-folded in). See ``_writer.py`` for the producer side and how failures are told.
+folded in). While it is open, the WAL is folded in every ~1,000 pages by a short-lived
+thread of its own (:meth:`_FileWriter._fold`), not inside a commit a run waits for.
+See ``_writer.py`` for the producer side and how failures are told.
 """
 
 from __future__ import annotations
