@@ -153,6 +153,8 @@ def test_a_fold_that_fails_is_only_logged(tmp_path: Path, caplog: pytest.LogCapt
     caplog.set_level("DEBUG", logger="loopwright.log")
     _file_thread._fold(tmp_path / "gone" / "runs.db")  # cannot be opened: raises nothing
     assert "folding the log failed" in caplog.text
+    _file_thread._fold(tmp_path / "runs.db")  # removed meanwhile: not made again
+    assert not (tmp_path / "runs.db").exists()
 
 
 async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:

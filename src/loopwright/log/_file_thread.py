@@ -252,7 +252,7 @@ class _FileWriter:
         if self.key.startswith(":memory:"):  # no log
             return
         self.folding = threading.Thread(
-            target=_fold, args=(self.path,), name=f"loopwright-run-store-fold:{self.path.name}"
+            target=_fold, args=(Path(self.key),), name=f"loopwright-run-store-fold:{self.path.name}"
         )
         self.folding.daemon = True
         self.folding.start()
@@ -260,9 +260,12 @@ class _FileWriter:
 
 def _fold(path: Path) -> None:
     import sqlite3
+    from urllib.parse import quote
 
-    try:
-        conn = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
+    try:  # (the real path, as the file was opened; mode=rw: a file removed meanwhile
+        # is not made again)
+        uri = f"file:{quote(str(path.absolute()))}?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
         try:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         finally:
