@@ -121,8 +121,9 @@ def check_agent(agent: object) -> None:
         )
 
 
-def check_limits(limits: object) -> list[Limit]:
-    """The run's limits: a list of :class:`Limit`."""
+def check_limits(limits: object) -> tuple[Limit, ...]:
+    """The run's limits: a list of :class:`Limit` (as a tuple: none is ``()``, which
+    costs a live run nothing)."""
     if isinstance(limits, Limit):
         raise ConfigurationError(f"run: limits must be a list: limits=[{limits!r}]")
     if isinstance(limits, str | bytes | Mapping) or not isinstance(limits, Sequence):
@@ -137,7 +138,7 @@ def check_limits(limits: object) -> list[Limit]:
                 f"lw.token_limit(...), lw.message_limit(...), lw.working_limit(...)), got "
                 f"{_show(limit)}"
             )
-    return list(limits)
+    return tuple(limits)
 
 
 def check_approver(approval: object) -> None:
