@@ -25,7 +25,6 @@ from typing import Any, Generic, TypeVar
 __all__ = ["NOTHING", "all_of", "var_pushed", "var_set"]
 
 
-
 class _Nothing:
     """``contextlib.nullcontext()`` (``as`` gives ``None``, sync or async) whose methods
     are static: looking them up makes no bound method for a suspended frame to keep."""

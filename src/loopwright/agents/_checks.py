@@ -191,15 +191,13 @@ def check_db(db: object, who: str = "run") -> None:
 
 # whether an agent class's __call__ takes the state, read once per class: run() checks
 # its agent every run, and reading a signature costs ~25 µs
-_calls_checked: weakref.WeakKeyDictionary[Callable[..., object], bool] = (
-    weakref.WeakKeyDictionary()
-)
+_calls_checked: weakref.WeakKeyDictionary[Callable[..., object], bool] = weakref.WeakKeyDictionary()
 
 
 def _takes_state(agent: Callable[..., object]) -> bool:
     """``_accepts(agent, 1)``; for an instance of a class whose ``__call__`` is a Python
     function (not a function itself, a method, a wrapper), remembered by that function."""
-    call = getattr(type(agent), "__call__", None)
+    call = type(agent).__call__  # (a function's or a method's is not a FunctionType)
     if not isinstance(call, FunctionType) or any(
         hasattr(agent, name) for name in ("__signature__", "__wrapped__")
     ):

@@ -270,7 +270,8 @@ class Model:
                 infos = list(call.tools)
             try:
                 if type(self.tool_protocol) is NativeProtocol:  # (_answer's, one frame less)
-                    output = bound_calls(bound_text(await self._generate_with_retries(call), cfg), cfg)
+                    raw = await self._generate_with_retries(call)
+                    output = bound_calls(bound_text(raw, cfg), cfg)
                 else:
                     output = await self._answer(call, messages, infos, cfg, sink)
             except Exception as ex:
