@@ -67,12 +67,14 @@ def _pop(token: Token[_Scope | None]) -> None:
         _scope.set(token.old_value if token.old_value is not Token.MISSING else None)
 
 
-def _current_span() -> tuple[Transcript, list[Event], str | None]:
+def _current_span() -> _Scope:
+    """Where events are recorded now (the current transcript's top level, outside any
+    span: one is made if there is none)."""
     scope = _scope.get()
     if scope is None:
         t = transcript()
-        return t, t.events, t.span_id
-    return scope.transcript, scope.events, scope.span_id
+        return _Scope(t, t.events, t.span_id)
+    return scope
 
 
 def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:

@@ -135,7 +135,7 @@ class Transcript:
         """:meth:`record` for events loopwright makes of values it checked."""
         scope = _scope.get()
         if scope is not None and scope.transcript is self:
-            target, span = scope.events, scope.span_id
+            target, span = scope.target(), scope.span_id
         else:
             target, span = self.events, self.span_id
         if event.span_id is None and span is not None:
