@@ -327,7 +327,10 @@ class Transcript:
             else:
                 base_msgs = list(messages)
             root.bases[first] = (event_id, base_msgs)
-            return (base_id if k else None), k, [m.id for m in rest]
+            # the event keeps its ids for the whole run: a copy is a list at its exact
+            # size (72 B for the usual two new messages, where a comprehension's is 88)
+            ids = [m.id for m in rest]
+            return (base_id if k else None), k, ids.copy()
 
 
 def _walk(events: Sequence[Event]) -> Iterator[Event]:
