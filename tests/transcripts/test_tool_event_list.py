@@ -66,7 +66,9 @@ def _calls(*calls: tuple[str, dict[str, int]]) -> lw.ModelOutput:
     return output
 
 
-async def _tool_events(tools: list[lw.Tool], *calls: tuple[str, dict[str, int]]) -> list[lw.ToolEvent]:
+async def _tool_events(
+    tools: list[lw.Tool], *calls: tuple[str, dict[str, int]]
+) -> list[lw.ToolEvent]:
     model = lw.get_model("mock", outputs=[_calls(*calls)])
     async with lw.recording(db=False) as rec:
         out = await model.generate([lw.UserMessage(content="hi")], tools)

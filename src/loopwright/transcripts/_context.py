@@ -163,7 +163,7 @@ def _closed(root: _Root) -> None:
     root.open_count -= 1
     if root.open_count or not root.on_close:
         return
-    callbacks, root.on_close = root.on_close, []
+    callbacks, root.on_close = root.on_close, ()
     for callback in callbacks:
         try:
             callback()
