@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import pickle
 import threading
 from pathlib import Path
@@ -88,6 +89,8 @@ async def test_a_call_with_nothing_within_holds_the_shared_empty_list() -> None:
     # written as [] and read back as a plain list of its own
     data = event_data(first)
     assert data["events"] == []
+    plain = dataclasses.replace(first, events=[])
+    assert event_adapter().dump_json(first) == event_adapter().dump_json(plain)
     again = event_adapter().validate_python(data)
     assert again == first and type(again.events) is list and again.events is not NO_EVENTS
     # copies are plain lists; an event made by hand has a list of its own
