@@ -11,12 +11,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_json
 
 from ..model import AssistantMessage, ChatMessage, ToolMessage
 from ..model._bounds import flat_call
-from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter, event_data
+from ..model._output import MESSAGE_REFS
+from ..transcripts import Event, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
 
@@ -50,30 +51,57 @@ def load_message(data: str | bytes) -> ChatMessage:
         return _messages().validate_python(json.loads(data))
 
 
-def _ref(id: str) -> dict[str, str]:
-    return {"$ref": id}
+_row_adapters: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _rows(kind: type[Any]) -> TypeAdapter[Any]:
+    # one adapter for each kind of event, made when first used: a dump through
+    # event_adapter()'s union costs half as much again (pydantic's tagged union serializer
+    # checks the value against its choices); non-finite floats are written as the
+    # constants Python's json module reads, as the rows always had them (in typed fields),
+    # a config pydantic takes for ``kind | None``, not for a dataclass alone
+    adapter = _row_adapters.get(kind)
+    if adapter is None:
+        optional: Any = kind | None
+        config = ConfigDict(ser_json_inf_nan="constants")
+        adapter = _row_adapters[kind] = TypeAdapter(optional, config=config)
+    return adapter
+
+
+_NESTED = {"events"}  # a tool call's or subtask's events are rows of their own
 
 
 def event_record(event: Event) -> dict[str, Any]:
     """An event as the store's JSON data (messages by reference, no nested events)."""
-    if isinstance(event, ModelEvent):
-        if event.output is None:
-            return event_data(event)
-        data = event_data(event, exclude={"output": {"message"}})
-        data["output"]["message"] = _ref(event.output.message.id)
-        return data
-    if isinstance(event, ToolEvent):
-        data = event_data(event, exclude={"events", "result"})
-        if event.result is not None:
-            data["result"] = _ref(event.result.id)
-        return data
-    if isinstance(event, SubtaskEvent):
-        return event_data(event, exclude={"events"})
-    return event_data(event)
+    data: dict[str, Any] = event_adapter().dump_python(
+        event,
+        mode="json",
+        exclude_none=True,
+        exclude=_NESTED,
+        context=MESSAGE_REFS,
+        warnings="error",
+    )
+    return data
 
 
 def dump_event(event: Event) -> str:
-    """An event as the store's JSON text."""
+    """An event as the store's JSON text: one pass of pydantic's serializer, the message
+    a model event's output or a tool event's result holds written as ``{"$ref": id}``."""
+    try:
+        row = _rows(type(event)).dump_json(
+            event,
+            exclude_none=True,
+            exclude=_NESTED if isinstance(event, (ToolEvent, SubtaskEvent)) else None,
+            context=MESSAGE_REFS,
+            warnings="error",
+        )
+        if b"NaN" not in row and b"Infinity" not in row:
+            return row.decode()
+        # a float that is not finite (or text that reads so): the rows have always written
+        # one in untyped data (a call's arguments, a store's patch) as null: written the
+        # slow way below, as they were
+    except (ValueError, UnicodeError):  # arguments too deep, a lone surrogate: see below
+        pass
     try:
         record = event_record(event)
     except ValueError:  # a call's arguments nested too deep to write: a placeholder

@@ -14,16 +14,39 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
+
+from pydantic import WrapSerializer
 
 from .._errors import ModelError
 from .._ids import new_id
-from ._chat import AssistantMessage, ToolCall
+from ._chat import AssistantMessage, ToolCall, ToolMessage
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    from pydantic import SerializationInfo, SerializerFunctionWrapHandler, TypeAdapter
 
 __all__ = ["ModelOutput", "StopReason", "Usage", "output_from_data", "usage_from_json"]
+
+MESSAGE_REFS: dict[str, Any] = {"message_refs": True}
+"""The serialization ``context`` in which a message held by a model output or a tool
+event is written as ``{"$ref": id}`` (the run store's rows, where messages are rows of
+their own); any other dump writes the message itself."""
+
+
+def _message_or_ref(
+    message: AssistantMessage | ToolMessage,
+    handler: SerializerFunctionWrapHandler,
+    info: SerializationInfo,
+) -> Any:
+    context = info.context
+    if context is not None and context.get("message_refs") is True:
+        return {"$ref": message.id}
+    return handler(message)
+
+
+message_or_ref = WrapSerializer(_message_or_ref)
+"""The serializer of a field holding a message: the message, or a reference to it in a
+dump whose context is :data:`MESSAGE_REFS`."""
 
 StopReason: TypeAlias = Literal[
     "stop", "max_tokens", "model_length", "tool_calls", "content_filter", "unknown"
@@ -89,7 +112,7 @@ class ModelOutput:
         error: An error the provider reported alongside a (partial) output.
     """
 
-    message: AssistantMessage = field(default_factory=AssistantMessage)
+    message: Annotated[AssistantMessage, message_or_ref] = field(default_factory=AssistantMessage)
     stop_reason: StopReason = "stop"
     usage: Usage | None = None
     model: str = ""

@@ -24,6 +24,7 @@ from ..model import (
     ToolMessage,
     Usage,
 )
+from ..model._output import message_or_ref
 from ..tools._approval import Approval, ApprovalDecision
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class ToolEvent(BaseEvent):
 
     event: Literal["tool"] = "tool"
     call: ToolCall
-    result: ToolMessage | None = None
+    result: Annotated[ToolMessage, message_or_ref] | None = None
     error: ToolCallError | None = None
     failure: str | None = None
     traceback: str | None = None
