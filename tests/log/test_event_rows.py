@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import math
 import sqlite3
 from pathlib import Path
 
@@ -200,3 +201,87 @@ async def test_an_event_made_with_a_wrong_value_is_refused_alone(
             "before",
             "after",
         ]
+
+
+def _two_passes(event: lw.Event) -> str:
+    """A row as the writer made it before its one pass: JSON data, then text."""
+    from pydantic_core import to_json
+
+    from loopwright.log._serialize import event_record
+
+    return to_json(event_record(event), inf_nan_mode="constants").decode()
+
+
+def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
+    """Constants in typed fields (``Infinity``, ``NaN``: Python's json reads them), null in
+    untyped data (a call's arguments, a store's patch), as the two-pass writer did."""
+    call = lw.ToolCall(id="c", function="f", arguments={"a": math.nan, "b": [math.inf]})
+    events: list[lw.Event] = [
+        lw.ModelEvent(model="m", cost=math.inf, duration=math.nan),
+        lw.ToolEvent(call=call, duration=-math.inf),
+        lw.StoreEvent(changes=[{"op": "add", "path": "/x", "value": math.inf}]),
+        lw.InfoEvent(data={"x": math.inf, "text": "NaN and Infinity, as words"}),
+        lw.LimitEvent(type="time", limit=math.inf),
+    ]
+    for event in events:
+        row = dump_event(event)
+        assert row == _two_passes(event)
+        again = load_event(row, _message)
+        assert type(again) is type(event)
+    assert json.loads(dump_event(events[1]))["call"]["arguments"] == {"a": None, "b": [None]}
+    assert '"cost":Infinity' in dump_event(events[0])
+
+
+def test_a_message_is_written_by_reference_only_where_the_row_asks() -> None:
+    """The serializer on ``ModelOutput.message`` and ``ToolEvent.result`` writes the message
+    itself in every other dump (``event_data``, ``event_adapter()``, a model output's own
+    adapter, ``AgentState``): the run store's context alone asks for ``{"$ref": id}``."""
+    from pydantic import TypeAdapter
+
+    from loopwright.model._output import MESSAGE_REFS
+
+    output = lw.ModelOutput.for_tool_call("f", {"a": 1}, tool_call_id="c")
+    result = lw.ToolMessage(content="done", tool_call_id="c", function="f")
+    model_event = lw.ModelEvent(model="m", output=output)
+    tool_event = lw.ToolEvent(call=output.message.tool_calls[0], result=result)
+    message = output.message.model_dump(mode="json")
+    assert event_data(model_event)["output"]["message"] == output.message.model_dump(
+        mode="json", exclude_none=True
+    )
+    assert json.loads(event_adapter().dump_json(model_event))["output"]["message"] == message
+    assert event_data(tool_event)["result"]["content"] == "done"
+    assert json.loads(TypeAdapter(lw.ModelOutput).dump_json(output))["message"] == message
+    state = lw.AgentState(output=output)
+    assert state.model_dump(mode="json")["output"]["message"] == message
+    refs = TypeAdapter(lw.ModelOutput).dump_python(output, context=MESSAGE_REFS)
+    assert refs["message"] == {"$ref": output.message.id}
+    assert json.loads(dump_event(model_event))["output"]["message"] == {"$ref": output.message.id}
+    assert json.loads(dump_event(tool_event))["result"] == {"$ref": result.id}
+    for event in (model_event, tool_event):
+        assert dump_event(event) == _two_passes(event)
+
+
+def test_nested_events_are_rows_of_their_own() -> None:
+    inner = lw.InfoEvent(data="inside")
+    call = lw.ToolCall(id="c", function="f")
+    for event in (
+        lw.ToolEvent(call=call, events=[inner]),
+        lw.SubtaskEvent(name="s", events=[inner]),
+    ):
+        row = dump_event(event)
+        assert "events" not in json.loads(row) and "inside" not in row
+        assert row == _two_passes(event)
+
+
+def test_a_lone_surrogate_and_arguments_too_deep_take_the_slow_way() -> None:
+    from loopwright._nesting import MAX_NESTING
+
+    lone = lw.InfoEvent(data={"name": "bad \udc80 name"})
+    row = dump_event(lone)
+    assert "\\udc80" in row and json.loads(row)["data"]["name"] == "bad \udc80 name"
+    deep: object = 1
+    for _ in range(MAX_NESTING * 4):
+        deep = [deep]
+    event = lw.ToolEvent(call=lw.ToolCall(id="c", function="f", arguments={"x": deep}))
+    data = json.loads(dump_event(event))
+    assert data["call"]["arguments"] == {} and "nest" in data["call"]["parse_error"]
