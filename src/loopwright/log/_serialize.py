@@ -2,6 +2,10 @@
 
 In the store, events refer to messages by id (``{"$ref": id}``) and hold no nested
 events (those are rows of their own, pointing at their container with ``span_id``).
+An event's row is one pass of pydantic's serializer (the references written by the
+``message_or_ref`` serializer of the fields holding messages, in their places: first in
+a model event's output, after a tool event's call; rows written before this had them
+last, the same JSON value, and read back the same).
 """
 
 from __future__ import annotations

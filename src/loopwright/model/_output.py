@@ -110,6 +110,10 @@ class ModelOutput:
         model: The model that answered.
         time: Seconds the call took (the successful attempt, without waits).
         error: An error the provider reported alongside a (partial) output.
+
+    pydantic writes ``message`` as the message itself, except in a dump whose ``context``
+    is :data:`MESSAGE_REFS` (the run store's rows): there as ``{"$ref": id}``, in its
+    place (first).
     """
 
     message: Annotated[AssistantMessage, message_or_ref] = field(default_factory=AssistantMessage)
