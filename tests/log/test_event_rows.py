@@ -285,3 +285,13 @@ def test_a_lone_surrogate_and_arguments_too_deep_take_the_slow_way() -> None:
     event = lw.ToolEvent(call=lw.ToolCall(id="c", function="f", arguments={"x": deep}))
     data = json.loads(dump_event(event))
     assert data["call"]["arguments"] == {} and "nest" in data["call"]["parse_error"]
+
+
+def test_a_subclass_of_an_event_is_written_as_its_kind() -> None:
+    @dataclasses.dataclass(slots=True, kw_only=True)
+    class Noted(lw.InfoEvent):
+        note: str = "not a field of the row"
+
+    event = Noted(id="n", data="x")
+    plain = lw.InfoEvent(id="n", data="x", timestamp=event.timestamp)
+    assert dump_event(event) == dump_event(plain)

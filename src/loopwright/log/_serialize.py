@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_json
@@ -72,6 +72,7 @@ def _rows(kind: type[Any]) -> TypeAdapter[Any]:
     return adapter
 
 
+_KINDS = frozenset(get_args(get_args(Event)[0]))  # the union's own classes
 _NESTED = {"events"}  # a tool call's or subtask's events are rows of their own
 
 
@@ -91,19 +92,21 @@ def event_record(event: Event) -> dict[str, Any]:
 def dump_event(event: Event) -> str:
     """An event as the store's JSON text: one pass of pydantic's serializer, the message
     a model event's output or a tool event's result holds written as ``{"$ref": id}``."""
+    kind = type(event)
     try:
-        row = _rows(type(event)).dump_json(
-            event,
-            exclude_none=True,
-            exclude=_NESTED if isinstance(event, (ToolEvent, SubtaskEvent)) else None,
-            context=MESSAGE_REFS,
-            warnings="error",
-        )
-        if b"NaN" not in row and b"Infinity" not in row:
-            return row.decode()
-        # a float that is not finite (or text that reads so): the rows have always written
-        # one in untyped data (a call's arguments, a store's patch) as null: written the
-        # slow way below, as they were
+        if kind in _KINDS:  # (a subclass is written as its kind, by event_adapter's union)
+            row = _rows(kind).dump_json(
+                event,
+                exclude_none=True,
+                exclude=_NESTED if kind is ToolEvent or kind is SubtaskEvent else None,
+                context=MESSAGE_REFS,
+                warnings="error",
+            )
+            if b"NaN" not in row and b"Infinity" not in row:
+                return row.decode()
+            # a float that is not finite (or text that reads so): the rows have always
+            # written one in untyped data (a call's arguments, a store's patch) as null:
+            # written the two-pass way below, as they were
     except (ValueError, UnicodeError):  # arguments too deep, a lone surrogate: see below
         pass
     try:
