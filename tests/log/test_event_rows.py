@@ -1,6 +1,9 @@
 """Events are slotted dataclasses now (they were pydantic models): the run store's rows
-they make are the rows the pydantic models made, byte for byte, and rows written before
-read back as the same events; damaged rows are refused as before."""
+they make are the rows the pydantic models made (the same JSON value; byte for byte but
+for the message references, now written where their fields are, as one serializer pass
+writes them: first in a model event's output, after a tool event's call; they came
+last), and rows written before read back as the same events; damaged rows are refused
+as before."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import asyncio
 import dataclasses
 import json
 import logging
+import math
+import random
 import sqlite3
 from pathlib import Path
 
@@ -32,7 +37,29 @@ def test_rows_written_by_the_pydantic_events_read_back_and_are_written_the_same(
     ev = load_event(row, _message)
     assert ev.event == json.loads(row)["event"] and dataclasses.is_dataclass(ev)
     assert not hasattr(ev, "__dict__")  # a slotted dataclass
-    assert dump_event(ev) == row  # byte for byte
+    again = dump_event(ev)
+    assert json.loads(again) == json.loads(row)  # the same JSON value
+    assert again == _moved(row)  # the same bytes, where the order is unchanged
+
+
+def _moved(row: str) -> str:
+    """``row`` with its message references where the serializer writes them now."""
+    data = json.loads(row)
+    if data["event"] == "model" and "output" in data:
+        out = data["output"]
+        data["output"] = {"message": out.pop("message"), **out}
+    elif data["event"] == "tool" and "result" in data:
+        result = data.pop("result")
+        data = dict(_after(data, "call", "result", result))
+    else:
+        return row
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def _after(data: dict[str, object], key: str, new: str, value: object) -> list[tuple[str, object]]:
+    items = list(data.items())
+    at = [k for k, _ in items].index(key) + 1
+    return [*items[:at], (new, value), *items[at:]]
 
 
 def test_every_kind_of_event_is_in_the_rows() -> None:
@@ -141,7 +168,7 @@ async def test_a_recorded_run_s_rows_read_back_as_its_events(tmp_path: Path) -> 
     with lw.load_run(rec.run_id, db) as log:
         read = list(log.events())
         for row in rows:
-            assert dump_event(load_event(row, log.message)) == row
+            assert dump_event(load_event(row, log.message)) == row  # written by this code
     assert {e.event for e in read} >= {"model", "tool", "info", "subtask", "logger", "store"}
     assert [e.id for e in read] == [e.id for e in live]
     for a, b in zip(read, live, strict=True):
@@ -175,3 +202,134 @@ async def test_an_event_made_with_a_wrong_value_is_refused_alone(
             "before",
             "after",
         ]
+
+
+def _two_passes(event: lw.Event) -> str:
+    """A row as the writer made it before its one pass: JSON data, then text."""
+    from pydantic_core import to_json
+
+    from loopwright.log._serialize import event_record
+
+    return to_json(event_record(event), inf_nan_mode="constants").decode()
+
+
+def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
+    """Constants in typed fields (``Infinity``, ``NaN``: Python's json reads them), null in
+    untyped data (a call's arguments, a store's patch), as the two-pass writer did."""
+    call = lw.ToolCall(id="c", function="f", arguments={"a": math.nan, "b": [math.inf]})
+    events: list[lw.Event] = [
+        lw.ModelEvent(model="m", cost=math.inf, duration=math.nan),
+        lw.ToolEvent(call=call, duration=-math.inf),
+        lw.StoreEvent(changes=[{"op": "add", "path": "/x", "value": math.inf}]),
+        lw.InfoEvent(data={"x": math.inf, "text": "NaN and Infinity, as words"}),
+        lw.LimitEvent(type="time", limit=math.inf),
+    ]
+    for event in events:
+        row = dump_event(event)
+        assert row == _two_passes(event)
+        again = load_event(row, _message)
+        assert type(again) is type(event)
+    assert json.loads(dump_event(events[1]))["call"]["arguments"] == {"a": None, "b": [None]}
+    assert '"cost":Infinity' in dump_event(events[0])
+
+
+def test_a_message_is_written_by_reference_only_where_the_row_asks() -> None:
+    """The serializer on ``ModelOutput.message`` and ``ToolEvent.result`` writes the message
+    itself in every other dump (``event_data``, ``event_adapter()``, a model output's own
+    adapter, ``AgentState``): the run store's context alone asks for ``{"$ref": id}``."""
+    from pydantic import TypeAdapter
+
+    from loopwright.model._output import MESSAGE_REFS
+
+    output = lw.ModelOutput.for_tool_call("f", {"a": 1}, tool_call_id="c")
+    result = lw.ToolMessage(content="done", tool_call_id="c", function="f")
+    model_event = lw.ModelEvent(model="m", output=output)
+    tool_event = lw.ToolEvent(call=output.message.tool_calls[0], result=result)
+    message = output.message.model_dump(mode="json")
+    assert event_data(model_event)["output"]["message"] == output.message.model_dump(
+        mode="json", exclude_none=True
+    )
+    assert json.loads(event_adapter().dump_json(model_event))["output"]["message"] == message
+    assert event_data(tool_event)["result"]["content"] == "done"
+    assert json.loads(TypeAdapter(lw.ModelOutput).dump_json(output))["message"] == message
+    state = lw.AgentState(output=output)
+    assert state.model_dump(mode="json")["output"]["message"] == message
+    refs = TypeAdapter(lw.ModelOutput).dump_python(output, context=MESSAGE_REFS)
+    assert refs["message"] == {"$ref": output.message.id}
+    assert json.loads(dump_event(model_event))["output"]["message"] == {"$ref": output.message.id}
+    assert json.loads(dump_event(tool_event))["result"] == {"$ref": result.id}
+    for event in (model_event, tool_event):
+        assert dump_event(event) == _two_passes(event)
+
+
+def test_nested_events_are_rows_of_their_own() -> None:
+    inner = lw.InfoEvent(data="inside")
+    call = lw.ToolCall(id="c", function="f")
+    for event in (
+        lw.ToolEvent(call=call, events=[inner]),
+        lw.SubtaskEvent(name="s", events=[inner]),
+    ):
+        row = dump_event(event)
+        assert "events" not in json.loads(row) and "inside" not in row
+        assert row == _two_passes(event)
+
+
+def test_a_lone_surrogate_and_arguments_too_deep_take_the_slow_way() -> None:
+    from loopwright._nesting import MAX_NESTING
+
+    lone = lw.InfoEvent(data={"name": "bad \udc80 name"})
+    row = dump_event(lone)
+    assert "\\udc80" in row and json.loads(row)["data"]["name"] == "bad \udc80 name"
+    deep: object = 1
+    for _ in range(MAX_NESTING * 4):
+        deep = [deep]
+    event = lw.ToolEvent(call=lw.ToolCall(id="c", function="f", arguments={"x": deep}))
+    data = json.loads(dump_event(event))
+    assert data["call"]["arguments"] == {} and "nest" in data["call"]["parse_error"]
+
+
+def test_a_subclass_of_an_event_is_written_as_its_kind() -> None:
+    @dataclasses.dataclass(slots=True, kw_only=True)
+    class Noted(lw.InfoEvent):
+        note: str = "not a field of the row"
+
+    event = Noted(id="n", data="x")
+    plain = lw.InfoEvent(id="n", data="x", timestamp=event.timestamp)
+    assert dump_event(event) == dump_event(plain)
+
+
+def test_the_timestamp_column_is_isoformat_whichever_way_it_is_read() -> None:
+    """``row_stamp`` reads a UTC timestamp out of the row: the column is what
+    ``isoformat()`` wrote, for any UTC time, and for other zones (and naive times, and
+    ids that look like the key) it is ``isoformat()`` itself."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from pydantic import TypeAdapter
+
+    from loopwright.log._serialize import row_stamp
+
+    rng = random.Random(22)
+    times = [datetime.fromtimestamp(rng.uniform(-6e10, 2.5e11), UTC) for _ in range(2000)]
+    times += [t.replace(microsecond=rng.choice([0, 1, 10, 120000, 999999])) for t in times[:500]]
+    times += [datetime(y, 1, 2, 3, 4, 5, tzinfo=UTC) for y in (1, 9, 99, 999, 9999)]
+    times += [datetime(2024, 1, 1, 12, tzinfo=timezone(timedelta(hours=h, seconds=s)))
+              for h, s in ((2, 0), (-5, 0), (1, 15), (0, 0))]  # fmt: skip
+    read = TypeAdapter(datetime).validate_python("2024-01-01T12:00:00.5Z")  # pydantic's UTC
+    assert read.tzinfo is not UTC
+    times += [datetime(2024, 1, 1, 12), read]
+    for when in times:
+        for id in ("e", '","timestamp":"1999-01-01T00:00:00Z', "\\"):
+            row = dump_event(lw.SpanBegin(id=id, name="x", timestamp=when))
+            assert row_stamp(row, when) == when.isoformat()
+
+
+def test_a_caller_s_own_context_is_left_alone() -> None:
+    """Only the object ``MESSAGE_REFS`` asks for references: an equal dict, or a context
+    of any other type, gives the message (and no error)."""
+    from pydantic import TypeAdapter
+
+    output = lw.ModelOutput.from_text("hi")
+    adapter = TypeAdapter(lw.ModelOutput)
+    for context in ({"message_refs": True}, "mine", 3, None):
+        assert adapter.dump_python(output, context=context)["message"]["content"] == "hi"
+    assert lw.AgentState(output=output).model_dump(context="x")["output"]["message"]["id"]

@@ -14,16 +14,38 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
+
+from pydantic import WrapSerializer
 
 from .._errors import ModelError
 from .._ids import new_id
-from ._chat import AssistantMessage, ToolCall
+from ._chat import AssistantMessage, ToolCall, ToolMessage
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    from pydantic import SerializationInfo, SerializerFunctionWrapHandler, TypeAdapter
 
 __all__ = ["ModelOutput", "StopReason", "Usage", "output_from_data", "usage_from_json"]
+
+MESSAGE_REFS: dict[str, Any] = {"message_refs": True}
+"""The serialization ``context`` in which a message held by a model output or a tool
+event is written as ``{"$ref": id}`` (the run store's rows, where messages are rows of
+their own); any other dump writes the message itself."""
+
+
+def _message_or_ref(
+    message: AssistantMessage | ToolMessage,
+    handler: SerializerFunctionWrapHandler,
+    info: SerializationInfo,
+) -> Any:
+    if info.context is MESSAGE_REFS:  # (that object: a caller's own context is theirs)
+        return {"$ref": message.id}
+    return handler(message)
+
+
+message_or_ref = WrapSerializer(_message_or_ref)
+"""The serializer of a field holding a message: the message, or a reference to it in a
+dump whose context is the object :data:`MESSAGE_REFS`."""
 
 StopReason: TypeAlias = Literal[
     "stop", "max_tokens", "model_length", "tool_calls", "content_filter", "unknown"
@@ -87,9 +109,13 @@ class ModelOutput:
         model: The model that answered.
         time: Seconds the call took (the successful attempt, without waits).
         error: An error the provider reported alongside a (partial) output.
+
+    pydantic writes ``message`` as the message itself, except in a dump whose ``context``
+    is :data:`MESSAGE_REFS` (the run store's rows): there as ``{"$ref": id}``, in its
+    place (first). (So a serialization-mode JSON schema gives ``message`` no type.)
     """
 
-    message: AssistantMessage = field(default_factory=AssistantMessage)
+    message: Annotated[AssistantMessage, message_or_ref] = field(default_factory=AssistantMessage)
     stop_reason: StopReason = "stop"
     usage: Usage | None = None
     model: str = ""

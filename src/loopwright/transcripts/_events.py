@@ -24,6 +24,7 @@ from ..model import (
     ToolMessage,
     Usage,
 )
+from ..model._output import message_or_ref
 from ..tools._approval import Approval, ApprovalDecision
 
 if TYPE_CHECKING:
@@ -168,7 +169,8 @@ class ToolEvent(BaseEvent):
         call: The call as executed (after any approval modification); ``function`` and
             ``arguments`` are its name and arguments.
         result: The tool message returned to the model (``None`` while pending, or when
-            the call raised).
+            the call raised). Written as ``{"$ref": id}`` in the run store's rows
+            (``model/_output.py``: ``message_or_ref``), as the message elsewhere.
         error: The expected failure reported to the model, if any.
         failure: An exception that propagated out of the call (``Type: message``): a
             bug in the tool, a termination by an approval policy, a cancellation. The
@@ -190,7 +192,7 @@ class ToolEvent(BaseEvent):
 
     event: Literal["tool"] = "tool"
     call: ToolCall
-    result: ToolMessage | None = None
+    result: Annotated[ToolMessage, message_or_ref] | None = None
     error: ToolCallError | None = None
     failure: str | None = None
     traceback: str | None = None
