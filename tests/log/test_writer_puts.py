@@ -1,6 +1,7 @@
 """What the run store's subscriber puts on the writer's queue, and how the writer folds
 its file's log: an event completed while its first put is still queued is not put again
-(its one row holds the completed event), and the log is folded beside the writing."""
+(its one row holds the completed event), and the log is folded after the flushes
+waiting were told."""
 
 from __future__ import annotations
 
@@ -115,27 +116,26 @@ async def test_a_run_writes_each_event_once_completed(tmp_path: Path) -> None:
     assert len({id for _, id, _ in found}) == len(found)
 
 
-async def test_the_log_is_folded_beside_the_writing(
+async def test_the_log_is_folded_after_the_flush_was_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
-    folds: list[Path] = []
-    real_fold = _file_thread._fold
+    told = threading.Event()
+    folds: list[bool] = []  # whether the flush had been told when the fold began
+    real_fold = _file_thread._FileWriter._fold
 
-    def fold(path: Path) -> None:
-        folds.append(path)
-        real_fold(path)
+    def fold(self: _file_thread._FileWriter, conn: sqlite3.Connection) -> None:
+        folds.append(told.is_set())
+        real_fold(self, conn)
 
-    monkeypatch.setattr(_file_thread, "_fold", fold)
+    monkeypatch.setattr(_file_thread._FileWriter, "_fold", fold)
     db = tmp_path / "runs.db"
     writer = RunWriter(db)
-    file = writer._file
     for i in range(50):
         writer.event("run", "", i, lw.InfoEvent(data="x" * 2000))
-    await writer.flush()
-    assert file.folding is not None
-    file.folding.join(10)
-    assert folds == [db]
+    writer._put_flush(told.set)
+    writer.flush_sync(10)  # the thread takes it after the fold: the fold is done
+    assert folds == [True]
     # folded: a fresh connection reads every row from the file alone, the log emptied
     conn = sqlite3.connect(db)
     try:
@@ -149,15 +149,43 @@ async def test_the_log_is_folded_beside_the_writing(
     assert not log_left(db)
 
 
-def test_a_fold_that_fails_is_only_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("DEBUG", logger="loopwright.log")
-    _file_thread._fold(tmp_path / "gone" / "runs.db")  # cannot be opened: raises nothing
-    assert "folding the log failed" in caplog.text
-    _file_thread._fold(tmp_path / "runs.db")  # removed meanwhile: not made again
-    assert not (tmp_path / "runs.db").exists()
+async def test_a_fold_is_of_the_file_written_not_of_one_put_at_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store moved away while a run writes keeps every row it was given: the log is
+    folded by the connection that wrote it, not by one opened by the path (which would
+    pair the file now there with the moved file's log)."""
+    monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
+    db, moved = tmp_path / "runs.db", tmp_path / "moved.db"
+    writer = RunWriter(db)
+    writer.event("run", "", 0, lw.InfoEvent(data="before"))
+    await writer.flush()
+    os.replace(db, moved)
+    other = sqlite3.connect(tmp_path / "other.db")  # another store (WAL), put at the path
+    other.execute("PRAGMA journal_mode = WAL")
+    other.execute("CREATE TABLE keep (x)")
+    other.commit()
+    other.close()
+    os.replace(tmp_path / "other.db", db)
+    for i in range(1, 30):
+        writer.event("run", "", i, lw.InfoEvent(data="x" * 2000))
+    await writer.flush()  # (folded after it)
+    await writer.flush()
+    await writer.aclose()
+    _file_thread.close_idle_files()
+    assert len(rows(moved)) == 30
+    # the file at the path, read alone (SQLite pairs whatever log is at its name with
+    # it: the moved file's, while that is open): still the other store, untouched
+    conn = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    try:
+        tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    assert tables == {"keep"}
 
 
-async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:
+async def test_a_fold_waits_for_no_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
     db = tmp_path / "runs.db"
     writer = RunWriter(db)
     writer.event("run", "", 0, lw.InfoEvent(data="first"))
@@ -167,11 +195,8 @@ async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:
         reader.execute("BEGIN")
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         writer.event("run", "", 1, lw.InfoEvent(data="second"))
+        await writer.flush()  # folded after it, a reader in the way: PASSIVE returns
         await writer.flush()
-        thread = threading.Thread(target=_file_thread._fold, args=(db,))
-        thread.start()
-        thread.join(10)
-        assert not thread.is_alive()  # PASSIVE: it folded what it could and returned
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         reader.execute("COMMIT")
     finally:

@@ -4,8 +4,9 @@ The thread takes whatever has accumulated on the file's queue, serialises it, re
 the secrets learnt, and writes it in one transaction. It outlives the file's last
 writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file idle
 that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
-folded in). While it is open, the WAL is folded in every ~1,000 pages by a short-lived
-thread of its own (:meth:`_FileWriter._fold`), not inside a commit a run waits for.
+folded in). While it is open, the WAL is folded in every ~1,000 pages by the thread,
+on its own connection, after it told the flushes waiting (:meth:`_FileWriter._fold`),
+not inside a commit a run waits for.
 See ``_writer.py`` for the producer side and how failures are told.
 """
 
@@ -79,7 +80,6 @@ class _FileWriter:
         self.connected = threading.Event()  # set once a batch was committed
         self.taken = 0  # batches taken off the queue so far (see Sink.on_event)
         self.wal_pages = 0  # an estimate of the pages in the log not yet folded in
-        self.folding: threading.Thread | None = None  # folding them in (see _fold)
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -98,8 +98,8 @@ class _FileWriter:
         conn: sqlite3.Connection | None = None
         try:
             conn = connect(self.path)
-            # the log is folded in by _fold, beside the writing; SQLite's own fold (in
-            # a commit) only if the estimate fell far short
+            # the log is folded in by _fold, after a batch's flushes were told; SQLite's
+            # own fold (in a commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
             self.inode = _inode(self.path)
         except BaseException as ex:
@@ -141,16 +141,15 @@ class _FileWriter:
                     wake()
                 except RuntimeError:  # the waiting loop is closed
                     pass
-            if self.wal_pages >= CHECKPOINT_PAGES and not stop and self.error is None:
-                self._fold()
+            folding = self.wal_pages >= CHECKPOINT_PAGES and not stop and self.error is None
+            if folding and conn is not None:  # (closing the connection folds it anyway)
+                self._fold(conn)
             if not stop and len(batch) < MAX_BATCH:
                 # let the next batch gather: producers then put without waking us, and
                 # the event loop's thread is not slowed by a switch for every event;
                 # a flush or close waiting for us cuts the wait short
                 self.urgent.wait(BATCH_WAIT)
-        if self.folding is not None:
-            self.folding.join()  # closing the last connection folds what is left
-        if conn is not None:
+        if conn is not None:  # closing the last connection folds what is left
             conn.close()
 
     def _write(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
@@ -240,38 +239,25 @@ class _FileWriter:
                 pass
             self._fail(ex)
 
-    def _fold(self) -> None:
-        """Fold the log into the file (and sync it) beside the writing, on a thread and
-        connection of its own: no run waits for it (4-30 ms, in a commit when SQLite
-        folds on its own), and SQLite does it without the GIL. It blocks no reader and
-        no writer (``PASSIVE``); what it could not fold (a reader was in the way) is
-        folded next time. One fold at a time."""
-        if self.folding is not None and self.folding.is_alive():
-            return
+    def _fold(self, conn: sqlite3.Connection) -> None:
+        """Fold the log into the file (and sync it), once the batch's flushes were told:
+        no run waits for it (4-30 ms: in a commit when SQLite folds on its own), and
+        SQLite does it without the GIL, beside the runs' work; their next items wait
+        on the queue meanwhile. It is done on this thread's own connection, the one
+        that wrote the log (a connection opened by the file's path could pair another
+        file put there meanwhile with this log). It blocks no reader and no writer
+        (``PASSIVE``); what it could not fold (a reader was in the way) is folded next
+        time; a failure is only logged (the log keeps every row; the next write says
+        what is wrong)."""
+        import sqlite3
+
         self.wal_pages = 0
         if self.key.startswith(":memory:"):  # no log
             return
-        self.folding = threading.Thread(
-            target=_fold, args=(Path(self.key),), name=f"loopwright-run-store-fold:{self.path.name}"
-        )
-        self.folding.daemon = True
-        self.folding.start()
-
-
-def _fold(path: Path) -> None:
-    import sqlite3
-    from urllib.parse import quote
-
-    try:  # (the real path, as the file was opened; mode=rw: a file removed meanwhile
-        # is not made again)
-        uri = f"file:{quote(str(path.absolute()))}?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
         try:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            conn.close()
-    except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
-        _log.debug("run store %s: folding the log failed: %r", path, ex)
+        except sqlite3.Error as ex:
+            _log.debug("run store %s: folding the log failed: %r", self.path, ex)
 
 
 # --- one writer thread per file ------------------------------------------------------------
