@@ -19,13 +19,7 @@ from loopwright.log._file_thread import close_idle_files
 from loopwright.log._serialize import dump_event, event_record, load_event
 from loopwright.log._writer import RunWriter
 
-
-def rows(db: Path) -> list[tuple[int, str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT seq, id, data FROM events ORDER BY seq").fetchall()
-    finally:
-        conn.close()
+from ._rows import event_rows as rows
 
 
 async def test_an_event_put_twice_in_one_batch_keeps_its_first_place_and_last_state(

@@ -19,13 +19,7 @@ from loopwright.log import _file_thread
 from loopwright.log._outcome import Sink
 from loopwright.log._writer import RunWriter
 
-
-def rows(db: Path) -> list[tuple[int, str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT seq, id, data FROM events ORDER BY seq").fetchall()
-    finally:
-        conn.close()
+from ._rows import event_rows as rows
 
 
 def log_left(db: Path) -> bool:
