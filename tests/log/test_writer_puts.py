@@ -197,3 +197,56 @@ async def test_a_fold_waits_for_no_reader(tmp_path: Path, monkeypatch: pytest.Mo
         reader.close()
     await writer.aclose()
     assert [seq for seq, _, _ in rows(db)] == [0, 1]
+
+
+def test_a_flush_cuts_a_fold_in_progress_short(tmp_path: Path) -> None:
+    """cut_fold interrupts the statement of the connection folding (here a long query
+    stands for the checkpoint), and nothing when no fold runs: a write is never cut."""
+    writer = RunWriter(tmp_path / "runs.db")
+    file = writer._file
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
+    errors: list[BaseException] = []
+    started = threading.Event()
+
+    def fold() -> None:
+        file._folding = conn
+        started.set()
+        try:
+            conn.execute(endless)
+        except sqlite3.OperationalError as ex:
+            errors.append(ex)
+
+    thread = threading.Thread(target=fold)
+    thread.start()
+    started.wait(10)
+    while not errors and thread.is_alive():
+        file.cut_fold()
+        thread.join(0.01)
+    assert "interrupt" in str(errors[0])
+    file._folding = None
+    file.cut_fold()  # no fold: nothing is interrupted
+    conn.execute("CREATE TABLE t (x)")
+    assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    conn.close()
+    writer.close(10)
+
+
+class _Interrupted:
+    """A connection whose checkpoint a flush interrupted."""
+
+    def execute(self, sql: str) -> None:
+        raise sqlite3.OperationalError("interrupted")
+
+
+def test_a_fold_cut_short_is_tried_again_after_the_next_batch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG", logger="loopwright.log")
+    writer = RunWriter(tmp_path / "runs.db")
+    file = writer._file
+    file.wal_pages = 5000
+    file._fold(_Interrupted())  # type: ignore[arg-type]
+    assert file.wal_pages == 5000 and file._folding is None  # still due
+    assert "folding the log failed" not in caplog.text  # not a failure
+    writer.close(10)

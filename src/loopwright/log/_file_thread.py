@@ -80,6 +80,8 @@ class _FileWriter:
         self.connected = threading.Event()  # set once a batch was committed
         self.taken = 0  # batches taken off the queue so far (see Sink.on_event)
         self.wal_pages = 0  # an estimate of the pages in the log not yet folded in
+        self._folding: sqlite3.Connection | None = None  # while it folds (see _fold)
+        self._fold_lock = threading.Lock()  # guards _folding: see cut_fold
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -241,23 +243,42 @@ class _FileWriter:
 
     def _fold(self, conn: sqlite3.Connection) -> None:
         """Fold the log into the file (and sync it), once the batch's flushes were told:
-        no run waits for it (4-30 ms: in a commit when SQLite folds on its own), and
-        SQLite does it without the GIL, beside the runs' work; their next items wait
-        on the queue meanwhile. It is done on this thread's own connection, the one
-        that wrote the log (a connection opened by the file's path could pair another
-        file put there meanwhile with this log). It blocks no reader and no writer
-        (``PASSIVE``); what it could not fold (a reader was in the way) is folded next
-        time; a failure is only logged (the log keeps every row; the next write says
-        what is wrong)."""
+        no run waits for it (4-30 ms: in a commit when SQLite folds on its own); SQLite
+        does it without the GIL, beside the runs' work, and a flush put meanwhile cuts
+        it short (:meth:`cut_fold`: the next batch tries again). It is done on this
+        thread's own connection, the one that wrote the log (a connection opened by the
+        file's path could pair another file put there meanwhile with this log). It
+        blocks no reader and no writer (``PASSIVE``); what it could not fold (a reader
+        was in the way) is folded next time; a failure is only logged (the log keeps
+        every row; the next write says what is wrong)."""
         import sqlite3
 
-        self.wal_pages = 0
         if self.key.startswith(":memory:"):  # no log
+            self.wal_pages = 0
             return
+        with self._fold_lock:
+            self._folding = conn
         try:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self.wal_pages = 0
+        except sqlite3.OperationalError as ex:
+            if "interrupt" not in str(ex):
+                self.wal_pages = 0
+                _log.debug("run store %s: folding the log failed: %r", self.path, ex)
         except sqlite3.Error as ex:
+            self.wal_pages = 0
             _log.debug("run store %s: folding the log failed: %r", self.path, ex)
+        finally:
+            with self._fold_lock:
+                self._folding = None
+
+    def cut_fold(self) -> None:
+        """A flush waits: interrupt the fold in progress, if any (from any thread). Under
+        the lock, the fold's statement is either still running (it stops) or done, and
+        SQLite ignores an interrupt when no statement runs: a write is never cut."""
+        with self._fold_lock:
+            if self._folding is not None:
+                self._folding.interrupt()
 
 
 # --- one writer thread per file ------------------------------------------------------------
