@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model._redact import redact_known
 from ._db import connect
-from ._serialize import dump_event, dump_message, row_stamp
+from ._serialize import dump_event, dump_message
 
 if TYPE_CHECKING:
     import sqlite3
@@ -177,7 +177,7 @@ class _FileWriter:
                 # maker filled with a wrong value is refused alone, not with its batch)
                 try:
                     data = dump_event(event)
-                    stamp = row_stamp(data, event.timestamp)
+                    stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
                     writer._failed(ex)

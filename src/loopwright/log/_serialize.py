@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
@@ -24,7 +23,7 @@ from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
 from ..transcripts import Event, SubtaskEvent, ToolEvent, event_adapter
 
-__all__ = ["dump_event", "dump_message", "load_event", "load_message", "row_stamp"]
+__all__ = ["dump_event", "dump_message", "load_event", "load_message"]
 
 _message_adapter: TypeAdapter[ChatMessage] | None = None
 
@@ -120,19 +119,6 @@ def dump_event(event: Event) -> str:
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
         return json.dumps(record, separators=(",", ":"))
-
-
-def row_stamp(row: str, when: datetime) -> str:
-    """The ``timestamp`` column of the event whose row is ``row`` and timestamp ``when``:
-    ``when.isoformat()``, read from the row when ``when`` is in UTC (pydantic wrote it
-    there, the same but for ``Z`` for ``+00:00``: a fifth of the instructions)."""
-    if when.tzinfo is UTC:
-        # (the row's first field is its id, a JSON string: no unescaped quote in it)
-        start = row.find('"timestamp":"') + 13
-        end = row.find('"', start)
-        if start > 13 and row[end - 1] == "Z":
-            return row[start : end - 1] + "+00:00"
-    return when.isoformat()
 
 
 MessageLookup = Callable[[str], ChatMessage]
