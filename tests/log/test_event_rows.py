@@ -307,3 +307,14 @@ def test_a_caller_s_own_context_is_left_alone() -> None:
     for context in ({"message_refs": True}, "mine", 3, None):
         assert adapter.dump_python(output, context=context)["message"]["content"] == "hi"
     assert lw.AgentState(output=output).model_dump(context="x")["output"]["message"]["id"]
+
+
+def test_a_config_float_that_is_not_finite_reads_back() -> None:
+    """A model event's config (a pydantic model of its own) writes ``inf`` as the
+    two-pass way always did, not as ``null`` (which read back as no timeout)."""
+    config = lw.GenerateConfig(timeout=math.inf, retry_wait=math.inf)
+    event = lw.ModelEvent(model="m", config=config)
+    row = dump_event(event)
+    assert '"timeout":Infinity' in row and '"retry_wait":Infinity' in row
+    back = load_event(row, _message)
+    assert isinstance(back, lw.ModelEvent) and back.config == config

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_json
 
-from ..model import AssistantMessage, ChatMessage, ToolMessage
+from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolMessage
 from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
-from ..transcripts import Event, SubtaskEvent, ToolEvent, event_adapter
+from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = ["dump_event", "dump_message", "load_event", "load_message"]
 
@@ -94,7 +95,10 @@ def dump_event(event: Event) -> str:
     a model event's output or a tool event's result holds written as ``{"$ref": id}``."""
     kind = type(event)
     try:
-        if kind in _KINDS:  # (a subclass is written as its kind, by event_adapter's union)
+        # (a subclass is written as its kind, by event_adapter's union; a model event's
+        # config is a pydantic model of its own, which writes a float that is not finite
+        # as null in one pass: the two-pass way writes it as the rows always had it)
+        if kind in _KINDS and (kind is not ModelEvent or _finite(event.config)):
             row = _rows(kind).dump_json(
                 event,
                 exclude_none=True,
@@ -119,6 +123,11 @@ def dump_event(event: Event) -> str:
         return to_json(record, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
         return json.dumps(record, separators=(",", ":"))
+
+
+def _finite(config: GenerateConfig) -> bool:
+    """Whether every float of ``config`` is finite."""
+    return all(math.isfinite(v) for v in vars(config).values() if isinstance(v, float))
 
 
 MessageLookup = Callable[[str], ChatMessage]
