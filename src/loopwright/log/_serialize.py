@@ -98,7 +98,7 @@ def dump_event(event: Event) -> str:
         # (a subclass is written as its kind, by event_adapter's union; a model event's
         # config is a pydantic model of its own, which writes a float that is not finite
         # as null in one pass: the two-pass way writes it as the rows always had it)
-        if kind in _KINDS and (kind is not ModelEvent or _finite(event.config)):
+        if kind in _KINDS and (not isinstance(event, ModelEvent) or _finite(event.config)):
             row = _rows(kind).dump_json(
                 event,
                 exclude_none=True,
