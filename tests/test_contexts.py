@@ -135,3 +135,47 @@ def test_run_scope_gives_the_new_depth_and_restores_it() -> None:
         with run_scope() as inner:
             assert inner == before + 2
     assert _run_depth.get() == before
+
+
+def test_var_set_of_the_value_in_force_sets_nothing_and_still_restores_it() -> None:
+    value = "outer"  # the variable's default: unset, and in force
+    assert var not in contextvars.copy_context()
+    with var_set(var, var.get(), None):
+        assert var.get() is value
+        assert var not in contextvars.copy_context()  # no new version of the context
+        var.set("changed in the block, not reset")
+    assert var.get() is value  # what a reset would have given
+    token = var.set("set")
+    try:
+        in_force = var.get()
+        with var_set(var, in_force, None):
+            with var_set(var, "inner", None):
+                assert var.get() == "inner"
+            assert var.get() is in_force
+        assert var.get() is in_force
+    finally:
+        var.reset(token)
+    unset: contextvars.ContextVar[str] = contextvars.ContextVar("test_unset")
+    with var_set(unset, "a", None):  # no value, no default: set, and reset to no value
+        assert unset.get() == "a"
+    with pytest.raises(LookupError):
+        unset.get()
+
+
+def test_var_set_of_the_value_in_force_is_still_refused_when_nested_in_itself() -> None:
+    setting = var_set(var, var.get(), None)
+    with setting, pytest.raises(RuntimeError, match="already"):
+        setting.__enter__()
+
+
+async def test_nothing_gives_none_and_keeps_no_bound_method() -> None:
+    from loopwright._contexts import NOTHING
+
+    with NOTHING as given:
+        assert given is None
+    async with NOTHING as given_async:
+        assert given_async is None
+    with pytest.raises(KeyError), NOTHING:  # an error is not swallowed
+        raise KeyError("x")
+    # what a `with` looks up is the function itself, not a new bound method
+    assert NOTHING.__exit__ is NOTHING.__exit__

@@ -7,7 +7,11 @@ ones it entered (its model and tool hooks, its store, transcript, default model,
 so at ten thousand live runs the difference is what counts.
 
 Entering one while it is entered (nesting it in itself) raises ``RuntimeError``; once
-left, it may be entered again.
+left, it may be entered again. ``var_set`` sets nothing when the value in force is
+already the one to set (the same object): no token, no new version of the context.
+
+A frame suspended in a ``with`` block keeps the bound ``__exit__`` of each item (~64 B):
+:data:`NOTHING`'s methods are static, so ``with NOTHING:`` keeps none.
 """
 
 from __future__ import annotations
@@ -20,8 +24,35 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["NOTHING", "all_of", "var_pushed", "var_set"]
 
-NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+class _Nothing:
+    """``contextlib.nullcontext()`` (``as`` gives ``None``, sync or async) whose methods
+    are static: looking them up makes no bound method for a suspended frame to keep."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def __enter__() -> None:
+        return None
+
+    @staticmethod
+    def __exit__(*_: object) -> None:
+        return None
+
+    @staticmethod
+    async def __aenter__() -> None:
+        return None
+
+    @staticmethod
+    async def __aexit__(*_: object) -> None:
+        return None
+
+
+NOTHING = _Nothing()
 """A context that does nothing (reusable: it holds nothing)."""
+
+# a var_set entered while its value was already in force: nothing to reset
+_ALREADY: Any = object()
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -29,7 +60,11 @@ _R = TypeVar("_R")
 
 class var_set(Generic[_T, _R]):
     """``with var_set(var, value, gives):``: ``var`` is ``value`` within the block (and
-    what it was, after it, also when the block raises); ``as`` gives ``gives``."""
+    what it was, after it, also when the block raises); ``as`` gives ``gives``.
+
+    When ``value`` is already in force (the same object: ``var.get()``, its default
+    included) nothing is set; if code in the block set ``var`` otherwise without
+    resetting it, leaving the block sets ``value`` back (as a reset would)."""
 
     __slots__ = ("_gives", "_token", "_value", "_var")
 
@@ -42,13 +77,25 @@ class var_set(Generic[_T, _R]):
     def __enter__(self) -> _R:
         if self._token is not None:
             raise RuntimeError(f"{self._var.name} was set here already: enter a new one")
-        self._token = self._var.set(self._value)
+        var, value = self._var, self._value
+        self._token = _ALREADY if _in_force(var) is value else var.set(value)
         return self._gives
 
     def __exit__(self, *_: object) -> None:
         token, self._token = self._token, None
-        if token is not None:
+        if token is _ALREADY:
+            if _in_force(self._var) is not self._value:  # set in the block, not reset
+                self._var.set(self._value)
+        elif token is not None:
             self._var.reset(token)
+
+
+def _in_force(var: ContextVar[Any]) -> Any:
+    """``var``'s value (its default when unset), or ``_ALREADY`` when it has none."""
+    try:
+        return var.get()
+    except LookupError:
+        return _ALREADY
 
 
 class var_pushed(Generic[_T]):

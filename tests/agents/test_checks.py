@@ -186,3 +186,28 @@ def test_compose_takes_functions_and_refuses_what_is_not_a_policy() -> None:
 def test_tools_may_come_from_any_iterable_and_none_is_lost() -> None:
     agent = lw.react(tools=(t for t in [note]))  # a generator was read once, then empty
     assert [t.name for t in agent.offered] == ["note", "submit"]
+
+
+def test_an_agent_class_is_read_once_and_each_agent_still_checked() -> None:
+    from loopwright.agents._checks import check_agent
+
+    class Good:
+        async def __call__(self, state: lw.AgentState) -> lw.AgentState:
+            return state
+
+    class Bad:
+        async def __call__(self) -> None:
+            pass
+
+    for _ in range(2):  # the second time from what the first read
+        check_agent(Good())
+        with pytest.raises(lw.ConfigurationError, match="must take the state"):
+            check_agent(Bad())
+
+    async def takes_nothing() -> None:
+        pass
+
+    wrapped = Good()
+    wrapped.__wrapped__ = takes_nothing  # type: ignore[attr-defined]
+    with pytest.raises(lw.ConfigurationError, match="must take the state"):
+        check_agent(wrapped)  # (its own signature, not its class's)

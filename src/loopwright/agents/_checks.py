@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import FunctionType
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -112,15 +114,16 @@ def check_agent(agent: object) -> None:
             "run: agent must be an agent (lw.react(...), lw.iterative(...), or an async "
             f"function taking and returning an AgentState), got {_show(agent)}"
         )
-    if not _accepts(agent, 1):
+    if not _takes_state(agent):
         raise ConfigurationError(
             f"run: the agent {_show(agent)} must take the state as its one argument "
             "(async def my_agent(state): ... return state)"
         )
 
 
-def check_limits(limits: object) -> list[Limit]:
-    """The run's limits: a list of :class:`Limit`."""
+def check_limits(limits: object) -> tuple[Limit, ...]:
+    """The run's limits: a list of :class:`Limit` (as a tuple: none is ``()``, which
+    costs a live run nothing)."""
     if isinstance(limits, Limit):
         raise ConfigurationError(f"run: limits must be a list: limits=[{limits!r}]")
     if isinstance(limits, str | bytes | Mapping) or not isinstance(limits, Sequence):
@@ -135,7 +138,7 @@ def check_limits(limits: object) -> list[Limit]:
                 f"lw.token_limit(...), lw.message_limit(...), lw.working_limit(...)), got "
                 f"{_show(limit)}"
             )
-    return list(limits)
+    return tuple(limits)
 
 
 def check_approver(approval: object) -> None:
@@ -184,6 +187,25 @@ def check_db(db: object, who: str = "run") -> None:
         f"{who}: db must be a file path, None (the default run store) or False (keep "
         f"nothing), got {_show(db)}"
     )
+
+
+# whether an agent class's __call__ takes the state, read once per class: run() checks
+# its agent every run, and reading a signature costs ~25 µs
+_calls_checked: weakref.WeakKeyDictionary[Callable[..., object], bool] = weakref.WeakKeyDictionary()
+
+
+def _takes_state(agent: Callable[..., object]) -> bool:
+    """``_accepts(agent, 1)``; for an instance of a class whose ``__call__`` is a Python
+    function (not a function itself, a method, a wrapper), remembered by that function."""
+    call = type(agent).__call__  # (a function's or a method's is not a FunctionType)
+    if not isinstance(call, FunctionType) or any(
+        hasattr(agent, name) for name in ("__signature__", "__wrapped__")
+    ):
+        return _accepts(agent, 1)
+    taken = _calls_checked.get(call)
+    if taken is None:
+        taken = _calls_checked[call] = _accepts(agent, 1)
+    return taken
 
 
 def _accepts(function: Callable[..., object], arguments: int) -> bool:

@@ -83,14 +83,33 @@ def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
 
 
 class Sink:
-    """Subscribes a writer to a transcript: every event and message becomes a row."""
+    """Subscribes a writer to a transcript: every event and message becomes a row.
+
+    An event is heard twice when it is recorded pending (a model or tool call in
+    flight) and then completed. The second time it is put on the writer's queue only if
+    the writer took a batch off it since the first: else its first put is still queued,
+    and the writer, which serialises an event when it writes it, writes the completed
+    event from it (one row, as before: the row is updated by its id).
+    """
+
+    __slots__ = ("mseq", "pending", "run_id", "sample", "seq", "taken", "writer")
 
     def __init__(self, writer: RunWriter, run_id: str, sample: str, seq: itertools.count[int]):
         self.writer, self.run_id, self.sample, self.seq = writer, run_id, sample, seq
         self.mseq = itertools.count()
+        self.pending: Event | None = None  # the last event put while pending
+        self.taken = -1  # the writer's count of batches taken when it was put
 
     def on_event(self, event: Event) -> None:
-        self.writer.event(self.run_id, self.sample, next(self.seq), event)
+        writer = self.writer
+        taken = writer.batches_taken()  # read before the put: see batches_taken
+        if event is self.pending:
+            self.pending = None
+            if taken == self.taken:
+                return
+        writer.event(self.run_id, self.sample, next(self.seq), event)
+        if getattr(event, "pending", None):
+            self.pending, self.taken = event, taken
 
     def on_message(self, message: ChatMessage) -> None:
         self.writer.message(self.run_id, self.sample, next(self.mseq), message)

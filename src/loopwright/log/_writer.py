@@ -7,7 +7,8 @@ has accumulated, serialises it, and writes it in one transaction. Each committed
 is durable against the process being killed (WAL mode). The thread and its connection
 (``_file_thread.py``) outlive the file's last writer a few seconds, for the process's
 next run: closing a run costs one flush, not a connection's close (folding the WAL into
-the file and syncing it, 4-20 ms).
+the file and syncing it, 4-20 ms). The thread has the log folded in beside its writing,
+by a thread of its own, so no run waits for a fold either.
 
 Every row is written with the secrets learnt redacted (``model/_redact.py``): no API
 key, password or token reaches the file, whatever text carried it.
@@ -57,6 +58,7 @@ class RunWriter:
         self._on_error: Callable[[BaseException], None] | None = None
         self._closed = False
         self._file = acquire(self.path, self)
+        self._queue = self._file.queue
         learn_env_secrets()
 
     @property
@@ -95,21 +97,35 @@ class RunWriter:
         """Run ``sql`` with ``params`` in the writer's next batch."""
         self._put("sql", sql, params)
 
+    # (event and message, called for every one, put their item themselves)
     def event(self, run_id: str, sample: str, seq: int, event: Event) -> None:
         """Write ``event`` (or update it, if one with its id was written before)."""
-        self._put("event", run_id, sample, seq, event)
+        if self._closed:
+            self._refuse()
+        self._queue.put((self, "event", run_id, sample, seq, event))
 
     def message(self, run_id: str, sample: str, seq: int, message: ChatMessage) -> None:
         """Write ``message`` unless one with its id is already stored for the run."""
-        self._put("message", run_id, sample, seq, message)
+        if self._closed:
+            self._refuse()
+        self._queue.put((self, "message", run_id, sample, seq, message))
+
+    def batches_taken(self) -> int:
+        """How many batches the file's thread has taken off its queue so far. While it
+        is the same as when an item was put, that item is still queued: nothing of it
+        was serialised yet (the thread counts a batch before serialising it)."""
+        return self._file.taken
 
     def _put(self, *item: Any) -> None:
         if self._closed:
-            raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
-        self._file.queue.put((self, *item))
+            self._refuse()
+        self._queue.put((self, *item))
+
+    def _refuse(self) -> None:
+        raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
 
     def _put_flush(self, wake: Callable[[], None]) -> None:
-        self._file.queue.put((self, "flush", wake))
+        self._queue.put((self, "flush", wake))
         self._file.urgent.set()
 
     async def flush(self) -> None:

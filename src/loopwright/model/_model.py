@@ -269,7 +269,11 @@ class Model:
             if call.tools is not infos:  # a hook offered other tools (a list of its own)
                 infos = list(call.tools)
             try:
-                output = await self._answer(call, messages, infos, cfg, sink)
+                if type(self.tool_protocol) is NativeProtocol:  # (_answer's, one frame less)
+                    raw = await self._generate_with_retries(call)
+                    output = bound_calls(bound_text(raw, cfg), cfg)
+                else:
+                    output = await self._answer(call, messages, infos, cfg, sink)
             except Exception as ex:
                 if not self.fallbacks:
                     raise
@@ -298,7 +302,8 @@ class Model:
         sink: StreamSink | None,
     ) -> ModelOutput:
         """This model's answer to ``call``: rendered with its tool protocol, sent with
-        its retries, parsed back and bounded (``cfg`` is the config merged over its own)."""
+        its retries, parsed back and bounded (``cfg`` is the config merged over its own).
+        ``generate`` makes a native call itself: a waiting call keeps one frame less."""
         protocol = self.tool_protocol
         if type(protocol) is NativeProtocol:
             return bound_calls(bound_text(await self._generate_with_retries(call), cfg), cfg)

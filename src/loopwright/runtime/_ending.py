@@ -35,6 +35,10 @@ from ..transcripts import ErrorEvent, LimitEvent, Transcript
 __all__ = ["ScopeEnding"]
 
 
+# the row of a scope not yet ended: one for all (a frozen record; an end replaces it)
+_RUNNING = RunEnd(status="running")
+
+
 class ScopeEnding:
     """How one scope (a run, a sample, a span) ended.
 
@@ -49,7 +53,7 @@ class ScopeEnding:
     def __init__(self, outer: ScopeEnding | None, depth: int | None) -> None:
         self.outer, self.depth = outer, depth
         self.done = False
-        self.row = RunEnd(status="running")
+        self.row = _RUNNING
         # (made when first needed: most scopes are told nothing; a list, as an outer run
         # may be told once per step, by an agent used as a tool that ends on its limit)
         self.told: list[object] | None = None  # errors and limits scopes inside it recorded

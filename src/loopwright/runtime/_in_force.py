@@ -44,11 +44,13 @@ class InForce:
     (``RunScope._leave``), innermost first, each even when one raises. (A slotted
     object, not a generator: every live run keeps one.)"""
 
-    __slots__ = ("_active", "_cost", "_own", "_scope")
+    __slots__ = ("_active", "_cost", "_scope", "_store", "_transcript")
 
     def __init__(self, scope: RunScope) -> None:
         self._scope = scope
-        self._own: tuple[AbstractContextManager[Store], transcript_context] | None = None
+        # (both set, or neither: the scope's own store and transcript)
+        self._store: AbstractContextManager[Store] | None = None
+        self._transcript: transcript_context | None = None
 
     def __enter__(self) -> None:
         scope = self._scope
@@ -60,7 +62,7 @@ class InForce:
             except BaseException:
                 store.__exit__(None, None, None)
                 raise
-            self._own = (store, transcript)
+            self._store, self._transcript = store, transcript
         # (setting context variables cannot fail: nothing to undo from here)
         self._active = _active.set(scope)
         self._cost = model_hook(scope.cost)
@@ -73,8 +75,8 @@ class InForce:
             finally:
                 _active.reset(self._active)
         finally:
-            if self._own is not None:
-                store, transcript = self._own
+            store, transcript = self._store, self._transcript
+            if store is not None and transcript is not None:
                 try:
                     transcript.__exit__(None, None, None)
                 finally:
