@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import math
+import random
 import sqlite3
 from pathlib import Path
 
@@ -297,3 +298,28 @@ def test_a_subclass_of_an_event_is_written_as_its_kind() -> None:
     event = Noted(id="n", data="x")
     plain = lw.InfoEvent(id="n", data="x", timestamp=event.timestamp)
     assert dump_event(event) == dump_event(plain)
+
+
+def test_the_timestamp_column_is_isoformat_whichever_way_it_is_read() -> None:
+    """``row_stamp`` reads a UTC timestamp out of the row: the column is what
+    ``isoformat()`` wrote, for any UTC time, and for other zones (and naive times, and
+    ids that look like the key) it is ``isoformat()`` itself."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from pydantic import TypeAdapter
+
+    from loopwright.log._serialize import row_stamp
+
+    rng = random.Random(22)
+    times = [datetime.fromtimestamp(rng.uniform(-6e10, 2.5e11), UTC) for _ in range(2000)]
+    times += [t.replace(microsecond=rng.choice([0, 1, 10, 120000, 999999])) for t in times[:500]]
+    times += [datetime(y, 1, 2, 3, 4, 5, tzinfo=UTC) for y in (1, 9, 99, 999, 9999)]
+    times += [datetime(2024, 1, 1, 12, tzinfo=timezone(timedelta(hours=h, seconds=s)))
+              for h, s in ((2, 0), (-5, 0), (1, 15), (0, 0))]  # fmt: skip
+    read = TypeAdapter(datetime).validate_python("2024-01-01T12:00:00.5Z")  # pydantic's UTC
+    assert read.tzinfo is not UTC
+    times += [datetime(2024, 1, 1, 12), read]
+    for when in times:
+        for id in ("e", '","timestamp":"1999-01-01T00:00:00Z', "\\"):
+            row = dump_event(lw.SpanBegin(id=id, name="x", timestamp=when))
+            assert row_stamp(row, when) == when.isoformat()

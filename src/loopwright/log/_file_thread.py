@@ -25,7 +25,7 @@ from ..model._offered import OfferedTools
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
-from ._serialize import dump_event, dump_message, dump_tools, tool_set_id
+from ._serialize import dump_event, dump_message, dump_tools, row_stamp, tool_set_id
 
 if TYPE_CHECKING:
     import sqlite3
@@ -193,7 +193,7 @@ class _FileWriter:
                     if isinstance(event, ModelEvent) and event.tools:
                         tools = self._tool_set(run_id, event.tools, tool_sets)
                     data = dump_event(event, tools)
-                    stamp = event.timestamp.isoformat()
+                    stamp = row_stamp(data, event.timestamp)
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
                     writer._failed(ex)
