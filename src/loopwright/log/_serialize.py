@@ -162,20 +162,16 @@ _tools_adapter: TypeAdapter[Any] | None = None
 
 def dump_tools(tools: list[ToolInfo]) -> str:
     """A list of tools as the ``tool_sets`` table's JSON text: the value a model event's
-    row held inline before (one pass; the two-pass way for what that pass refuses or
-    writes differently, as :func:`dump_event`)."""
+    row held inline before (one pass; a float that is not finite, in a schema, written
+    as null, as the rows had it; the two-pass way for a lone surrogate)."""
     global _tools_adapter
     if _tools_adapter is None:
-        config = ConfigDict(ser_json_inf_nan="constants")
-        _tools_adapter = TypeAdapter(list[ToolInfo], config=config)
+        _tools_adapter = TypeAdapter(list[ToolInfo])
     try:
-        text = _tools_adapter.dump_json(tools, exclude_none=True, warnings="error")
-        if b"NaN" not in text and b"Infinity" not in text:
-            return text.decode()
-    except (ValueError, UnicodeError):  # a lone surrogate: see below
-        pass
-    data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
-    return _text(data)
+        return _tools_adapter.dump_json(tools, exclude_none=True, warnings="error").decode()
+    except (ValueError, UnicodeError):  # a lone surrogate: json.dumps escapes it
+        data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
+        return _text(data)
 
 
 def tool_set_id(text: str) -> str:
