@@ -291,11 +291,12 @@ class _FileWriter:
         self.wal_pages = 0
         if self.key.startswith(":memory:"):  # no log
             return
-        self.folding = threading.Thread(
+        folding = threading.Thread(
             target=_fold, args=(Path(self.key),), name=f"loopwright-run-store-fold:{self.path.name}"
         )
-        self.folding.daemon = True
-        self.folding.start()
+        folding.daemon = True
+        folding.start()
+        self.folding = folding  # (started: another thread may join it from now on)
 
 
 def _fold(path: Path) -> None:
