@@ -29,12 +29,13 @@ RSS is measured against the process after imports and one warm-up agent: the pea
 (sampled every 5 ms by a thread, and once more at the end while every agent's final
 state is still held) minus that baseline, per agent. The history itself (the messages an
 agent ends with) is the size of every object its messages hold that another agent's
-messages do not (``_owned_bytes``: the messages, their dicts and lists, and their own
-strings, such as their ids; not what all agents share, such as the task's text or a
-tool's name), so that the RSS *beyond* the history can be reported. Rounds 1-3 measured
-it with tracemalloc on a ``copy.deepcopy`` of the messages, which shares the strings
-with the original and so counted none of them (~1.7 KB less for a 10-step agent, the
-messages' ids above all); that figure is still printed (``history_copy_per_agent``).
+messages do not (``_owned_bytes``: the list of messages, the messages, their dicts and
+lists, and their own strings, such as their ids; not what all agents share, such as the
+task's text or a tool's name), so that the RSS *beyond* the history can be reported.
+Rounds 1-3 measured it with tracemalloc on a ``copy.deepcopy`` of the messages, which
+shares the strings with the original and so counted none of them (~2 KB less for a
+10-step agent: the messages' ids above all); that figure is still printed
+(``history_copy_per_agent``).
 """
 
 from __future__ import annotations
@@ -107,9 +108,9 @@ def _owned_bytes(messages: list[Any], other: list[Any]) -> int:
         return total
 
     reached: set[int] = set()
-    reach(other, set())
+    reach([other], set())
     shared = set(reached)
-    return reach(messages, shared)
+    return reach([messages], shared)  # the list itself too
 
 
 def _history_bytes(messages: list[Any]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import pytest
@@ -43,6 +44,18 @@ def test_unknown_models_have_no_cost_and_free_ones_cost_zero() -> None:
     assert cost_of("acme/x", usage) is None
     assert cost_of("mock", usage) == 0.0 and cost_of("local/smollm2", usage) == 0.0
     assert cost_of("openai/gpt-4o", None) is None
+
+
+def test_every_free_call_s_cost_is_the_one_constant_zero() -> None:
+    """A live run keeps each call's cost: a free call's is one shared float, not its own
+    (bench/README.md, round 4); a priced call with no tokens costs 0.0 too."""
+    usages = [lw.Usage(input_tokens=n, output_tokens=n, total_tokens=2 * n) for n in (3, 5)]
+    costs = [cost_of("mock", u) for u in usages]
+    assert costs == [0.0, 0.0] and costs[0] is costs[1]
+    assert math.copysign(1.0, costs[0]) == 1.0  # (+0.0, not -0.0)
+    empty = lw.Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+    assert cost_of("openai/gpt-4o-mini", empty) == 0.0
+    assert cost_of("openai/gpt-4o-mini", usages[0]) not in (None, 0.0)
 
 
 def test_the_user_prices_and_unprices() -> None:

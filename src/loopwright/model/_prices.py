@@ -101,4 +101,6 @@ def cost_of(model: str, usage: Usage | None) -> float | None:
         + write * (price.cache_write if price.cache_write is not None else price.input)
         + usage.output_tokens * price.output
     ) / _PER
+    if not dollars:  # a free model (or no tokens): the one constant 0.0, not a new float
+        return 0.0  # per call (a live run keeps every call's cost in its model event)
     return dollars if math.isfinite(dollars) else None

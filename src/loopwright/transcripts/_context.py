@@ -67,12 +67,14 @@ def _pop(token: Token[_Scope | None]) -> None:
         _scope.set(token.old_value if token.old_value is not Token.MISSING else None)
 
 
-def _current_span() -> tuple[Transcript, list[Event], str | None]:
+def _current_span() -> _Scope:
+    """Where events are recorded now (the current transcript's top level, outside any
+    span: one is made if there is none)."""
     scope = _scope.get()
     if scope is None:
         t = transcript()
-        return t, t.events, t.span_id
-    return scope.transcript, scope.events, scope.span_id
+        return _Scope(t, t.events, t.span_id)
+    return scope
 
 
 def checkpoint_store(t: Transcript | None = None) -> StoreEvent | None:
@@ -100,13 +102,15 @@ class transcript_context:
     (A slotted object, not a generator: every live run keeps the one it entered.)
     """
 
-    __slots__ = ("_hooked", "_hooks", "_root", "_t", "_token")
+    __slots__ = ("_hooked", "_models", "_root", "_t", "_token", "_tools")
 
     def __init__(self, t: Transcript) -> None:
         self._t = t
         self._token: Token[_Scope | None] | None = None
         self._root: _Root | None = None
-        self._hooks: tuple[AbstractContextManager[Any], AbstractContextManager[Any]] | None = None
+        # the hooks it entered (two slots, not a tuple: a live run keeps its context)
+        self._models: AbstractContextManager[Any] | None = None
+        self._tools: AbstractContextManager[Any] | None = None
         self._hooked: Token[bool] | None = None
 
     def __enter__(self) -> Transcript:
@@ -127,12 +131,13 @@ class transcript_context:
         # the hooks that record calls, once per context (setting a context variable
         # cannot fail: nothing to undo between these lines)
         if not _hooked.get() and t._root.record_calls:
-            models, tools = self._hooks = (model_hook(MODEL_HOOK), tool_hook(TOOL_HOOK))
+            models = self._models = model_hook(MODEL_HOOK)
+            tools = self._tools = tool_hook(TOOL_HOOK)
             models.__enter__()
             tools.__enter__()
             self._hooked = _hooked.set(True)
         else:
-            self._hooks = self._hooked = None
+            self._models = self._tools = self._hooked = None
         self._token = _push(t, t.events, t.span_id)
         return t
 
@@ -146,9 +151,10 @@ class transcript_context:
                 if self._hooked is not None:
                     _hooked.reset(self._hooked)
             finally:
-                if self._hooks is not None:  # left innermost first, each even if one raises
-                    models, tools = self._hooks
-                    try:
+                models, tools = self._models, self._tools
+                self._models = self._tools = None
+                if models is not None and tools is not None:
+                    try:  # left innermost first, each even if one raises
                         tools.__exit__(None, None, None)
                     finally:
                         models.__exit__(None, None, None)
@@ -161,7 +167,7 @@ def _closed(root: _Root) -> None:
     root.open_count -= 1
     if root.open_count or not root.on_close:
         return
-    callbacks, root.on_close = root.on_close, []
+    callbacks, root.on_close = root.on_close, ()
     for callback in callbacks:
         try:
             callback()

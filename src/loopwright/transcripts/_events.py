@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeAlias
 
 from pydantic import Field, JsonValue
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 __all__ = [
+    "NO_EVENTS",
     "ApprovalEvent",
     "BaseEvent",
     "ErrorEvent",
@@ -52,6 +53,34 @@ __all__ = [
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _refuse(self: _NoEvents, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(
+        "nothing was recorded within this tool call: its events are one empty list shared "
+        "by all such calls; record events within the call (Transcript.record), or set "
+        "event.events to a list of its own"
+    )
+
+
+class _NoEvents(list[Any]):
+    """An empty list that refuses changes; a copy of it (``copy``, ``pickle``,
+    ``list(...)``) is a plain list."""
+
+    __slots__ = ()
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __reduce__(self) -> tuple[type[list[Any]], tuple[()]]:
+        return list, ()
+
+
+NO_EVENTS: list[Any] = _NoEvents()
+"""The ``events`` of a tool call recorded by the transcript's hook until an event is
+recorded within the call, when the transcript gives the call a list of its own: one empty
+list shared by all such calls (a live run keeps every call's event; most calls record
+nothing within), which reads as ``[]``, is written as ``[]`` and refuses changes."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -154,7 +183,10 @@ class ToolEvent(BaseEvent):
         approval: The approval policy's answer, when one was asked.
         duration: Seconds the call took, approval included.
         working_time: The duration minus the time spent waiting for approval.
-        events: Events within the call, in order.
+        events: Events within the call, in order. For a call the transcript's tool hook
+            recorded, and within which nothing was recorded, the shared empty
+            :data:`NO_EVENTS`, which refuses changes: an event recorded within the call
+            (``Transcript.record()`` during it) gives the call a list of its own.
         pending: ``True`` while the call is in flight.
     """
 

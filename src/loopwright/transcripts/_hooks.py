@@ -13,7 +13,7 @@ from ..model._redact import error_summary, learn_model_secrets, learn_named_secr
 from ..stores import current_store
 from ._context import _pop, checkpoint_store
 from ._current import _Scope, _scope
-from ._events import LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
+from ._events import NO_EVENTS, LoggerEvent, ModelEvent, SandboxEvent, ToolEvent
 from ._transcript import Transcript
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class _ModelHook:
             pending=True,
             step=True if call.step else None,
         )
-        t._append(ev, scope.events)
+        t._append(ev, scope.target())
         data = call.data
         data[_EVENT] = ev
         data[_TRANSCRIPT] = t
@@ -128,14 +128,19 @@ class _ToolHook:
             return
         t = scope.transcript
         _checkpoint(t)
+        # its events list is made when the first event within it is recorded (_Scope)
         ev = ToolEvent(
-            span_id=scope.span_id, working_start=t.working_time(), call=ex.call, pending=True
+            span_id=scope.span_id,
+            working_start=t.working_time(),
+            call=ex.call,
+            events=NO_EVENTS,
+            pending=True,
         )
-        t._append(ev, scope.events)
+        t._append(ev, scope.target())
         data = ex.data
         data[_EVENT] = ev
         data[_TRANSCRIPT] = t
-        data[_TOKEN] = _scope.set(_Scope(t, ev.events, ev.id))
+        data[_TOKEN] = _scope.set(_Scope(t, NO_EVENTS, ev.id, ev))
 
     def after_tool(self, ex: ToolExecution) -> None:
         data = ex.data

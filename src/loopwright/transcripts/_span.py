@@ -6,8 +6,8 @@ from contextvars import Token
 from types import TracebackType
 
 from .._errors import error_text
-from ._context import _current_span, _pop, _push, checkpoint_store
-from ._current import _Scope
+from ._context import _current_span, _pop, checkpoint_store
+from ._current import _Scope, _scope
 from ._events import SpanBegin, SpanEnd
 from ._transcript import Transcript
 
@@ -37,11 +37,12 @@ class span:
     def __enter__(self) -> span:
         if self._token is not None:
             raise RuntimeError(f"span {self.name!r} is already open; create one per block")
-        t, events, outer = _current_span()
+        scope = _current_span()
+        t = scope.transcript
         checkpoint_store(t)
         begin = t._record(SpanBegin(name=self.name, type=self.type))
-        self.id, self._t, self._outer = begin.id, t, outer
-        self._token = _push(t, events, begin.id)
+        self.id, self._t, self._outer = begin.id, t, scope.span_id
+        self._token = _scope.set(scope.within(begin.id))
         return self
 
     def __exit__(
