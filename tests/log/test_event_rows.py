@@ -323,3 +323,15 @@ def test_the_timestamp_column_is_isoformat_whichever_way_it_is_read() -> None:
         for id in ("e", '","timestamp":"1999-01-01T00:00:00Z', "\\"):
             row = dump_event(lw.SpanBegin(id=id, name="x", timestamp=when))
             assert row_stamp(row, when) == when.isoformat()
+
+
+def test_a_caller_s_own_context_is_left_alone() -> None:
+    """Only the object ``MESSAGE_REFS`` asks for references: an equal dict, or a context
+    of any other type, gives the message (and no error)."""
+    from pydantic import TypeAdapter
+
+    output = lw.ModelOutput.from_text("hi")
+    adapter = TypeAdapter(lw.ModelOutput)
+    for context in ({"message_refs": True}, "mine", 3, None):
+        assert adapter.dump_python(output, context=context)["message"]["content"] == "hi"
+    assert lw.AgentState(output=output).model_dump(context="x")["output"]["message"]["id"]

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
-from pydantic_core import to_json
+from pydantic_core import SchemaSerializer, to_json
 
 from ..model import AssistantMessage, ChatMessage, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
@@ -55,7 +55,8 @@ def _messages() -> TypeAdapter[ChatMessage]:
 def dump_message(message: ChatMessage) -> str:
     """A message as the store's JSON."""
     try:
-        return message.model_dump_json(exclude_none=True)
+        # (model_dump_json() without its wrapper: a fifth fewer instructions)
+        return message.__pydantic_serializer__.to_json(message, exclude_none=True).decode()
     except (ValueError, UnicodeError):  # e.g. a lone surrogate (os.fsdecode of a bad name)
         if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
             calls = [flat_call(c) for c in message.tool_calls]
@@ -72,24 +73,25 @@ def load_message(data: str | bytes) -> ChatMessage:
         return _messages().validate_python(json.loads(data))
 
 
-_row_adapters: dict[type[Any], TypeAdapter[Any]] = {}
+_KINDS = frozenset(get_args(get_args(Event)[0]))  # the union's own classes
+_row_serializers: dict[type[Any], SchemaSerializer] = {}
 
 
-def _rows(kind: type[Any]) -> TypeAdapter[Any]:
-    # one adapter for each kind of event, made when first used: a dump through
+def _rows(kind: type[Any]) -> SchemaSerializer:
+    # one serializer for each kind of event, made when first used: a dump through
     # event_adapter()'s union costs half as much again (pydantic's tagged union serializer
     # checks the value against its choices); non-finite floats are written as the
     # constants Python's json module reads, as the rows always had them (in typed fields),
     # a config pydantic takes for ``kind | None``, not for a dataclass alone
-    adapter = _row_adapters.get(kind)
-    if adapter is None:
+    serializer = _row_serializers.get(kind)
+    if serializer is None:
         optional: Any = kind | None
         config = ConfigDict(ser_json_inf_nan="constants")
-        adapter = _row_adapters[kind] = TypeAdapter(optional, config=config)
-    return adapter
+        serializer = TypeAdapter(optional, config=config).serializer
+        _row_serializers[kind] = serializer
+    return serializer
 
 
-_KINDS = frozenset(get_args(get_args(Event)[0]))  # the union's own classes
 _NESTED = {"events"}  # a tool call's or subtask's events are rows of their own
 _NOT_TOOLS = {"tools"}  # written as a reference to the run's tool set
 
@@ -125,14 +127,17 @@ def dump_event(event: Event, tools: str | None = None) -> str:
                 exclude: set[str] | None = _NESTED
             else:
                 exclude = None if tools is None else _NOT_TOOLS
-            row = _rows(kind).dump_json(
+            row = _rows(kind).to_json(
                 event,
                 exclude_none=True,
                 exclude=exclude,
                 context=MESSAGE_REFS,
                 warnings="error",
             )
-            if b"NaN" not in row and b"Infinity" not in row:
+            # (one byte is looked for first: memchr, a tenth of the word's search)
+            if (b"N" not in row or b"NaN" not in row) and (
+                b"I" not in row or b"Infinity" not in row
+            ):
                 if tools is not None:  # (the id is hex digits: nothing to escape)
                     row = b'%s,"tools":{"$ref":"%s"}}' % (row[:-1], tools.encode())
                 return row.decode()

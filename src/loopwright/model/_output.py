@@ -38,15 +38,14 @@ def _message_or_ref(
     handler: SerializerFunctionWrapHandler,
     info: SerializationInfo,
 ) -> Any:
-    context = info.context
-    if context is not None and context.get("message_refs") is True:
+    if info.context is MESSAGE_REFS:  # (that object: a caller's own context is theirs)
         return {"$ref": message.id}
     return handler(message)
 
 
 message_or_ref = WrapSerializer(_message_or_ref)
 """The serializer of a field holding a message: the message, or a reference to it in a
-dump whose context is :data:`MESSAGE_REFS`."""
+dump whose context is the object :data:`MESSAGE_REFS`."""
 
 StopReason: TypeAlias = Literal[
     "stop", "max_tokens", "model_length", "tool_calls", "content_filter", "unknown"
@@ -113,7 +112,7 @@ class ModelOutput:
 
     pydantic writes ``message`` as the message itself, except in a dump whose ``context``
     is :data:`MESSAGE_REFS` (the run store's rows): there as ``{"$ref": id}``, in its
-    place (first).
+    place (first). (So a serialization-mode JSON schema gives ``message`` no type.)
     """
 
     message: Annotated[AssistantMessage, message_or_ref] = field(default_factory=AssistantMessage)
