@@ -291,12 +291,11 @@ class _FileWriter:
         self.wal_pages = 0
         if self.key.startswith(":memory:"):  # no log
             return
-        folding = threading.Thread(
+        self.folding = threading.Thread(
             target=_fold, args=(Path(self.key),), name=f"loopwright-run-store-fold:{self.path.name}"
         )
-        folding.daemon = True
-        folding.start()
-        self.folding = folding  # (started: another thread may join it from now on)
+        self.folding.daemon = True
+        self.folding.start()
 
 
 def _fold(path: Path) -> None:
