@@ -29,7 +29,11 @@ DB_ENV = "LOOPWRIGHT_DB"
 """Environment variable naming the run store file (default ``./loopwright-runs.db``)."""
 DEFAULT_DB = "loopwright-runs.db"
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The run store's schema. 2: a model event's row may refer to its tools
+(``"tools": {"$ref": id}``, the list in the ``tool_sets`` table) instead of holding
+them; a writer opening a version 1 file makes it 2 (its old rows read as they are), so
+that a loopwright reading only version 1 says to upgrade instead of failing on a row."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -92,6 +96,12 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (run_id, id);
 CREATE INDEX IF NOT EXISTS events_sample ON events (run_id, sample, seq);
+CREATE TABLE IF NOT EXISTS tool_sets (
+    run_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
 """
 
 
@@ -206,10 +216,13 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
         # WAL + NORMAL: a committed transaction survives the process being killed
         conn.execute("PRAGMA synchronous = NORMAL")
         # the tables and the version in one transaction: another process opening the file
-        # meanwhile sees both or neither
+        # meanwhile sees both or neither; an older version is raised to this one (what
+        # this writer writes, an older loopwright cannot read)
         conn.executescript(
             f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta (key, value) "
-            f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
+            f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nUPDATE meta SET value = "
+            f"'{SCHEMA_VERSION}' WHERE key = 'schema_version' AND "
+            f"CAST(value AS INTEGER) < {SCHEMA_VERSION};\nCOMMIT;"
         )
     except sqlite3.DatabaseError as ex:
         reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__

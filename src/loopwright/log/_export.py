@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -79,6 +80,28 @@ def _unrow(names: tuple[str, ...], data: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+def _tool_sets(conn: sqlite3.Connection, run_id: str) -> Callable[[dict[str, Any]], None]:
+    """Puts back in a model event's data the tools its row refers to (an export holds
+    them inline, as version 1 rows did: any loopwright imports it)."""
+    texts: dict[str, Any] = {}
+
+    def inline(data: dict[str, Any]) -> None:
+        tools = data.get("tools")
+        if not (isinstance(tools, dict) and "$ref" in tools):
+            return
+        ref = str(tools["$ref"])
+        if ref not in texts:
+            row = conn.execute(
+                "SELECT data FROM tool_sets WHERE run_id = ? AND id = ?", (run_id, ref)
+            ).fetchone()
+            if row is None:
+                raise RunStoreError(f"run {run_id!r} has no tool set {ref!r} (damaged store)")
+            texts[ref] = json.loads(row[0])
+        data["tools"] = texts[ref]
+
+    return inline
+
+
 def export_run(
     run: str | None,
     path: str | os.PathLike[str],
@@ -111,7 +134,8 @@ def export_run(
 def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | None = None) -> str:
     """Write a run as :func:`export_run` does, to a text stream (e.g. standard output);
     return its id. The JSON is ASCII (other characters are ``\\u`` escapes), so it
-    can go to any stream and terminal.
+    can go to any stream and terminal. A model event's tools are written in its data
+    (the store keeps each list once per run, ``tool_sets``), as version 1 rows held them.
 
     Raises:
         RunStoreError: No such run (or store).
@@ -151,9 +175,12 @@ def _write(conn: sqlite3.Connection, run_id: str, f: TextIO) -> None:
         "WHERE run_id = ? ORDER BY seq",
         (run_id,),
     )
+    inline = _tool_sets(conn, run_id)
     for i, (seq, eid, sample, span_id, kind, ts, data) in enumerate(cursor):
         item = {"seq": seq, "id": eid, "sample": sample, "span_id": span_id}
         item |= {"type": kind, "timestamp": ts, "data": json.loads(data)}
+        if kind == "model":
+            inline(item["data"])
         f.write(("," if i else "") + _dumps(item))
     f.write("]}\n")
 
@@ -204,7 +231,7 @@ def import_run(
                 raise RunStoreError(
                     f"run {run_id!r} is already in the store; pass replace=True to overwrite it"
                 )
-            for table in ("runs", "samples", "messages", "events"):
+            for table in ("runs", "samples", "messages", "events", "tool_sets"):
                 column = "id" if table == "runs" else "run_id"
                 conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (run_id,))
             conn.execute(

@@ -21,13 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model import _redact
+from ..model._offered import OfferedTools
 from ..model._redact import redact_known
+from ..transcripts import ModelEvent
 from ._db import connect
-from ._serialize import dump_event, dump_message
+from ._serialize import dump_event, dump_message, dump_tools, tool_set_id
 
 if TYPE_CHECKING:
     import sqlite3
 
+    from ..model import ToolInfo
     from ._writer import RunWriter
 
 __all__ = ["BATCH_WAIT", "IDLE_CLOSE", "MAX_BATCH", "acquire", "close_idle_files", "release"]
@@ -60,6 +64,10 @@ ON CONFLICT (run_id, id) DO UPDATE SET data = excluded.data, span_id = excluded.
 _INSERT_MESSAGE = """
 INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
 """
+_INSERT_TOOL_SET = "INSERT OR IGNORE INTO tool_sets (run_id, id, data) VALUES (?, ?, ?)"
+_TOOL_SETS_KEPT = 256
+"""The writer remembers the id and text of this many ``OfferedTools`` lists (and the
+tool sets of this many (run, id) pairs as written) before it forgets them all."""
 
 # An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
 _Item = tuple[Any, ...]
@@ -82,6 +90,11 @@ class _FileWriter:
         self.wal_pages = 0  # an estimate of the pages in the log not yet folded in
         self._folding: sqlite3.Connection | None = None  # while it folds (see _fold)
         self._fold_lock = threading.Lock()  # guards _folding: see cut_fold
+        # the tool sets: each OfferedTools list written (by id(); the list itself kept, so
+        # the id is its own), with the secrets' forms it was redacted with, its tool set's
+        # id and text; and the (run, tool set) pairs committed (see _tool_set)
+        self.offered: dict[int, tuple[OfferedTools, tuple[str, ...], str, str]] = {}
+        self.tool_sets: set[tuple[str, str]] = set()
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -163,6 +176,7 @@ class _FileWriter:
         sql: list[tuple[str, tuple[Any, ...]]] = []
         events: list[tuple[Any, ...]] = []
         messages: list[tuple[Any, ...]] = []
+        tool_sets: dict[tuple[str, str], str] = {}  # (run, id): text, new in this batch
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
@@ -176,7 +190,10 @@ class _FileWriter:
                 # (an event is a plain dataclass, not validated when made: one that its
                 # maker filled with a wrong value is refused alone, not with its batch)
                 try:
-                    data = dump_event(event)
+                    tools = None
+                    if isinstance(event, ModelEvent) and event.tools:
+                        tools = self._tool_set(run_id, event.tools, tool_sets)
+                    data = dump_event(event, tools)
                     stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
@@ -221,17 +238,19 @@ class _FileWriter:
             conn.execute("BEGIN")
             for statement, params in sql:
                 conn.execute(statement, params)
+            if tool_sets:  # (before the events that refer to them)
+                conn.executemany(_INSERT_TOOL_SET, [(*k, text) for k, text in tool_sets.items()])
             if events:
                 conn.executemany(_UPSERT_EVENT, events)
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
-            self.wal_pages += (
-                _PAGES_PER_COMMIT
-                + 2
-                * (sum(len(row[7]) for row in events) + sum(len(row[5]) for row in messages))
-                // _PAGE
-            )
+            if len(self.tool_sets) + len(tool_sets) > _TOOL_SETS_KEPT:
+                self.tool_sets.clear()
+            self.tool_sets.update(tool_sets)
+            size = sum(len(row[7]) for row in events) + sum(len(row[5]) for row in messages)
+            size += sum(map(len, tool_sets.values()))
+            self.wal_pages += _PAGES_PER_COMMIT + 2 * size // _PAGE
         except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
             # (said once, by the error every writer of the file raises: debug level here)
             _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
@@ -240,6 +259,27 @@ class _FileWriter:
             except sqlite3.Error:
                 pass
             self._fail(ex)
+
+    def _tool_set(self, run_id: str, tools: list[ToolInfo], new: dict[tuple[str, str], str]) -> str:
+        """The id of the tool set ``tools`` make in run ``run_id``; its row added to
+        ``new`` unless the run has it. An ``OfferedTools`` list (one per model while its
+        tools stay the same objects, refusing changes) is serialised once, its text kept
+        until a secret is learnt; any other list (a hook's, an event made by hand) each
+        time, and stored once all the same (its id is a digest of its text)."""
+        forms = _redact._json_forms  # (replaced whole when a secret is learnt)
+        known = self.offered.get(id(tools))
+        if known is not None and known[0] is tools and known[1] is forms:
+            ref, text = known[2], known[3]
+        else:
+            text = redact_known(dump_tools(tools))
+            ref = tool_set_id(text)
+            if isinstance(tools, OfferedTools):
+                if len(self.offered) >= _TOOL_SETS_KEPT:
+                    self.offered.clear()
+                self.offered[id(tools)] = (tools, forms, ref, text)
+        if (run_id, ref) not in self.tool_sets:
+            new[run_id, ref] = text
+        return ref
 
     def _fold(self, conn: sqlite3.Connection) -> None:
         """Fold the log into the file (and sync it), once the batch's flushes were told:

@@ -158,6 +158,7 @@ class RunLog:
         self._where = where  # for errors: the file read
         self.run_id = run_id
         self._messages: dict[str, ChatMessage] = {}
+        self._tool_sets: dict[str, str] = {}  # a model event's tools, by reference (text)
         self._model_events: OrderedDict[str, ModelEvent] = OrderedDict()
         self._inputs: OrderedDict[str, list[str]] = OrderedDict()
 
@@ -264,10 +265,29 @@ class RunLog:
             self._messages[id] = msg
         return msg
 
+    def _tool_set(self, id: str) -> list[Any]:
+        """The tools a model event's row refers to (``{"$ref": id}``, schema version 2):
+        a fresh list of their JSON data."""
+        text = self._tool_sets.get(id)
+        if text is None:
+            row = self._one(
+                "SELECT data FROM tool_sets WHERE run_id = ? AND id = ?", (self.run_id, id)
+            )
+            if row is None:
+                raise RunStoreError(f"{self._run} has no tool set {id!r} (the store is damaged)")
+            text = self._tool_sets[id] = row[0]
+        try:
+            tools = json.loads(text)
+        except ValueError as ex:
+            raise self._damaged(f"tool set {id!r}", text, ex) from ex
+        if not isinstance(tools, list):
+            raise self._damaged(f"tool set {id!r}", text, ValueError("not a list"))
+        return tools
+
     def _event(self, data: str | bytes) -> Event:
         """An event row, or a clear error naming the run when the row is damaged."""
         try:
-            return load_event(data, self.message)
+            return load_event(data, self.message, self._tool_set)
         except ValueError as ex:
             raise self._damaged("an event", data, ex) from ex
 

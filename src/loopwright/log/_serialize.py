@@ -6,11 +6,19 @@ An event's row is one pass of pydantic's serializer (the references written by t
 ``message_or_ref`` serializer of the fields holding messages, in their places: first in
 a model event's output, after a tool event's call; rows written before this had them
 last, the same JSON value, and read back the same).
+
+A model event's tools are written once per run and list (the ``tool_sets`` table, by
+:func:`tool_set_id`, a digest of the list's JSON text): the writer gives
+:func:`dump_event` the list's id, and the row holds ``"tools": {"$ref": id}`` (last; an
+empty list is written as it is). Rows written before (schema version 1) hold the list
+itself, and read the same: :func:`load_event` resolves a reference through the lookup its
+reader gives.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 from collections.abc import Callable
@@ -19,12 +27,19 @@ from typing import Any, get_args
 from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_json
 
-from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolMessage
+from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
 from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
-__all__ = ["dump_event", "dump_message", "load_event", "load_message"]
+__all__ = [
+    "dump_event",
+    "dump_message",
+    "dump_tools",
+    "load_event",
+    "load_message",
+    "tool_set_id",
+]
 
 _message_adapter: TypeAdapter[ChatMessage] | None = None
 
@@ -75,38 +90,53 @@ def _rows(kind: type[Any]) -> TypeAdapter[Any]:
 
 _KINDS = frozenset(get_args(get_args(Event)[0]))  # the union's own classes
 _NESTED = {"events"}  # a tool call's or subtask's events are rows of their own
+_NOT_TOOLS = {"tools"}  # written as a reference to the run's tool set
 
 
-def event_record(event: Event) -> dict[str, Any]:
-    """An event as the store's JSON data (messages by reference, no nested events)."""
+def event_record(event: Event, tools: str | None = None) -> dict[str, Any]:
+    """An event as the store's JSON data (messages by reference, no nested events; a
+    model event's tools as a reference to tool set ``tools`` if given)."""
+    exclude = _NESTED if tools is None else _NESTED | _NOT_TOOLS
     data: dict[str, Any] = event_adapter().dump_python(
         event,
         mode="json",
         exclude_none=True,
-        exclude=_NESTED,
+        exclude=exclude,
         context=MESSAGE_REFS,
         warnings="error",
     )
+    if tools is not None:
+        data["tools"] = {"$ref": tools}
     return data
 
 
-def dump_event(event: Event) -> str:
+def dump_event(event: Event, tools: str | None = None) -> str:
     """An event as the store's JSON text: one pass of pydantic's serializer, the message
-    a model event's output or a tool event's result holds written as ``{"$ref": id}``."""
+    a model event's output or a tool event's result holds written as ``{"$ref": id}``,
+    and a model event's tools as ``{"$ref": tools}`` (last) when ``tools``, the id of
+    their tool set (:func:`tool_set_id`), is given."""
     kind = type(event)
+    if tools is not None and not isinstance(event, ModelEvent):
+        raise TypeError(f"a {event.event} event offers no tools")
     try:
         # (a subclass is written as its kind, by event_adapter's union; a model event's
         # config is a pydantic model of its own, which writes a float that is not finite
         # as null in one pass: the two-pass way writes it as the rows always had it)
         if kind in _KINDS and (not isinstance(event, ModelEvent) or _finite(event.config)):
+            if kind is ToolEvent or kind is SubtaskEvent:
+                exclude: set[str] | None = _NESTED
+            else:
+                exclude = None if tools is None else _NOT_TOOLS
             row = _rows(kind).dump_json(
                 event,
                 exclude_none=True,
-                exclude=_NESTED if kind is ToolEvent or kind is SubtaskEvent else None,
+                exclude=exclude,
                 context=MESSAGE_REFS,
                 warnings="error",
             )
             if b"NaN" not in row and b"Infinity" not in row:
+                if tools is not None:  # (the id is hex digits: nothing to escape)
+                    row = b'%s,"tools":{"$ref":"%s"}}' % (row[:-1], tools.encode())
                 return row.decode()
             # a float that is not finite (or text that reads so): the rows have always
             # written one in untyped data (a call's arguments, a store's patch) as null:
@@ -114,15 +144,42 @@ def dump_event(event: Event) -> str:
     except (ValueError, UnicodeError):  # arguments too deep, a lone surrogate: see below
         pass
     try:
-        record = event_record(event)
+        record = event_record(event, tools)
     except ValueError:  # a call's arguments nested too deep to write: a placeholder
         if not isinstance(event, ToolEvent):
             raise
         record = event_record(dataclasses.replace(event, call=flat_call(event.call)))
+    return _text(record)
+
+
+def _text(data: Any) -> str:
     try:  # pydantic's encoder: several times faster than json.dumps
-        return to_json(record, inf_nan_mode="constants").decode()
+        return to_json(data, inf_nan_mode="constants").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
-        return json.dumps(record, separators=(",", ":"))
+        return json.dumps(data, separators=(",", ":"))
+
+
+_tools_adapter: TypeAdapter[Any] | None = None
+
+
+def dump_tools(tools: list[ToolInfo]) -> str:
+    """A list of tools as the ``tool_sets`` table's JSON text: the value a model event's
+    row held inline before (one pass; a float that is not finite, in a schema, written
+    as null, as the rows had it; the two-pass way for a lone surrogate)."""
+    global _tools_adapter
+    if _tools_adapter is None:
+        _tools_adapter = TypeAdapter(list[ToolInfo])
+    try:
+        return _tools_adapter.dump_json(tools, exclude_none=True, warnings="error").decode()
+    except (ValueError, UnicodeError):  # a lone surrogate: json.dumps escapes it
+        data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
+        return _text(data)
+
+
+def tool_set_id(text: str) -> str:
+    """The id of a tool set in the ``tool_sets`` table: a digest of its JSON text (the
+    same list, in any sample of a run, is stored once)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 def _finite(config: GenerateConfig) -> bool:
@@ -131,13 +188,28 @@ def _finite(config: GenerateConfig) -> bool:
 
 
 MessageLookup = Callable[[str], ChatMessage]
+ToolSetLookup = Callable[[str], list[Any]]
+"""A tool set's JSON data (a list) by its id; a fresh copy each time."""
 
 
-def load_event(data: str | bytes | dict[str, Any], message: MessageLookup) -> Event:
-    """An event from the store's JSON, with message references resolved by ``message``."""
+def _no_tool_sets(id: str) -> list[Any]:
+    raise ValueError(f"a reference to tool set {id!r}, and no tool sets to look it up in")
+
+
+def load_event(
+    data: str | bytes | dict[str, Any],
+    message: MessageLookup,
+    tool_set: ToolSetLookup = _no_tool_sets,
+) -> Event:
+    """An event from the store's JSON, with message references resolved by ``message``
+    and a model event's tools reference by ``tool_set`` (rows of schema version 1 hold
+    the tools themselves)."""
     record = json.loads(data) if isinstance(data, (str, bytes)) else dict(data)
     kind = record.get("event")
     if kind == "model":
+        tools = record.get("tools")
+        if isinstance(tools, dict) and "$ref" in tools:
+            record["tools"] = tool_set(tools["$ref"])
         out = record.get("output")
         if out is not None and isinstance(out.get("message"), dict) and "$ref" in out["message"]:
             msg = message(out["message"]["$ref"])
