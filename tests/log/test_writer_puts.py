@@ -1,7 +1,6 @@
 """What the run store's subscriber puts on the writer's queue, and how the writer folds
 its file's log: an event completed while its first put is still queued is not put again
-(its one row holds the completed event), and the log is folded after the flushes
-waiting were told."""
+(its one row holds the completed event), and the log is folded beside the writing."""
 
 from __future__ import annotations
 
@@ -110,37 +109,49 @@ async def test_a_run_writes_each_event_once_completed(tmp_path: Path) -> None:
     assert len({id for _, id, _ in found}) == len(found)
 
 
-async def test_the_log_is_folded_after_the_flush_was_told(
+async def test_the_log_is_folded_beside_the_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
-    told = threading.Event()
-    folds: list[bool] = []  # whether the flush had been told when the fold began
-    real_fold = _file_thread._FileWriter._fold
+    folds: list[Path] = []
+    folded = threading.Event()
+    real_fold = _file_thread._fold
 
-    def fold(self: _file_thread._FileWriter, conn: sqlite3.Connection) -> None:
-        folds.append(told.is_set())
-        real_fold(self, conn)
+    def fold(path: Path, inode: tuple[int, int]) -> None:
+        real_fold(path, inode)
+        folds.append(path)
+        folded.set()
 
-    monkeypatch.setattr(_file_thread._FileWriter, "_fold", fold)
+    monkeypatch.setattr(_file_thread, "_fold", fold)
     db = tmp_path / "runs.db"
     writer = RunWriter(db)
     for i in range(50):
         writer.event("run", "", i, lw.InfoEvent(data="x" * 2000))
-    writer._put_flush(told.set)
-    writer.flush_sync(10)  # the thread takes it after the fold: the fold is done
-    assert folds == [True]
+    await writer.flush()
+    assert folded.wait(10)
+    assert folds == [db]
     # folded: a fresh connection reads every row from the file alone, the log emptied
     conn = sqlite3.connect(db)
     try:
-        busy, frames, folded = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        busy, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     finally:
         conn.close()
-    assert busy == 0 and frames == folded
+    assert busy == 0 and frames == done
     assert len(rows(db)) == 50
     await writer.aclose()
     _file_thread.close_idle_files()
     assert not log_left(db)
+
+
+def test_a_fold_that_fails_is_only_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG", logger="loopwright.log")
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not a database" * 100)
+    st = os.stat(junk)
+    _file_thread._fold(junk, (st.st_dev, st.st_ino))  # cannot be read: raises nothing
+    assert "folding the log failed" in caplog.text
+    _file_thread._fold(tmp_path / "runs.db", (st.st_dev, st.st_ino))  # removed meanwhile
+    assert not (tmp_path / "runs.db").exists()  # not made again
 
 
 async def test_a_fold_is_of_the_file_written_not_of_one_put_at_its_path(
@@ -178,8 +189,7 @@ async def test_a_fold_is_of_the_file_written_not_of_one_put_at_its_path(
     assert tables == {"keep"}
 
 
-async def test_a_fold_waits_for_no_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
+async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     writer = RunWriter(db)
     writer.event("run", "", 0, lw.InfoEvent(data="first"))
@@ -189,64 +199,15 @@ async def test_a_fold_waits_for_no_reader(tmp_path: Path, monkeypatch: pytest.Mo
         reader.execute("BEGIN")
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         writer.event("run", "", 1, lw.InfoEvent(data="second"))
-        await writer.flush()  # folded after it, a reader in the way: PASSIVE returns
         await writer.flush()
+        st = os.stat(db)
+        thread = threading.Thread(target=_file_thread._fold, args=(db, (st.st_dev, st.st_ino)))
+        thread.start()
+        thread.join(10)
+        assert not thread.is_alive()  # PASSIVE: it folded what it could and returned
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         reader.execute("COMMIT")
     finally:
         reader.close()
     await writer.aclose()
     assert [seq for seq, _, _ in rows(db)] == [0, 1]
-
-
-def test_a_flush_cuts_a_fold_in_progress_short(tmp_path: Path) -> None:
-    """cut_fold interrupts the statement of the connection folding (here a long query
-    stands for the checkpoint), and nothing when no fold runs: a write is never cut."""
-    writer = RunWriter(tmp_path / "runs.db")
-    file = writer._file
-    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
-    errors: list[BaseException] = []
-    started = threading.Event()
-
-    def fold() -> None:
-        file._folding = conn
-        started.set()
-        try:
-            conn.execute(endless)
-        except sqlite3.OperationalError as ex:
-            errors.append(ex)
-
-    thread = threading.Thread(target=fold)
-    thread.start()
-    started.wait(10)
-    while not errors and thread.is_alive():
-        file.cut_fold()
-        thread.join(0.01)
-    assert "interrupt" in str(errors[0])
-    file._folding = None
-    file.cut_fold()  # no fold: nothing is interrupted
-    conn.execute("CREATE TABLE t (x)")
-    assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
-    conn.close()
-    writer.close(10)
-
-
-class _Interrupted:
-    """A connection whose checkpoint a flush interrupted."""
-
-    def execute(self, sql: str) -> None:
-        raise sqlite3.OperationalError("interrupted")
-
-
-def test_a_fold_cut_short_is_tried_again_after_the_next_batch(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level("DEBUG", logger="loopwright.log")
-    writer = RunWriter(tmp_path / "runs.db")
-    file = writer._file
-    file.wal_pages = 5000
-    file._fold(_Interrupted())  # type: ignore[arg-type]
-    assert file.wal_pages == 5000 and file._folding is None  # still due
-    assert "folding the log failed" not in caplog.text  # not a failure
-    writer.close(10)

@@ -4,9 +4,9 @@ The thread takes whatever has accumulated on the file's queue, serialises it, re
 the secrets learnt, and writes it in one transaction. It outlives the file's last
 writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file idle
 that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
-folded in). While it is open, the WAL is folded in every ~1,000 pages by the thread,
-on its own connection, after it told the flushes waiting (:meth:`_FileWriter._fold`),
-not inside a commit a run waits for.
+folded in). While it is open, the WAL is folded in every ~1,000 pages by a short-lived
+thread of its own (:meth:`_FileWriter._fold`), beside the writing, not inside a commit a
+run waits for.
 See ``_writer.py`` for the producer side and how failures are told.
 """
 
@@ -88,8 +88,7 @@ class _FileWriter:
         self.connected = threading.Event()  # set once a batch was committed
         self.taken = 0  # batches taken off the queue so far (see Sink.on_event)
         self.wal_pages = 0  # an estimate of the pages in the log not yet folded in
-        self._folding: sqlite3.Connection | None = None  # while it folds (see _fold)
-        self._fold_lock = threading.Lock()  # guards _folding: see cut_fold
+        self.folding: threading.Thread | None = None  # folding them in (see _fold)
         # the tool sets: each OfferedTools list written (by id(); the list itself kept, so
         # the id is its own), with the secrets' forms it was redacted with, its tool set's
         # id and text; and the (run, tool set) pairs committed (see _tool_set)
@@ -113,8 +112,8 @@ class _FileWriter:
         conn: sqlite3.Connection | None = None
         try:
             conn = connect(self.path)
-            # the log is folded in by _fold, after a batch's flushes were told; SQLite's
-            # own fold (in a commit) only if the estimate fell far short
+            # the log is folded in by _fold, beside the writing; SQLite's own fold (in a
+            # commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
             self.inode = _inode(self.path)
         except BaseException as ex:
@@ -156,14 +155,15 @@ class _FileWriter:
                     wake()
                 except RuntimeError:  # the waiting loop is closed
                     pass
-            folding = self.wal_pages >= CHECKPOINT_PAGES and not stop and self.error is None
-            if folding and conn is not None:  # (closing the connection folds it anyway)
-                self._fold(conn)
+            if self.wal_pages >= CHECKPOINT_PAGES and not stop and self.error is None:
+                self._fold()
             if not stop and len(batch) < MAX_BATCH:
                 # let the next batch gather: producers then put without waking us, and
                 # the event loop's thread is not slowed by a switch for every event;
                 # a flush or close waiting for us cuts the wait short
                 self.urgent.wait(BATCH_WAIT)
+        if self.folding is not None:
+            self.folding.join()
         if conn is not None:  # closing the last connection folds what is left
             conn.close()
 
@@ -281,44 +281,53 @@ class _FileWriter:
             new[run_id, ref] = text
         return ref
 
-    def _fold(self, conn: sqlite3.Connection) -> None:
-        """Fold the log into the file (and sync it), once the batch's flushes were told:
-        no run waits for it (4-30 ms: in a commit when SQLite folds on its own); SQLite
-        does it without the GIL, beside the runs' work, and a flush put meanwhile cuts
-        it short (:meth:`cut_fold`: the next batch tries again). It is done on this
-        thread's own connection, the one that wrote the log (a connection opened by the
-        file's path could pair another file put there meanwhile with this log). It
-        blocks no reader and no writer (``PASSIVE``); what it could not fold (a reader
-        was in the way) is folded next time; a failure is only logged (the log keeps
-        every row; the next write says what is wrong)."""
-        import sqlite3
-
-        if self.key.startswith(":memory:"):  # no log
-            self.wal_pages = 0
+    def _fold(self) -> None:
+        """Fold the log into the file (and sync it) beside the writing, on a thread and
+        connection of its own: no run waits for it (4-30 ms, in a commit when SQLite
+        folds on its own), and SQLite does it without the GIL. It blocks no reader and
+        no writer (``PASSIVE``); what it could not fold (a reader was in the way) is
+        folded next time. One fold at a time; none once the file at the path is not the
+        one this thread writes (see :func:`_fold`)."""
+        if self.folding is not None and self.folding.is_alive():
             return
-        with self._fold_lock:
-            self._folding = conn
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            self.wal_pages = 0
-        except sqlite3.OperationalError as ex:
-            if "interrupt" not in str(ex):
-                self.wal_pages = 0
-                _log.debug("run store %s: folding the log failed: %r", self.path, ex)
-        except sqlite3.Error as ex:
-            self.wal_pages = 0
-            _log.debug("run store %s: folding the log failed: %r", self.path, ex)
-        finally:
-            with self._fold_lock:
-                self._folding = None
+        self.wal_pages = 0
+        if self.key.startswith(":memory:") or self.inode is None:  # no log, or no file
+            return
+        folding = threading.Thread(
+            target=_fold,
+            args=(Path(self.key), self.inode),
+            name=f"loopwright-run-store-fold:{self.path.name}",
+            daemon=True,
+        )
+        folding.start()
+        self.folding = folding  # (started: it may be joined from now on)
 
-    def cut_fold(self) -> None:
-        """A flush waits: interrupt the fold in progress, if any (from any thread). Under
-        the lock, the fold's statement is either still running (it stops) or done, and
-        SQLite ignores an interrupt when no statement runs: a write is never cut."""
-        with self._fold_lock:
-            if self._folding is not None:
-                self._folding.interrupt()
+
+def _fold(path: Path, inode: tuple[int, int]) -> None:
+    """Fold the log of the file at ``path`` into it, if that file is still ``inode``.
+
+    SQLite finds a file's log by its name: a connection opened by the path after the
+    file was moved away (and another put there) would pair that other file with the
+    moved file's log and fold one into the other. So the file is checked before the
+    connection opens and again once it has the file and its log open (its first read
+    opens both): then it folds the file it checked, whatever is put at the path after.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    if _inode(path) != inode:
+        return
+    try:  # (mode=rw: a file removed meanwhile is not made again)
+        uri = f"file:{quote(str(path.absolute()))}?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM meta").fetchone()  # the file and its log open
+            if _inode(path) == inode:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
+    except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
+        _log.debug("run store %s: folding the log failed: %r", path, ex)
 
 
 # --- one writer thread per file ------------------------------------------------------------

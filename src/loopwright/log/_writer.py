@@ -7,8 +7,8 @@ has accumulated, serialises it, and writes it in one transaction. Each committed
 is durable against the process being killed (WAL mode). The thread and its connection
 (``_file_thread.py``) outlive the file's last writer a few seconds, for the process's
 next run: closing a run costs one flush, not a connection's close (folding the WAL into
-the file and syncing it, 4-20 ms). The thread folds the log in after it told the flushes
-waiting, and a flush put meanwhile cuts the fold short: no run waits for a fold either.
+the file and syncing it, 4-20 ms). The thread has the log folded in beside its writing,
+by a thread of its own, so no run waits for a fold either.
 
 Every row is written with the secrets learnt redacted (``model/_redact.py``): no API
 key, password or token reaches the file, whatever text carried it.
@@ -127,7 +127,6 @@ class RunWriter:
     def _put_flush(self, wake: Callable[[], None]) -> None:
         self._queue.put((self, "flush", wake))
         self._file.urgent.set()
-        self._file.cut_fold()  # a flush does not wait for the log's fold
 
     async def flush(self) -> None:
         """Wait until everything put so far is committed (without blocking the loop).
