@@ -20,27 +20,7 @@ from loopwright.log._serialize import dump_event, dump_tools, load_event, tool_s
 from loopwright.model import _redact
 from loopwright.model._offered import OfferedTools
 
-
-@lw.tool
-async def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a + b
-
-
-@lw.tool
-async def mul(a: int, b: int) -> int:
-    """Multiply two numbers.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a * b
+from .._tools import add, sub
 
 
 def _rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -60,7 +40,7 @@ def _calls(n: int) -> list[lw.ModelOutput]:
 
 def _run(db: Path, steps: int, tools: list[lw.Tool[Any]] | None = None) -> str:
     model = lw.get_model("mock", outputs=_calls(steps))
-    agent = lw.react(tools=tools or [add, mul], submit=False)
+    agent = lw.react(tools=tools or [add, sub], submit=False)
     state = asyncio.run(lw.run(agent, "go", model=model, db=db))
     assert state.output.text == "done"
     return lw.list_runs(db)[0].id
@@ -80,18 +60,18 @@ def test_a_run_s_model_events_refer_to_one_tool_set_written_once(
     run_id = _run(db, 5)
     [(set_id, text)] = _rows(db, "SELECT id, data FROM tool_sets WHERE run_id = ?", (run_id,))
     assert set_id == tool_set_id(text)
-    assert [t["name"] for t in json.loads(text)] == ["add", "mul"]
+    assert [t["name"] for t in json.loads(text)] == ["add", "sub"]
     refs = _rows(db, "SELECT data FROM events WHERE type = 'model' AND run_id = ?", (run_id,))
     assert len(refs) == 6
     for (row,) in refs:
         assert json.loads(row)["tools"] == {"$ref": set_id}
-        assert "Multiply two numbers" not in row
+        assert "Subtract." not in row
     # the model's one OfferedTools list: serialised once for the run's six calls
     assert len(dumped) == 1 and isinstance(dumped[0], OfferedTools)
     with lw.load_run(run_id, db) as log:
         events = [e for e in log.events() if isinstance(e, lw.ModelEvent)]
-        assert [[t.name for t in e.tools] for e in events] == [["add", "mul"]] * 6
-        assert events[0].tools == [add.info, mul.info]
+        assert [[t.name for t in e.tools] for e in events] == [["add", "sub"]] * 6
+        assert events[0].tools == [add.info, sub.info]
         # each event its own list and tools (a change to one is not seen in another)
         assert events[0].tools is not events[1].tools
         assert events[0].tools[0] is not events[1].tools[0]
@@ -142,7 +122,7 @@ async def test_plain_lists_are_stored_once_by_their_digest(tmp_path: Path) -> No
     written in the row."""
     db = tmp_path / "runs.db"
     async with lw.recording(db=db) as rec:
-        for tools in ([add.info], [add.info], [add.info, mul.info], [], [add.info]):
+        for tools in ([add.info], [add.info], [add.info, sub.info], [], [add.info]):
             lw.transcript().record(lw.ModelEvent(model="m", tools=list(tools)))
     sets = dict(_rows(db, "SELECT id, data FROM tool_sets WHERE run_id = ?", (rec.run_id,)))
     assert sorted(len(json.loads(t)) for t in sets.values()) == [1, 2]
@@ -152,7 +132,7 @@ async def test_plain_lists_are_stored_once_by_their_digest(tmp_path: Path) -> No
     assert refs[0] == refs[1] == refs[3] != refs[2] and set(refs) == set(sets)
     with lw.load_run(rec.run_id, db) as log:
         read = [[t.name for t in e.tools] for e in log.events() if isinstance(e, lw.ModelEvent)]
-    assert read == [["add"], ["add"], ["add", "mul"], [], ["add"]]
+    assert read == [["add"], ["add"], ["add", "sub"], [], ["add"]]
 
 
 def test_each_run_has_its_rows_and_a_secret_learnt_is_redacted_from_the_next(
@@ -255,7 +235,7 @@ def test_an_export_holds_the_tools_inline_and_imports_anywhere(tmp_path: Path) -
     out = lw.export_run(run_id, tmp_path / "run.json", db=db)
     data = json.loads(out.read_text())
     models = [e["data"] for e in data["events"] if e["type"] == "model"]
-    assert [[t["name"] for t in m["tools"]] for m in models] == [["add", "mul"]] * 3
+    assert [[t["name"] for t in m["tools"]] for m in models] == [["add", "sub"]] * 3
     with lw.load_run(str(out)) as log:  # imported into memory
         assert [e.tools for e in log.events() if isinstance(e, lw.ModelEvent)] == live
     # replacing the run in its own store: its tool set goes with its old rows
