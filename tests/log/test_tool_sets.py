@@ -66,7 +66,7 @@ def test_a_run_s_model_events_refer_to_one_tool_set_written_once(
     for (row,) in refs:
         assert json.loads(row)["tools"] == {"$ref": set_id}
         assert "Subtract." not in row
-    # the model's one OfferedTools list: serialised once for the run's six calls
+    # the model's one OfferedTools list: serialised once for the six calls (one batch)
     assert len(dumped) == 1 and isinstance(dumped[0], OfferedTools)
     with lw.load_run(run_id, db) as log:
         events = [e for e in log.events() if isinstance(e, lw.ModelEvent)]
@@ -267,3 +267,48 @@ def test_a_missing_tool_set_is_a_damaged_store(tmp_path: Path) -> None:
     conn.close()
     with lw.load_run(run_id, db) as log, pytest.raises(lw.RunStoreError, match="tool set 'x'"):
         list(log.events())
+
+
+async def test_a_tool_set_deleted_meanwhile_is_written_again(tmp_path: Path) -> None:
+    """Nothing in the writer assumes a run's tool set is still there from an earlier
+    batch (an import replacing the run deletes it, also from another process): each
+    batch writes the sets its events refer to, ``INSERT OR IGNORE``."""
+    from loopwright.log._writer import RunWriter
+
+    db = tmp_path / "runs.db"
+    writer = RunWriter(db)
+    tools = OfferedTools([add.info, sub.info])
+    writer.event("r", "", 0, lw.ModelEvent(model="m", tools=tools))
+    await writer.flush()
+    [(first,)] = _rows(db, "SELECT id FROM tool_sets WHERE run_id = 'r'")
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM tool_sets")
+    conn.commit()
+    conn.close()
+    writer.event("r", "", 1, lw.ModelEvent(model="m", tools=tools))
+    await writer.flush()
+    await writer.aclose()
+    assert _rows(db, "SELECT id FROM tool_sets WHERE run_id = 'r'") == [(first,)]
+
+
+async def test_a_tool_changed_in_place_is_stored_as_changed(tmp_path: Path) -> None:
+    """The same list, its tool's info changed in place between two batches: each event's
+    tool set is what the list held when it was written (never text kept from before)."""
+    from loopwright.log._writer import RunWriter
+
+    db = tmp_path / "runs.db"
+    info = lw.ToolInfo(name="note", description="Version one.")
+    tools = OfferedTools([info])
+    writer = RunWriter(db)
+    writer.event("r", "", 0, lw.ModelEvent(model="m", tools=tools))
+    await writer.flush()
+    info.description = "Version two."
+    writer.event("r", "", 1, lw.ModelEvent(model="m", tools=tools))
+    await writer.aclose()
+    sets = dict(_rows(db, "SELECT id, data FROM tool_sets WHERE run_id = 'r'"))
+    refs = [
+        json.loads(data)["tools"]["$ref"]
+        for (data,) in _rows(db, "SELECT data FROM events WHERE run_id = 'r' ORDER BY seq")
+    ]
+    said = [json.loads(sets[ref])[0]["description"] for ref in refs]
+    assert said == ["Version one.", "Version two."]

@@ -117,8 +117,8 @@ async def test_the_log_is_folded_beside_the_writing(
     folded = threading.Event()
     real_fold = _file_thread._fold
 
-    def fold(path: Path, inode: tuple[int, int]) -> None:
-        real_fold(path, inode)
+    def fold(conn: sqlite3.Connection, path: Path) -> None:
+        real_fold(conn, path)
         folds.append(path)
         folded.set()
 
@@ -147,11 +147,14 @@ def test_a_fold_that_fails_is_only_logged(tmp_path: Path, caplog: pytest.LogCapt
     caplog.set_level("DEBUG", logger="loopwright.log")
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database" * 100)
-    st = os.stat(junk)
-    _file_thread._fold(junk, (st.st_dev, st.st_ino))  # cannot be read: raises nothing
-    assert "folding the log failed" in caplog.text
-    _file_thread._fold(tmp_path / "runs.db", (st.st_dev, st.st_ino))  # removed meanwhile
+    assert _file_thread._folder(junk) is None  # cannot be read: raises nothing
+    assert "cannot open a connection to fold the log" in caplog.text
+    assert _file_thread._folder(tmp_path / "runs.db") is None  # removed meanwhile
     assert not (tmp_path / "runs.db").exists()  # not made again
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.close()
+    _file_thread._fold(conn, junk)  # a fold that fails: logged
+    assert "folding the log failed" in caplog.text
 
 
 async def test_a_fold_is_of_the_file_written_not_of_one_put_at_its_path(
@@ -200,10 +203,12 @@ async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         writer.event("run", "", 1, lw.InfoEvent(data="second"))
         await writer.flush()
-        st = os.stat(db)
-        thread = threading.Thread(target=_file_thread._fold, args=(db, (st.st_dev, st.st_ino)))
+        folder = _file_thread._folder(db)
+        assert folder is not None
+        thread = threading.Thread(target=_file_thread._fold, args=(folder, db))
         thread.start()
         thread.join(10)
+        folder.close()
         assert not thread.is_alive()  # PASSIVE: it folded what it could and returned
         assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (1,)
         reader.execute("COMMIT")

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import _redact
-from ..model._offered import OfferedTools
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
@@ -65,9 +63,6 @@ _INSERT_MESSAGE = """
 INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
 """
 _INSERT_TOOL_SET = "INSERT OR IGNORE INTO tool_sets (run_id, id, data) VALUES (?, ?, ?)"
-_TOOL_SETS_KEPT = 256
-"""The writer remembers the id and text of this many ``OfferedTools`` lists (and the
-tool sets of this many (run, id) pairs as written) before it forgets them all."""
 
 # An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
 _Item = tuple[Any, ...]
@@ -89,11 +84,8 @@ class _FileWriter:
         self.taken = 0  # batches taken off the queue so far (see Sink.on_event)
         self.wal_pages = 0  # an estimate of the pages in the log not yet folded in
         self.folding: threading.Thread | None = None  # folding them in (see _fold)
-        # the tool sets: each OfferedTools list written (by id(); the list itself kept, so
-        # the id is its own), with the secrets' forms it was redacted with, its tool set's
-        # id and text; and the (run, tool set) pairs committed (see _tool_set)
-        self.offered: dict[int, tuple[OfferedTools, tuple[str, ...], str, str]] = {}
-        self.tool_sets: set[tuple[str, str]] = set()
+        self.folder: sqlite3.Connection | None = None  # the fold's connection (_folder)
+        self.foldable = False  # whether it is on the writer's file (see _folder)
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -116,6 +108,8 @@ class _FileWriter:
             # commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
             self.inode = _inode(self.path)
+            self.folder = _folder(self.path)
+            self.foldable = self.folder is not None and _inode(self.path) == self.inode
         except BaseException as ex:
             self._fail(ex)
         stop = False
@@ -164,6 +158,8 @@ class _FileWriter:
                 self.urgent.wait(BATCH_WAIT)
         if self.folding is not None:
             self.folding.join()
+        if self.folder is not None:  # (first: the writer's connection is open, so closing
+            self.folder.close()  # this one folds nothing)
         if conn is not None:  # closing the last connection folds what is left
             conn.close()
 
@@ -176,7 +172,8 @@ class _FileWriter:
         sql: list[tuple[str, tuple[Any, ...]]] = []
         events: list[tuple[Any, ...]] = []
         messages: list[tuple[Any, ...]] = []
-        tool_sets: dict[tuple[str, str], str] = {}  # (run, id): text, new in this batch
+        tool_sets: dict[tuple[str, str], str] = {}  # (run, id): text, of this batch
+        offered: dict[int, str] = {}  # id() of a tools list of this batch: its tool set
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
@@ -192,7 +189,7 @@ class _FileWriter:
                 try:
                     tools = None
                     if isinstance(event, ModelEvent) and event.tools:
-                        tools = self._tool_set(run_id, event.tools, tool_sets)
+                        tools = _tool_set(run_id, event.tools, tool_sets, offered)
                     data = dump_event(event, tools)
                     stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
@@ -245,9 +242,6 @@ class _FileWriter:
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
             conn.execute("COMMIT")
-            if len(self.tool_sets) + len(tool_sets) > _TOOL_SETS_KEPT:
-                self.tool_sets.clear()
-            self.tool_sets.update(tool_sets)
             size = sum(len(row[7]) for row in events) + sum(len(row[5]) for row in messages)
             size += sum(map(len, tool_sets.values()))
             self.wal_pages += _PAGES_PER_COMMIT + 2 * size // _PAGE
@@ -260,42 +254,21 @@ class _FileWriter:
                 pass
             self._fail(ex)
 
-    def _tool_set(self, run_id: str, tools: list[ToolInfo], new: dict[tuple[str, str], str]) -> str:
-        """The id of the tool set ``tools`` make in run ``run_id``; its row added to
-        ``new`` unless the run has it. An ``OfferedTools`` list (one per model while its
-        tools stay the same objects, refusing changes) is serialised once, its text kept
-        until a secret is learnt; any other list (a hook's, an event made by hand) each
-        time, and stored once all the same (its id is a digest of its text)."""
-        forms = _redact._json_forms  # (replaced whole when a secret is learnt)
-        known = self.offered.get(id(tools))
-        if known is not None and known[0] is tools and known[1] is forms:
-            ref, text = known[2], known[3]
-        else:
-            text = redact_known(dump_tools(tools))
-            ref = tool_set_id(text)
-            if isinstance(tools, OfferedTools):
-                if len(self.offered) >= _TOOL_SETS_KEPT:
-                    self.offered.clear()
-                self.offered[id(tools)] = (tools, forms, ref, text)
-        if (run_id, ref) not in self.tool_sets:
-            new[run_id, ref] = text
-        return ref
-
     def _fold(self) -> None:
-        """Fold the log into the file (and sync it) beside the writing, on a thread and
-        connection of its own: no run waits for it (4-30 ms, in a commit when SQLite
-        folds on its own), and SQLite does it without the GIL. It blocks no reader and
-        no writer (``PASSIVE``); what it could not fold (a reader was in the way) is
-        folded next time. One fold at a time; none once the file at the path is not the
-        one this thread writes (see :func:`_fold`)."""
+        """Fold the log into the file (and sync it) beside the writing, on a thread of
+        its own, through the connection :func:`_folder` opened with the writer's: no
+        run waits for it (4-30 ms, in a commit when SQLite folds on its own), and SQLite
+        does it without the GIL. It blocks no reader and no writer (``PASSIVE``); what
+        it could not fold (a reader was in the way) is folded next time. One fold at a
+        time."""
         if self.folding is not None and self.folding.is_alive():
             return
         self.wal_pages = 0
-        if self.key.startswith(":memory:") or self.inode is None:  # no log, or no file
+        if self.folder is None or not self.foldable:  # in memory (no log), or see _folder
             return
         folding = threading.Thread(
             target=_fold,
-            args=(Path(self.key), self.inode),
+            args=(self.folder, self.path),
             name=f"loopwright-run-store-fold:{self.path.name}",
             daemon=True,
         )
@@ -303,31 +276,58 @@ class _FileWriter:
         self.folding = folding  # (started: it may be joined from now on)
 
 
-def _fold(path: Path, inode: tuple[int, int]) -> None:
-    """Fold the log of the file at ``path`` into it, if that file is still ``inode``.
-
-    SQLite finds a file's log by its name: a connection opened by the path after the
-    file was moved away (and another put there) would pair that other file with the
-    moved file's log and fold one into the other. So the file is checked before the
-    connection opens and again once it has the file and its log open (its first read
-    opens both): then it folds the file it checked, whatever is put at the path after.
-    """
+def _folder(path: Path) -> sqlite3.Connection | None:
+    """The connection that folds the log of the file the writer opened at ``path``,
+    opened once, with the writer's, and kept while it is: SQLite finds a file's log by
+    its name, so a connection opened by the path later (the file moved away meanwhile,
+    another put there) would pair that other file with this log and fold one into the
+    other (also when it closes, as the file's last connection). Its first read opens
+    the file and its log; the writer then checks the file at the path is still its
+    own (else no folds: SQLite's own, in a commit, remain), and closes it before its
+    own connection, so that closing it folds nothing. ``None`` in memory, or when it
+    cannot be opened."""
     import sqlite3
     from urllib.parse import quote
 
-    if _inode(path) != inode:
-        return
+    if str(path) == ":memory:":
+        return None
     try:  # (mode=rw: a file removed meanwhile is not made again)
         uri = f"file:{quote(str(path.absolute()))}?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
-        try:
-            conn.execute("SELECT count(*) FROM meta").fetchone()  # the file and its log open
-            if _inode(path) == inode:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            conn.close()
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=1.0, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("SELECT count(*) FROM meta").fetchone()  # the file and its log open
+    except sqlite3.Error as ex:
+        _log.debug("run store %s: cannot open a connection to fold the log: %r", path, ex)
+        return None
+    return conn
+
+
+def _fold(conn: sqlite3.Connection, path: Path) -> None:
+    import sqlite3
+
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
         _log.debug("run store %s: folding the log failed: %r", path, ex)
+
+
+def _tool_set(
+    run_id: str, tools: list[ToolInfo], new: dict[tuple[str, str], str], seen: dict[int, str]
+) -> str:
+    """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
+    (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
+    refer to it). A list is serialised once per batch (``seen``: by ``id()``, the
+    batch's events holding the lists alive), as it is then, like every field of an
+    event: a tool's info changed in place is written as changed by the next batch."""
+    ref = seen.get(id(tools))
+    if ref is None:
+        text = redact_known(dump_tools(tools))
+        ref = seen[id(tools)] = tool_set_id(text)
+        new[run_id, ref] = text
+    elif (run_id, ref) not in new:  # (the same list in another run of the batch)
+        new[run_id, ref] = next(t for (_, r), t in new.items() if r == ref)
+    return ref
 
 
 # --- one writer thread per file ------------------------------------------------------------
