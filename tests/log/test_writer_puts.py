@@ -216,3 +216,29 @@ async def test_a_fold_waits_for_no_reader(tmp_path: Path) -> None:
         reader.close()
     await writer.aclose()
     assert [seq for seq, _, _ in rows(db)] == [0, 1]
+
+
+async def test_a_store_named_in_bytes_that_are_not_utf8_folds_and_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)
+    db = tmp_path / os.fsdecode(b"caf\xe9.db")
+    writer = RunWriter(db)
+    for i in range(20):
+        writer.event("run", "", i, lw.InfoEvent(data="x" * 2000))
+    await writer.flush()
+    file = writer._file
+    await writer.aclose()
+    _file_thread.close_idle_files()
+    assert file.folder is not None and file.foldable  # it was opened, from the name's bytes
+    assert len(rows(db)) == 20
+
+
+async def test_a_store_that_needs_no_fold_opens_no_second_connection(tmp_path: Path) -> None:
+    """The fold's connection is opened at the first fold: a store of short runs holds
+    the writer's file handles only (a process with many stores open at once)."""
+    writer = RunWriter(tmp_path / "runs.db")
+    writer.event("run", "", 0, lw.InfoEvent(data="x"))
+    await writer.flush()
+    assert writer._file.folder is None
+    await writer.aclose()

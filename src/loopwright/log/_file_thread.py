@@ -86,6 +86,7 @@ class _FileWriter:
         self.folding: threading.Thread | None = None  # folding them in (see _fold)
         self.folder: sqlite3.Connection | None = None  # the fold's connection (_folder)
         self.foldable = False  # whether it is on the writer's file (see _folder)
+        self.folder_opened = False  # tried already (at the first fold: few runs need one)
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -108,8 +109,6 @@ class _FileWriter:
             # commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
             self.inode = _inode(self.path)
-            self.folder = _folder(self.path)
-            self.foldable = self.folder is not None and _inode(self.path) == self.inode
         except BaseException as ex:
             self._fail(ex)
         stop = False
@@ -264,7 +263,11 @@ class _FileWriter:
         if self.folding is not None and self.folding.is_alive():
             return
         self.wal_pages = 0
-        if self.folder is None or not self.foldable:  # in memory (no log), or see _folder
+        if not self.folder_opened and not self.key.startswith(":memory:"):  # (no log)
+            self.folder_opened = True
+            self.folder = _folder(self.path)
+            self.foldable = self.folder is not None and _inode(self.path) == self.inode
+        if self.folder is None or not self.foldable:  # see _folder
             return
         folding = threading.Thread(
             target=_fold,
@@ -278,29 +281,31 @@ class _FileWriter:
 
 def _folder(path: Path) -> sqlite3.Connection | None:
     """The connection that folds the log of the file the writer opened at ``path``,
-    opened once, with the writer's, and kept while it is: SQLite finds a file's log by
-    its name, so a connection opened by the path later (the file moved away meanwhile,
-    another put there) would pair that other file with this log and fold one into the
-    other (also when it closes, as the file's last connection). Its first read opens
-    the file and its log; the writer then checks the file at the path is still its
-    own (else no folds: SQLite's own, in a commit, remain), and closes it before its
-    own connection, so that closing it folds nothing. ``None`` in memory, or when it
-    cannot be opened."""
+    opened once, at the first fold, and kept while the writer's is open. SQLite finds
+    a file's log by its name, so a connection opened by the path when the file was
+    moved away (and another put there) pairs that other file with this log: its first
+    read opens the file and its log, and the writer then checks the file at the path
+    is still its own (else no folds: SQLite's own, in a commit, remain). It is closed
+    before the writer's connection, whose lock on the log's index keeps that close
+    from folding anything. ``None`` when it cannot be opened (only logged: the writer
+    goes on without folds)."""
     import sqlite3
     from urllib.parse import quote
 
-    if str(path) == ":memory:":
-        return None
-    try:  # (mode=rw: a file removed meanwhile is not made again)
-        uri = f"file:{quote(str(path.absolute()))}?mode=rw"
+    conn: sqlite3.Connection | None = None
+    try:  # (mode=rw: a file removed meanwhile is not made again; a name that is not
+        # UTF-8 quoted from its bytes)
+        uri = f"file:{quote(os.fsencode(path.absolute()))}?mode=rw"
         conn = sqlite3.connect(
             uri, uri=True, timeout=1.0, isolation_level=None, check_same_thread=False
         )
         conn.execute("SELECT count(*) FROM meta").fetchone()  # the file and its log open
-    except sqlite3.Error as ex:
+        return conn
+    except Exception as ex:
         _log.debug("run store %s: cannot open a connection to fold the log: %r", path, ex)
+        if conn is not None:
+            conn.close()
         return None
-    return conn
 
 
 def _fold(conn: sqlite3.Connection, path: Path) -> None:
