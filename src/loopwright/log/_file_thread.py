@@ -172,7 +172,7 @@ class _FileWriter:
         events: list[tuple[Any, ...]] = []
         messages: list[tuple[Any, ...]] = []
         tool_sets: dict[tuple[str, str], str] = {}  # (run, id): text, of this batch
-        offered: dict[int, str] = {}  # id() of a tools list of this batch: its tool set
+        offered: dict[int, tuple[str, str]] = {}  # a tools list of the batch: set id, text
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
@@ -318,20 +318,23 @@ def _fold(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def _tool_set(
-    run_id: str, tools: list[ToolInfo], new: dict[tuple[str, str], str], seen: dict[int, str]
+    run_id: str,
+    tools: list[ToolInfo],
+    new: dict[tuple[str, str], str],
+    seen: dict[int, tuple[str, str]],
 ) -> str:
     """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
     (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
-    refer to it). A list is serialised once per batch (``seen``: by ``id()``, the
-    batch's events holding the lists alive), as it is then, like every field of an
-    event: a tool's info changed in place is written as changed by the next batch."""
-    ref = seen.get(id(tools))
-    if ref is None:
+    refer to it). A list is serialised once per batch (``seen``: its id and text by
+    ``id()``, the batch's events holding the lists alive), as it is then, like every
+    field of an event: a tool's info changed in place is written as changed by the next
+    batch."""
+    known = seen.get(id(tools))
+    if known is None:
         text = redact_known(dump_tools(tools))
-        ref = seen[id(tools)] = tool_set_id(text)
-        new[run_id, ref] = text
-    elif (run_id, ref) not in new:  # (the same list in another run of the batch)
-        new[run_id, ref] = next(t for (_, r), t in new.items() if r == ref)
+        known = seen[id(tools)] = (tool_set_id(text), text)
+    ref, text = known
+    new[run_id, ref] = text
     return ref
 
 
