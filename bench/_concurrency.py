@@ -84,7 +84,8 @@ def _owned_bytes(messages: list[Any], other: list[Any]) -> int:
     does not: pydantic models, dataclasses, dicts, lists, tuples, sets, strings and
     numbers, each counted once (``sys.getsizeof``, the collector's header included)."""
 
-    def reach(roots: list[Any], skip: set[int]) -> int:
+    def reach(roots: list[Any], skip: set[int]) -> tuple[int, set[int]]:
+        """The bytes of what ``roots`` hold, not in ``skip``, and the ids of all of it."""
         seen: set[int] = set()
         total, stack = 0, list(roots)
         while stack:
@@ -104,13 +105,10 @@ def _owned_bytes(messages: list[Any], other: list[Any]) -> int:
                 stack += [getattr(o, f.name) for f in dataclasses.fields(o)]
             elif not isinstance(o, (str, bytes, int, float)):
                 raise TypeError(f"what does a {type(o).__name__} in a message hold?")
-        reached.update(seen)
-        return total
+        return total, seen
 
-    reached: set[int] = set()
-    reach([other], set())
-    shared = set(reached)
-    return reach([messages], shared)  # the list itself too
+    _, shared = reach([other], set())
+    return reach([messages], shared)[0]  # the list itself too
 
 
 def _history_bytes(messages: list[Any]) -> int:
