@@ -1,0 +1,107 @@
+"""When the run store's writer takes a batch (it lets one gather, so that a short run is
+one batch, written at its flush), and what it does for a file moved away meanwhile (its
+log folded into it, never through the file now at its path)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+from loopwright.log import _file_thread
+from loopwright.log._writer import RunWriter
+
+from ._rows import event_rows as rows
+
+
+@lw.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+
+async def run_of(steps: int, db: Path) -> None:
+    calls = [lw.ModelOutput.for_tool_call("add", {"a": i, "b": 1}) for i in range(steps)]
+    model = lw.get_model("mock", outputs=[*calls, "done"])
+    await lw.run(lw.react(tools=[add], submit=False), "go", model=model, db=db)
+
+
+async def test_a_short_run_is_one_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer does not wake for the first row of a run that finds it idle: it lets
+    the batch gather until the run's flush, so the run costs one batch (one commit) and
+    no switch of threads while it works."""
+    db = tmp_path / "runs.db"
+    await run_of(1, db)  # opens the file (the first run waits for it)
+    (file,) = [f for f in _file_thread._files.values() if f.path == db]
+    for _ in range(3):
+        await asyncio.sleep(3 * _file_thread.BATCH_WAIT)  # the writer idle: waiting for rows
+        before = file.taken
+        monkeypatch.setattr(_file_thread, "BATCH_WAIT", 5.0)  # longer than any run here
+        await run_of(5, db)
+        monkeypatch.undo()
+        assert file.taken == before + 1
+    assert [r.status for r in lw.list_runs(db)] == ["success"] * 4
+    assert len(rows(db)) == 3 + 3 * 11  # a model and a tool event a step, and the answer
+
+
+def other_store(path: Path, page_size: int) -> None:
+    """Put another SQLite file (WAL mode, ``page_size`` bytes a page) at ``path``."""
+    made = path.with_name("other.db")
+    conn = sqlite3.connect(made)
+    conn.execute(f"PRAGMA page_size = {page_size}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE keep (x)")
+    conn.commit()
+    conn.close()
+    os.replace(made, path)
+
+
+def tables_alone(db: Path) -> set[str]:
+    """The tables of the file at ``db``, read without any log."""
+    conn = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    try:
+        return {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("own", "other"), [(4096, 4096), (4096, 65536), (8192, 4096)])
+async def test_a_store_moved_before_its_first_fold_keeps_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: int, other: int
+) -> None:
+    """SQLite folds nothing into a file moved away when its last connection closes: the
+    writer folds the log in itself before closing. It never opens the file now at the
+    path to fold (SQLite would pair that file with this file's log: with another page
+    size, it would take the log for a damaged one)."""
+    monkeypatch.setattr(_file_thread, "CHECKPOINT_PAGES", 1)  # a fold after every batch
+    db, moved = tmp_path / "runs.db", tmp_path / "moved.db"
+    sqlite3.connect(db).execute(f"PRAGMA page_size = {own}").execute("VACUUM").connection.close()
+    writer = RunWriter(db)  # (an empty file becomes a run store, of its page size)
+    await writer.opened()  # (no rows: nothing folded yet)
+    file = writer._file
+    os.replace(db, moved)
+    other_store(db, other)
+    for i in range(30):
+        writer.event("run", "", i, lw.InfoEvent(data="x" * 2000))
+        if i % 10 == 9:
+            await writer.flush()
+    await writer.aclose()
+    _file_thread.close_idle_files()
+    assert file.folder is None  # no fold through the file at the path
+    assert [seq for seq, _, _ in rows(moved)] == list(range(30))
+    assert tables_alone(moved) >= {"events", "messages", "runs"}  # folded into it
+    assert tables_alone(db) == {"keep"}  # the other file, untouched
+    conn = sqlite3.connect(db)  # and read with the log at its name: still itself
+    try:
+        assert conn.execute("SELECT count(*) FROM keep").fetchone() == (0,)
+    finally:
+        conn.close()
