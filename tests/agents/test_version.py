@@ -8,7 +8,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import loopwright as lw
+from loopwright.agents import _version
 from loopwright.agents._version import agent_version, run_versions, tool_version
 from tests.cli._cli import cli
 
@@ -218,3 +221,33 @@ async def test_versions_from_the_store_are_shown_without_control_sequences(
 def state_info(db: Path, run_id: str | None) -> lw.RunInfo:
     [info] = [r for r in lw.list_runs(db) if r.id == run_id]
     return info
+
+
+def test_run_versions_digests_each_tool_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's version counts its tools' versions: computed once for both."""
+
+    @lw.tool
+    def first(x: int) -> int:
+        """First."""
+        return x
+
+    @lw.tool
+    def second(x: int) -> int:
+        """Second."""
+        return -x
+
+    agent = lw.react(tools=[first])
+    expected = {
+        "agent": agent_version(agent),
+        **{f"tool:{t.name}": tool_version(t) for t in [*agent.offered, second]},
+    }
+    calls: list[str] = []
+    real = _version.tool_version
+
+    def counting(tool: lw.Tool[..., object]) -> str:
+        calls.append(tool.name)
+        return real(tool)
+
+    monkeypatch.setattr(_version, "tool_version", counting)
+    assert run_versions(agent, [second]) == expected
+    assert sorted(calls) == sorted(["first", "submit", "second"])

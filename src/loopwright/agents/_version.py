@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._versions import canonical, digest, function_version
@@ -74,8 +74,11 @@ def _value_version(value: Any) -> Any:
     }
 
 
-def agent_version(agent: Any, _seen: frozenset[int] = frozenset()) -> str:
-    """The version of ``agent`` (a :class:`ReactAgent`, or any agent callable)."""
+def agent_version(
+    agent: Any, _seen: frozenset[int] = frozenset(), _tools: Mapping[int, str] | None = None
+) -> str:
+    """The version of ``agent`` (a :class:`ReactAgent`, or any agent callable).
+    (``_tools``: versions of its offered tools computed already, by ``id()``.)"""
     if id(agent) in _seen:  # handoffs that lead back to an agent already counted
         return "cycle"
     _seen = _seen | {id(agent)}
@@ -88,7 +91,8 @@ def agent_version(agent: Any, _seen: frozenset[int] = frozenset()) -> str:
             continue
         value = getattr(agent, f.name)
         parts.append(f"{f.name}={json.dumps(_value_version(value), sort_keys=True)}")
-    offered = [tool_version(t) for t in getattr(agent, "offered", ())]
+    known = _tools or {}
+    offered = [known.get(id(t)) or tool_version(t) for t in getattr(agent, "offered", ())]
     parts.append("offered=" + json.dumps(offered))
     handoffs: dict[str, Handoff] = getattr(agent, "handoffs", {})
     for name in sorted(handoffs):
@@ -101,8 +105,9 @@ def run_versions(agent: Any, extra_tools: Sequence[Tool[..., Any]] = ()) -> dict
     """What a run records as ``metadata["versions"]``: ``{"agent": ..., "tool:NAME": ...}``.
 
     The tools are the agent's offered tools and the run's extra tools."""
-    versions = {"agent": agent_version(agent)}
-    for t in [*getattr(agent, "offered", ()), *extra_tools]:
-        if isinstance(t, Tool):
-            versions[f"tool:{t.name}"] = tool_version(t)
+    tools = [t for t in [*getattr(agent, "offered", ()), *extra_tools] if isinstance(t, Tool)]
+    known = {id(t): tool_version(t) for t in tools}  # (each once: the agent's counts them)
+    versions = {"agent": agent_version(agent, _tools=known)}
+    for t in tools:
+        versions[f"tool:{t.name}"] = known[id(t)]
     return versions
