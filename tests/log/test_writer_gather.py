@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,82 @@ async def test_a_store_moved_before_its_first_fold_keeps_every_row(
     assert tables_alone(moved) >= {"events", "messages", "runs"}  # folded into it
     assert tables_alone(db) == {"keep"}  # the other file, untouched
     conn = sqlite3.connect(db)  # and read with the log at its name: still itself
+    try:
+        assert conn.execute("SELECT count(*) FROM keep").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+async def test_a_flush_put_while_the_writer_works_is_not_kept_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush put while the thread is busy (writing, or answering another flush) is
+    seen by the next batch: no gathering wait for it."""
+    monkeypatch.setattr(_file_thread, "BATCH_WAIT", 30.0)
+    writer = RunWriter(tmp_path / "runs.db")
+    busy, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        busy.set()
+        release.wait(10)
+
+    writer._put_flush(hold)  # the thread busy in this flush's wake
+    assert busy.wait(10)
+    writer.event("run", "", 0, lw.InfoEvent(data="queued meanwhile"))
+    done = threading.Event()
+    writer._put_flush(done.set)
+    release.set()
+    assert done.wait(10)  # not BATCH_WAIT
+    await writer.aclose()
+    assert len(rows(tmp_path / "runs.db")) == 1
+
+
+def moved_away(db: Path, moved: Path) -> None:
+    """Move the store at ``db`` to ``moved``, and put another WAL store at ``db``."""
+    os.replace(db, moved)
+    other_store(db, 4096)
+
+
+async def test_a_moved_store_closes_at_once_though_a_reader_holds_its_log(
+    tmp_path: Path,
+) -> None:
+    """The fold at close does not wait for readers (SQLite would, 30 s): it folds in
+    what it can and leaves the log as it is."""
+    db, moved = tmp_path / "runs.db", tmp_path / "moved.db"
+    writer = RunWriter(db)
+    for i in range(5):
+        writer.event("run", "", i, lw.InfoEvent(data=f"row {i}"))
+    await writer.flush()
+    file = writer._file
+    reader = sqlite3.connect(db, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM events").fetchone() == (5,)
+        moved_away(db, moved)
+        await writer.aclose()
+        _file_thread.close_idle_files(timeout=20)
+        assert not file.thread.is_alive()  # (the busy wait was 30 s)
+    finally:
+        reader.close()
+    assert [seq for seq, _, _ in rows(moved)] == list(range(5))
+
+
+async def test_a_moved_store_whose_writer_failed_still_gets_its_log(tmp_path: Path) -> None:
+    """What was committed before a failure is folded into the moved file too: left in
+    the log at the old name, it would be read as the other file's."""
+    db, moved = tmp_path / "runs.db", tmp_path / "moved.db"
+    writer = RunWriter(db)
+    for i in range(10):
+        writer.event("run", "", i, lw.InfoEvent(data=f"row {i}"))
+    await writer.flush()
+    moved_away(db, moved)
+    writer.execute("INSERT INTO no_such_table VALUES (1)", ())  # the file fails
+    with pytest.raises(lw.RunStoreError, match="no_such_table"):
+        await writer.aclose()
+    _file_thread.close_idle_files()
+    assert [seq for seq, _, _ in rows(moved)] == list(range(10))
+    assert tables_alone(moved) >= {"events"}
+    conn = sqlite3.connect(db)  # the other file, read with the log at its name
     try:
         assert conn.execute("SELECT count(*) FROM keep").fetchone() == (0,)
     finally:

@@ -113,17 +113,16 @@ class _FileWriter:
             self._fail(ex)
         stop = backlog = False
         while not stop:
-            self.urgent.clear()  # before taking items: a later flush or close is seen
             try:
                 batch = [self.queue.get(timeout=IDLE_CLOSE)]
             except queue.Empty:  # nothing for a while: close the file if nobody uses it
                 if _retire(self):
                     break
                 continue
-            if not backlog:  # let the batch gather: a short run's rows are one batch (one
-                # commit, at its flush), put without a switch of threads (the GIL) while
-                # it works; a flush or close cuts the wait short
-                self.urgent.wait(BATCH_WAIT)
+            if not backlog:  # let it gather: a short run is one batch (one commit, at its
+                # flush), put with no switch of threads (the GIL) while it works
+                self.urgent.wait(BATCH_WAIT)  # (cut short by a flush or close)
+            self.urgent.clear()  # before taking items: a flush or close put later is seen
             while len(batch) < MAX_BATCH:
                 try:
                     batch.append(self.queue.get_nowait())
@@ -141,8 +140,8 @@ class _FileWriter:
                     self._fail(ex)
                 if self.error is None and not self.connected.is_set():
                     self.connected.set()
-            error = self.error  # (set if there is no connection)
-            if error is not None:  # tell the batch's writers; find its flushes anew
+            if (error := self.error) is not None:  # (so if no connection) tell the batch's
+                # writers; find its flushes anew
                 wakes.clear()
                 for item in batch:
                     writer: RunWriter | None = item[0]
@@ -165,15 +164,14 @@ class _FileWriter:
         if self.folder is not None:  # (first: the writer's connection is open, so closing
             self.folder.close()  # this one folds nothing)
         if conn is not None:  # closing the last connection folds what is left
-            if self.error is None and self.inode is not None and _inode(self.path) != self.inode:
-                _fold(conn, self.path, "TRUNCATE")  # moved away: SQLite's close would not
+            if self.inode is not None and _inode(self.path) != self.inode:
+                _fold(conn, self.path, "TRUNCATE", wait=False)  # moved: SQLite's would not
             conn.close()
 
     def _write(
         self, conn: sqlite3.Connection, batch: list[_Item], wakes: list[Callable[[], None]]
     ) -> bool:
-        """Serialise and write ``batch`` in one transaction; add its flushes' wakes to
-        ``wakes``; True if it holds the stop."""
+        """Write ``batch`` in one transaction, its flushes added to ``wakes``: True at a stop."""
         import sqlite3
 
         # serialise first, then write each table's rows with one executemany: rows of
@@ -321,10 +319,12 @@ def _folder(path: Path) -> sqlite3.Connection | None:
         return None
 
 
-def _fold(conn: sqlite3.Connection, path: Path, mode: str = "PASSIVE") -> None:
+def _fold(conn: sqlite3.Connection, path: Path, mode: str = "PASSIVE", wait: bool = True) -> None:
     import sqlite3
 
     try:
+        if not wait:  # (TRUNCATE waits for every reader to leave the log: it folds in
+            conn.execute("PRAGMA busy_timeout = 0")  # all it can, and empties it if free)
         conn.execute(f"PRAGMA wal_checkpoint({mode})")
     except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
         _log.debug("run store %s: folding the log failed: %r", path, ex)
