@@ -142,7 +142,8 @@ class Store:
                 self.set(key, value)
 
     def _locked(self) -> threading.RLock:
-        """The store's lock, made at its first use (by one thread only)."""
+        """The store's lock, made at its first use (by one thread only): where it is
+        taken, ``self._lock or self._locked()``."""
         lock = self._lock
         if lock is None:
             with _MAKING_LOCK:
@@ -156,7 +157,7 @@ class Store:
 
     # --- what tracked containers report (see loopwright._tracked) -------------------
     def _lock_for(self) -> threading.RLock:
-        return self._locked()
+        return self._lock or self._locked()
 
     def _changed_in_place(self, key: str, op: dict[str, Any]) -> None:
         # (called under the lock: a tracked container takes it through _lock_for)
@@ -171,7 +172,7 @@ class Store:
         """The value of ``key``; if it is missing, ``default`` (which, when not ``None``,
         is stored under ``key`` first and the stored copy returned, so a mutable default
         can be filled in place)."""
-        with self._locked():
+        with self._lock or self._locked():
             if key in self._data:
                 return self._read(key)
             if default is None:
@@ -188,7 +189,7 @@ class Store:
         return self._data[key]
 
     def __getitem__(self, key: str) -> Any:
-        with self._locked():
+        with self._lock or self._locked():
             if key not in self._data:
                 raise KeyError(key)
             return self._read(key)
@@ -204,22 +205,22 @@ class Store:
 
     def keys(self) -> list[str]:
         """The keys, in insertion order."""
-        with self._locked():
+        with self._lock or self._locked():
             return list(self._data)
 
     def values(self) -> list[Any]:
         """The values, in key insertion order."""
-        with self._locked():
+        with self._lock or self._locked():
             return [self._read(k) for k in list(self._data)]
 
     def items(self) -> list[tuple[str, Any]]:
         """``(key, value)`` pairs, in insertion order."""
-        with self._locked():
+        with self._lock or self._locked():
             return [(k, self._read(k)) for k in list(self._data)]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able deep copy of the content (costs the size of the store)."""
-        with self._locked():
+        with self._lock or self._locked():
             return {k: json.loads(dumps(_jsonable(k, v))) for k, v in self._data.items()}
 
     # --- writing --------------------------------------------------------------------
@@ -234,7 +235,7 @@ class Store:
         _jsonable(key, value)
         if isinstance(value, (dict, list)) and is_plain(value):
             value = track(value, self, key)  # a tracked copy
-        with self._locked():
+        with self._lock or self._locked():
             self._forget(key)
             if self._data is _NO_DATA:
                 self._data = {}
@@ -265,20 +266,20 @@ class Store:
 
     def delete(self, key: str) -> None:
         """Remove ``key`` (nothing happens if it is missing)."""
-        with self._locked():
+        with self._lock or self._locked():
             if key in self._data:
                 self._forget(key)
                 del self._data[key]
 
     def __delitem__(self, key: str) -> None:
-        with self._locked():
+        with self._lock or self._locked():
             if key not in self._data:
                 raise KeyError(key)
             self.delete(key)
 
     def clear(self) -> None:
         """Remove every key."""
-        with self._locked():
+        with self._lock or self._locked():
             for key in list(self._data):
                 self.delete(key)
 
@@ -295,9 +296,9 @@ class Store:
         deleted, and other values read, the size of those values), not to the store's
         size.
         """
-        if not self.dirty:  # (a change made meanwhile comes after this checkpoint)
-            return []
-        with self._locked():
+        if self._journal is None and not self._before and not self._read_since:
+            return []  # nothing changed (a change made meanwhile comes after this one)
+        with self._lock or self._locked():
             ops, self._journal = self._journal or [], None
             befores, read_since, committed = self._before, self._read_since, self._committed
             for key, before in befores.items():
@@ -426,7 +427,7 @@ class StoreModel(BaseModel):
             s: Store | None = d.get("_lw_store")
             if s is not None:
                 key = d["_lw_prefix"] + name
-                with s._locked():
+                with s._lock or s._locked():
                     if key in s._data:
                         value = s._read(key)
                         d[name] = value
