@@ -254,3 +254,22 @@ async def test_fork_of_an_untouched_store_gives_branches_their_own_stores() -> N
     assert isinstance(event, lw.StoreEvent)
     assert event.changes == [{"op": "add", "path": "/tag", "value": "writer"}]
     assert event.store not in (parent.id, None)
+
+
+def test_a_store_is_not_copied_used_or_not() -> None:
+    """Copying or pickling a store fails at once, used or not (it always failed for a
+    used one, on its lock); a weak reference to one can be made, as before."""
+    import copy
+    import pickle
+    import weakref
+
+    used = Store({"k": 1})
+    for s in (Store(), used):
+        for how in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="not copied or pickled"):
+                how(s)
+    ref = weakref.ref(used)
+    assert ref() is used
+    copied = Store(used.to_dict())  # the way to copy one
+    copied.set("j", 2)
+    assert copied.to_dict() == {"k": 1, "j": 2} and used.to_dict() == {"k": 1}

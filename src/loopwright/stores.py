@@ -118,7 +118,16 @@ class Store:
     # else until it is used. Its tables are the shared empty ``_NO_DATA`` until their
     # first entry, its journal ``None`` until the first change, its lock made at its first
     # locked use (``_locked()``); every table is made under that lock.
-    __slots__ = ("_before", "_committed", "_data", "_journal", "_lock", "_read_since", "id")
+    __slots__ = (
+        "__weakref__",
+        "_before",
+        "_committed",
+        "_data",
+        "_journal",
+        "_lock",
+        "_read_since",
+        "id",
+    )
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         """
@@ -154,6 +163,11 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({len(self._data)} keys)"
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        # (a used store always failed here, on its lock: an unused one would copy with a
+        # table of its own that is the shared empty one, and fail at its first change)
+        raise TypeError("a Store is live state, not copied or pickled: Store(s.to_dict())")
 
     # --- what tracked containers report (see loopwright._tracked) -------------------
     def _lock_for(self) -> threading.RLock:
