@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright import stores
-from loopwright.stores import _NO_DATA, Store
+from loopwright.stores import Store
+from loopwright.stores._store import _NO_DATA
 
 call = lw.ModelOutput.for_tool_call
 STEPS = 12
@@ -119,7 +119,7 @@ def slow_lock_making(monkeypatch: pytest.MonkeyPatch) -> None:
         time.sleep(0.02)
         return real()
 
-    monkeypatch.setattr(stores.threading, "RLock", slow)
+    monkeypatch.setattr(threading, "RLock", slow)  # (as the store module sees it)
 
 
 def _at_once(threads: int, fn: Any) -> list[Any]:

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 import loopwright as lw
 from loopwright.stores import apply_store_patch
 
-store_module = importlib.import_module("loopwright.stores")
+store_module = importlib.import_module("loopwright.stores._store")
 
 
 def rebuild(patches: list[list[dict[str, Any]]]) -> dict[str, Any]:

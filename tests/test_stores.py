@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field, ValidationError
 import loopwright as lw
 from loopwright.stores import apply_store_patch, current_store
 
-# `loopwright.stores` the attribute is the store() function; the module is in sys.modules
-store_module = importlib.import_module("loopwright.stores")
+# the module that holds Store (`loopwright.stores`, the attribute, is the store() function)
+store_module = importlib.import_module("loopwright.stores._store")
 
 
 def rebuild(patches: list[list[dict[str, Any]]]) -> dict[str, Any]:

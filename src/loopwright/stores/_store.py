@@ -1,35 +1,5 @@
-"""``Store``: per-run key/value state, and ``StoreModel``: a typed view of it.
-
-Every run has a store (``store()`` returns the current one); tools, agents and subtasks
-share state through it::
-
-    lw.store().set("plan", ["search", "summarise"])
-    lw.store().get("links", []).append(url)     # a mutable default is stored, then mutated
-
-    class Progress(lw.StoreModel):
-        done: int = 0
-        notes: list[str] = []
-
-    progress = lw.store_as(Progress, instance="researcher")
-    progress.done += 1                           # reads and writes the store
-
-Changes are recorded as JSON patches (RFC 6902) in ``StoreEvent``\\ s of the transcript,
-at each *checkpoint*: before and after every model call, tool call and span, and when a
-subtask or run ends. What a change costs, and the patch it gives, follow the change,
-never the size of the store or of the value changed:
-
-- a dict or list value is kept as a tracked copy (``loopwright._tracked``: a ``dict`` or
-  ``list`` subclass) that records each change made through it as one operation, so an
-  append to a list of 100,000 items costs and records one ``add``;
-- ``set`` and ``delete`` cost the size of the old and new values of that key (the patch
-  is their difference);
-- other values (pydantic models, tuples...) are compared with their JSON at the last
-  checkpoint when they were read since (they may have been changed in place).
-
-Values must be JSON-serialisable (pydantic models are dumped to JSON for the patches).
-The store keeps its own copy of a dict or list you give it: change it through the store
-(``store.get("k").append(x)``), not through the object you passed in.
-"""
+"""``Store``: a run's key/value state (see the package's documentation), the current
+store, and applying a store's patches."""
 
 from __future__ import annotations
 
@@ -38,31 +8,27 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict
-
-from ._contexts import var_set
-from ._errors import LoopwrightError
-from ._ids import new_id
-from ._json_patch import JsonPatch, diff, dumps, pointer
-from ._tracked import TrackedDict, TrackedList, is_plain, track
+from .._contexts import var_set
+from .._errors import LoopwrightError
+from .._ids import new_id
+from .._json_patch import JsonPatch, diff, dumps, pointer
+from .._tracked import TrackedDict, TrackedList, is_plain, track
 
 __all__ = [
     "JsonPatch",
     "Store",
     "StoreError",
-    "StoreModel",
     "apply_store_patch",
+    "current_store",
     "store",
-    "store_as",
     "store_context",
 ]
 
 
 _IMMUTABLE = (str, int, float, bool, type(None))
 _MISSING: Any = object()
-M = TypeVar("M", bound="StoreModel")
 
 
 class StoreError(LoopwrightError, TypeError):
@@ -399,94 +365,3 @@ _current_or_new = store
 def store_context(s: Store) -> AbstractContextManager[Store]:
     """Make ``s`` the current store (what :func:`store` returns) within this context."""
     return var_set(_current, s, s)
-
-
-# --- typed views ------------------------------------------------------------------------
-class StoreModel(BaseModel):
-    """A pydantic model whose fields live in a :class:`Store`.
-
-    Each field ``f`` of ``class MyState(StoreModel)`` is kept under the key
-    ``"MyState:f"`` (``"MyState:<instance>:f"`` with an ``instance`` name). Creating the
-    model loads fields already in the store and writes the others (their defaults or
-    given values); reading a field reads the store, assigning a field validates the value
-    and writes the store. Two views of one store and instance see each other's changes.
-
-    Get one with :func:`store_as` (or ``MyState(store=..., instance=...)``).
-    """
-
-    model_config = ConfigDict(validate_assignment=True, defer_build=True)
-
-    def __init__(
-        self, *, store: Store | None = None, instance: str | None = None, **data: Any
-    ) -> None:
-        s = store if store is not None else _current_or_new()
-        prefix = f"{type(self).__name__}:" + (f"{instance}:" if instance else "")
-        fields = type(self).model_fields
-        for name in fields:
-            key = prefix + name
-            if name not in data and key in s:
-                data[name] = s.get(key)
-        super().__init__(**data)
-        object.__setattr__(self, "_lw_store", s)
-        object.__setattr__(self, "_lw_prefix", prefix)
-        values = self.__dict__
-        for name in fields:
-            key = prefix + name
-            if key not in s or s._data[key] is not values[name]:
-                s.set(key, values[name])
-
-    def __getattribute__(self, name: str) -> Any:
-        if name[:1] != "_" and name in type(self).model_fields:
-            d = object.__getattribute__(self, "__dict__")
-            s: Store | None = d.get("_lw_store")
-            if s is not None:
-                key = d["_lw_prefix"] + name
-                with s._lock or s._locked():
-                    if key in s._data:
-                        value = s._read(key)
-                        d[name] = value
-                        return value
-        return super().__getattribute__(name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
-        d = self.__dict__
-        s: Store | None = d.get("_lw_store")
-        if s is not None and name in type(self).model_fields:
-            s.set(d["_lw_prefix"] + name, d[name])
-
-    def _lw_sync(self) -> None:
-        for name in type(self).model_fields:
-            getattr(self, name)
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-        """Like ``BaseModel.model_dump``, with the fields' current values in the store."""
-        self._lw_sync()
-        return super().model_dump(**kwargs)
-
-    def model_dump_json(self, **kwargs: Any) -> str:
-        """Like ``BaseModel.model_dump_json``, with the current values in the store."""
-        self._lw_sync()
-        return super().model_dump_json(**kwargs)
-
-    def __eq__(self, other: object) -> bool:
-        self._lw_sync()
-        if isinstance(other, StoreModel):
-            other._lw_sync()
-        return super().__eq__(other)
-
-    def __repr_args__(self) -> Any:
-        self._lw_sync()
-        return super().__repr_args__()
-
-
-def store_as(model: type[M], instance: str | None = None, *, store: Store | None = None) -> M:
-    """A :class:`StoreModel` view of the current store (or ``store``).
-
-    Args:
-        model: The ``StoreModel`` subclass.
-        instance: A name that keeps this view's keys apart from other instances of the
-            same model (e.g. one per agent).
-        store: The store to view; default: the current one.
-    """
-    return model(store=store, instance=instance)
