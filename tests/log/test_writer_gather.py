@@ -14,6 +14,7 @@ import pytest
 
 import loopwright as lw
 from loopwright.log import _file_thread
+from loopwright.log._db import connect
 from loopwright.log._writer import RunWriter
 
 from ._rows import event_rows as rows
@@ -182,3 +183,32 @@ async def test_a_moved_store_whose_writer_failed_still_gets_its_log(tmp_path: Pa
         assert conn.execute("SELECT count(*) FROM keep").fetchone() == (0,)
     finally:
         conn.close()
+
+
+async def test_a_store_replaced_while_idle_keeps_both_files_rows(tmp_path: Path) -> None:
+    """A store moved away while its writer is idle, another run store put at its path,
+    and a run at once: the old writer closes (folding its log into the moved file)
+    before the new file is opened, as both find their log by the same name."""
+    for attempt in range(10):  # (without the wait, rows were lost in some attempts)
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        db, moved, made = folder / "runs.db", folder / "moved.db", folder / "backup.db"
+        first = RunWriter(db)
+        for i in range(5):
+            first.event("run", "", i, lw.InfoEvent(data=f"old {i}"))
+        await first.aclose()  # idle now, its log not folded
+        os.replace(db, moved)
+        backup = connect(made)  # another run store, with rows of its own
+        backup.execute(
+            "INSERT INTO events (run_id, seq, id, sample, type, timestamp, data) "
+            "VALUES ('backup', 50, 'b50', '', 'info', '', '{}')"
+        )
+        backup.close()
+        os.replace(made, db)
+        second = RunWriter(db)
+        for i in range(100, 103):
+            second.event("run2", "", i, lw.InfoEvent(data=f"new {i}"))
+        await second.aclose()
+        _file_thread.close_idle_files()
+        assert [seq for seq, _, _ in rows(db)] == [50, 100, 101, 102]
+        assert [seq for seq, _, _ in rows(moved)] == [0, 1, 2, 3, 4]

@@ -71,8 +71,9 @@ _Item = tuple[Any, ...]
 class _FileWriter:
     """The thread and connection that write one run store file for all its writers."""
 
-    def __init__(self, path: Path, key: str) -> None:
+    def __init__(self, path: Path, key: str, after: _FileWriter | None = None) -> None:
         self.path, self.key = path, key
+        self.after = after  # the writer of the file replaced at the path: closed first
         self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         # set by flushes and closes: the thread then skips its wait for more items
         self.urgent = threading.Event()
@@ -103,6 +104,9 @@ class _FileWriter:
 
     def _main(self) -> None:
         conn: sqlite3.Connection | None = None
+        if self.after is not None:  # (its close may fold its log, by the same name: first)
+            self.after.thread.join()
+            self.after = None
         try:
             conn = connect(self.path)
             # the log is folded in by _fold, beside the writing; SQLite's own fold (in a
@@ -264,11 +268,9 @@ class _FileWriter:
 
     def _fold(self) -> None:
         """Fold the log into the file (and sync it) beside the writing, on a thread of
-        its own, through the connection :func:`_folder` opened with the writer's: no
-        run waits for it (4-30 ms, in a commit when SQLite folds on its own), and SQLite
-        does it without the GIL. It blocks no reader and no writer (``PASSIVE``); what
-        it could not fold (a reader was in the way) is folded next time. One fold at a
-        time."""
+        its own, through :func:`_folder`'s connection: no run waits for it (4-30 ms in
+        a commit), SQLite does it without the GIL, and it blocks no reader or writer
+        (``PASSIVE``: what a reader was in the way of is folded next time). One at a time."""
         if self.folding is not None and self.folding.is_alive():
             return
         self.wal_pages = 0
@@ -292,14 +294,12 @@ class _FileWriter:
 
 def _folder(path: Path) -> sqlite3.Connection | None:
     """The connection that folds the log of the file the writer opened at ``path``,
-    opened once, at the first fold, and kept while the writer's is open. SQLite finds
-    a file's log by its name, so a connection opened by the path when the file was
-    moved away (and another put there) pairs that other file with this log: its first
-    read opens the file and its log, and the writer then checks the file at the path
-    is still its own (else no folds: SQLite's own, in a commit, remain). It is closed
-    before the writer's connection, whose lock on the log's index keeps that close
-    from folding anything. ``None`` when it cannot be opened (only logged: the writer
-    goes on without folds)."""
+    opened at the first fold and kept while the writer's is open. SQLite finds a file's
+    log by its name, so one opened by the path when another file is there pairs that
+    file with this log: the writer checks the file at the path is its own before and
+    after (else no folds; SQLite's own, in a commit, remain). Closed before the writer's
+    connection, whose lock on the log's index keeps that close from folding anything.
+    ``None`` when it cannot be opened (only logged: no folds)."""
     import sqlite3
     from urllib.parse import quote
 
@@ -373,15 +373,15 @@ def _inode(path: Path) -> tuple[int, int] | None:
 def acquire(path: Path, writer: RunWriter) -> _FileWriter:
     key = _key(path)
     with _lock:
-        file = _files.get(key)
+        file, replaced = _files.get(key), None
         if file is not None and file.users == 0 and file.inode != _inode(path):
             # idle, and the file was replaced or removed meanwhile: open the new one
             del _files[key]
             file.queue.put((None, "stop"))
             file.urgent.set()
-            file = None
+            file, replaced = None, file
         if file is None or file.error is not None:
-            file = _files[key] = _FileWriter(path, key)
+            file = _files[key] = _FileWriter(path, key, after=replaced)
         file.users += 1
         file.writers.add(writer)
     if file.error is not None:  # it failed before the writer was added: tell it
