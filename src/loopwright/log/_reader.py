@@ -253,29 +253,28 @@ class RunLog:
         """
         msg = self._messages.get(id)
         if msg is None:
-            row = self._one(
-                "SELECT data FROM messages WHERE run_id = ? AND id = ?", (self.run_id, id)
-            )
-            if row is None:
-                raise RunStoreError(f"{self._run} has no message {id!r}")
+            data = self._data("messages", id, f"{self._run} has no message {id!r}")
             try:
-                msg = load_message(row[0])
+                msg = load_message(data)
             except ValueError as ex:  # (pydantic's ValidationError is one too)
-                raise self._damaged(f"message {id!r}", row[0], ex) from ex
+                raise self._damaged(f"message {id!r}", data, ex) from ex
             self._messages[id] = msg
         return msg
+
+    def _data(self, table: str, id: str, missing: str) -> Any:
+        """The ``data`` of this run's row ``id`` in ``table`` (messages, tool sets)."""
+        row = self._one(f"SELECT data FROM {table} WHERE run_id = ? AND id = ?", (self.run_id, id))
+        if row is None:
+            raise RunStoreError(missing)
+        return row[0]
 
     def _tool_set(self, id: str) -> list[Any]:
         """The tools a model event's row refers to (``{"$ref": id}``, schema version 2):
         a fresh list of their JSON data."""
         text = self._tool_sets.get(id)
         if text is None:
-            row = self._one(
-                "SELECT data FROM tool_sets WHERE run_id = ? AND id = ?", (self.run_id, id)
-            )
-            if row is None:
-                raise RunStoreError(f"{self._run} has no tool set {id!r} (the store is damaged)")
-            text = self._tool_sets[id] = row[0]
+            missing = f"{self._run} has no tool set {id!r} (the store is damaged)"
+            text = self._tool_sets[id] = self._data("tool_sets", id, missing)
         try:
             tools = json.loads(text)
         except ValueError as ex:
