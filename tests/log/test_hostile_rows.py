@@ -1,0 +1,72 @@
+"""A run store is untrusted input: a row damaged or crafted (a wrong type, JSON of the
+wrong shape, a time out of range) is one clear RunStoreError naming the file, from
+every reader, never an exception from deep inside."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+from loopwright.log import runs_page
+from loopwright.log._file_thread import close_idle_files
+
+from ._scripted import add, script
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.db"
+    model = lw.get_model("mock", outputs=script(3))
+    lw.run_sync(lw.react(tools=[add], submit=False, max_steps=5), "count", model=model, db=path)
+    close_idle_files()
+    return path
+
+
+def damage(db: Path, sql: str, *params: object) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(sql, params)
+    conn.close()
+
+
+def one_clear_error(db: Path, call: object) -> lw.RunStoreError:
+    with pytest.raises(lw.RunStoreError) as caught:
+        call()  # type: ignore[operator]
+    message = str(caught.value)
+    assert str(db) in message and "\n" not in message, message
+    return caught.value
+
+
+def run_row_readers(db: Path) -> list[object]:
+    def info() -> object:
+        with lw.load_run(None, db=db) as log:
+            return log.info
+
+    return [lambda: lw.list_runs(db), lambda: runs_page(db), info]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE runs SET created = 'yesterday'",
+        "UPDATE runs SET created = 1e300",
+        "UPDATE runs SET finished = 'soon'",
+        "UPDATE runs SET metadata = '[1, 2]'",
+        "UPDATE runs SET status = 'running', host = ?, pid = 'abc'",
+    ],
+)
+def test_a_damaged_run_row_is_one_clear_error(db: Path, sql: str) -> None:
+    damage(db, sql, *([socket.gethostname()] if "?" in sql else []))
+    for read in run_row_readers(db):
+        one_clear_error(db, read)
+
+
+@pytest.mark.parametrize("pid", [-1, 99999999999999])
+def test_a_running_row_whose_pid_is_no_process_id_reads_as_interrupted(db: Path, pid: int) -> None:
+    damage(db, "UPDATE runs SET status = 'running', host = ?, pid = ?", socket.gethostname(), pid)
+    [info] = lw.list_runs(db)
+    assert info.status == "interrupted"
