@@ -70,3 +70,44 @@ def test_a_running_row_whose_pid_is_no_process_id_reads_as_interrupted(db: Path,
     damage(db, "UPDATE runs SET status = 'running', host = ?, pid = ?", socket.gethostname(), pid)
     [info] = lw.list_runs(db)
     assert info.status == "interrupted"
+
+
+def event_readers(db: Path, kind: str) -> list[object]:
+    """The readers of the rows of events of this kind (``tool_events`` reads only tool
+    events)."""
+    from loopwright.log import event_page
+
+    def read(how: str) -> object:
+        with lw.load_run(None, db=db) as log:
+            if how == "events":
+                return list(log.events())
+            if how == "tools":
+                return log.tool_events()
+            return event_page(log, before=-1)
+
+    hows = ("events", "tools", "page") if kind == "tool" else ("events", "page")
+    return [lambda how=how: read(how) for how in hows]
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [
+        ("tool", "$", "[1, 2]"),
+        ("model", "$.output", '"text"'),
+        ("model", "$.tools", '{"$ref": [1]}'),
+        ("tool", "$.result", '{"$ref": {"id": 1}}'),
+    ],
+)
+def test_an_event_row_of_the_wrong_shape_is_one_clear_error(
+    db: Path, kind: str, path: str, value: str
+) -> None:
+    damage(
+        db,
+        "UPDATE events SET data = json_set(data, ?, json(?)) WHERE rowid = "
+        "(SELECT MIN(rowid) FROM events WHERE type = ?)",
+        path,
+        value,
+        kind,
+    )
+    for read in event_readers(db, kind):
+        assert "cannot be read" in str(one_clear_error(db, read))
