@@ -111,3 +111,30 @@ def test_an_event_row_of_the_wrong_shape_is_one_clear_error(
     )
     for read in event_readers(db, kind):
         assert "cannot be read" in str(one_clear_error(db, read))
+
+
+@pytest.mark.parametrize("value", ["not json", '{"a": 1}', "5", "[1, 2]"])
+def test_a_damaged_list_of_final_messages_is_one_clear_error(db: Path, value: str) -> None:
+    damage(db, "UPDATE runs SET messages = ?", value)
+
+    def messages() -> object:
+        with lw.load_run(None, db=db) as log:
+            return log.messages()
+
+    one_clear_error(db, messages)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE runs SET metadata = 'not json'",
+        "UPDATE runs SET name = x'00ff'",
+        "UPDATE events SET data = 'not json' WHERE seq = 1",
+        "UPDATE messages SET data = '{' WHERE rowid = 1",
+    ],
+)
+def test_exporting_a_damaged_run_is_one_clear_error(db: Path, sql: str) -> None:
+    damage(db, sql)
+    out = db.parent / "run.json"
+    one_clear_error(db, lambda: lw.export_run(None, out, db=db))
+    assert not out.exists()

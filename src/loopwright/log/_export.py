@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._db import RunStoreError, connect, resolve_db
+from ._db import RunStoreError, connect, reading, resolve_db
 from ._reader import _find_run
 
 if TYPE_CHECKING:
@@ -57,7 +57,11 @@ _JSON_COLUMNS = {"input", "output", "messages", "limit", "metadata", "target", "
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), default=_not_json)
+
+
+def _not_json(value: object) -> Any:
+    raise ValueError(f"a {type(value).__name__} value where the store holds text or numbers")
 
 
 def _cols(names: tuple[str, ...]) -> str:
@@ -143,8 +147,9 @@ def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | Non
     where = resolve_db(db)
     conn = connect(where, create=False)
     try:
-        run_id = _find_run(conn, run, where)
-        _write(conn, run_id, file)
+        with reading(where):  # (a damaged row, in SQLite or in its JSON: one clear error)
+            run_id = _find_run(conn, run, where)
+            _write(conn, run_id, file)
     finally:
         conn.close()
     return run_id

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ._db import hostname
+from ._db import hostname, reading
 from ._outcome import COST_KEY
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["RUN_COLUMNS", "SAMPLE_COLUMNS", "RunInfo", "SampleInfo"]
+__all__ = ["RUN_COLUMNS", "SAMPLE_COLUMNS", "RunInfo", "SampleInfo", "message_ids"]
 
 RUN_COLUMNS = (
     'id, name, model, status, created, finished, input, output, messages, error, "limit", '
@@ -29,6 +29,19 @@ SAMPLE_COLUMNS = (
 
 def _loads(text: str | None) -> Any:
     return json.loads(text) if text is not None else None
+
+
+def message_ids(text: str, where: str | os.PathLike[str]) -> list[str]:
+    """The ids a ``messages`` column lists (a run's or sample's final conversation).
+
+    Raises:
+        RunStoreError: The column is not a JSON list of ids (naming the file ``where``).
+    """
+    with reading(where):
+        ids = json.loads(text)
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError(f"a messages column that is not a list of ids: {text[:40]!r}")
+    return ids
 
 
 def _time(value: float | None) -> datetime | None:

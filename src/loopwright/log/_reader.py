@@ -19,7 +19,7 @@ from ..stores import apply_store_patch
 from ..transcripts import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
 from ..transcripts._transcript import _resolve_input
 from ._db import RunStoreError, connect, reading, resolve_db
-from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
+from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo, message_ids
 from ._serialize import load_event, load_message
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ class RunLog:
         else:
             row = self._one("SELECT messages FROM runs WHERE id = ?", (self.run_id,))
         if row is not None and row[0] is not None:
-            return [self.message(i) for i in json.loads(row[0])]
+            return [self.message(i) for i in message_ids(row[0], self._where)]
         last: ModelEvent | None = None
         tools: list[ChatMessage] = []
         for ev in self._top_level(key):
