@@ -4,9 +4,12 @@ every reader, never an exception from deep inside."""
 
 from __future__ import annotations
 
+import json
 import socket
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +141,34 @@ def test_exporting_a_damaged_run_is_one_clear_error(db: Path, sql: str) -> None:
     out = db.parent / "run.json"
     one_clear_error(db, lambda: lw.export_run(None, out, db=db))
     assert not out.exists()
+
+
+def _twice(data: dict[str, Any]) -> None:
+    data["events"].append(data["events"][0])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.__setitem__("samples", ["not a sample"]),
+        _twice,  # an event id twice
+        lambda d: d["run"].__setitem__("id", {"not": "an id"}),
+        lambda d: d["run"].__setitem__("status", None),
+    ],
+    ids=["a_sample_not_an_object", "an_event_twice", "an_id_not_text", "no_status"],
+)
+def test_a_damaged_export_is_one_clear_error(db: Path, edit: Callable[[Any], None]) -> None:
+    exported = lw.export_run(None, db.parent / "run.json", db=db)
+    data = json.loads(exported.read_text())
+    edit(data)
+    exported.write_text(json.dumps(data))
+    other = db.parent / "other.db"
+    for read in (lambda: lw.import_run(exported, db=other), lambda: lw.load_run(exported)):
+        one_clear_error(exported, read)
+    assert lw.list_runs(other) == []  # nothing half imported
+
+
+def test_an_export_nested_too_deep_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"format": "loopwright-run", "run": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    one_clear_error(path, lambda: lw.load_run(path))

@@ -210,8 +210,9 @@ def import_run(
     try:
         with Path(path).open(encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, ValueError) as ex:
-        raise RunStoreError(f"cannot read the run export {str(path)!r}: {ex}") from ex
+    except (OSError, ValueError, RecursionError) as ex:  # (JSON nested too deep)
+        reason = "nested too deep" if isinstance(ex, RecursionError) else ex
+        raise RunStoreError(f"cannot read the run export {str(path)!r}: {reason}") from ex
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise RunStoreError(f"{str(path)!r} is not a loopwright run export")
     if data.get("version") != EXPORT_VERSION:
@@ -277,8 +278,13 @@ def import_run(
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-    except (KeyError, TypeError) as ex:
+    except KeyError as ex:
         raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
+    # a value of the wrong type or shape, or rows the store's constraints refuse (an id
+    # twice, a status missing)
+    except (TypeError, AttributeError, sqlite3.IntegrityError, sqlite3.ProgrammingError) as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        raise RunStoreError(f"{str(path)!r} is a damaged run export: {reason}") from ex
     finally:
         if own:
             conn.close()
