@@ -172,3 +172,36 @@ def test_an_export_nested_too_deep_is_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text('{"format": "loopwright-run", "run": ' + "[" * 100_000 + "]" * 100_000 + "}")
     one_clear_error(path, lambda: lw.load_run(path))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE events SET timestamp = 'not a time' WHERE seq = 1",
+        "UPDATE events SET data = json_set(data, '$.wait_time', 'abc') WHERE type = 'model'",
+        "UPDATE events SET data = json_set(data, '$.usage', 'abc') WHERE type = 'model'",
+        "UPDATE events SET data = json_set(data, '$.input_base_count', 'x') WHERE seq = 3",
+        # (an earlier call's input, read only through the chain the last call extends)
+        "UPDATE events SET data = json_set(data, '$.input', 5) WHERE seq = 3",
+    ],
+)
+def test_a_damaged_row_met_finding_the_resume_point_is_one_clear_error(db: Path, sql: str) -> None:
+    from loopwright.log._resume_point import resume_point
+
+    damage(db, "UPDATE runs SET status = 'error'")
+    damage(db, sql)
+    [info] = lw.list_runs(db)
+    one_clear_error(db, lambda: resume_point(info.id, db))
+
+
+def test_a_resume_point_reads_times_without_a_zone_and_carried_infinities(db: Path) -> None:
+    """A hand-edited row's time without a zone is UTC; a continued sample's carried
+    counts that are not finite numbers are left out."""
+    from loopwright.log._resume_point import resume_point
+
+    damage(db, "UPDATE runs SET status = 'error'")
+    damage(db, "UPDATE events SET timestamp = substr(timestamp, 1, 19) WHERE seq = 1")
+    damage(db, """UPDATE runs SET metadata = '{"_resume": {"consumed": {"steps": 1e999}}}'""")
+    [info] = lw.list_runs(db)
+    point = resume_point(info.id, db)
+    assert point.consumed.steps == 3 and point.last is not None
