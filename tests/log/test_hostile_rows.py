@@ -205,3 +205,31 @@ def test_a_resume_point_reads_times_without_a_zone_and_carried_infinities(db: Pa
     [info] = lw.list_runs(db)
     point = resume_point(info.id, db)
     assert point.consumed.steps == 3 and point.last is not None
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE runs SET metadata = ?",
+        "UPDATE runs SET messages = ?",
+        "UPDATE events SET data = ? WHERE seq = 1",
+        "UPDATE messages SET data = ? WHERE rowid = 1",
+        "UPDATE tool_sets SET data = ?",
+    ],
+)
+def test_json_nested_too_deep_in_a_row_is_one_clear_error(db: Path, sql: str) -> None:
+    damage(db, sql, DEEP)
+
+    def read_all() -> None:
+        for info in lw.list_runs(db):
+            with lw.load_run(info.id, db=db) as log:
+                log.messages()
+                for event in log.events():
+                    if isinstance(event, lw.ModelEvent):
+                        log.model_input(event)
+
+    one_clear_error(db, read_all)
+    one_clear_error(db, lambda: lw.export_run(None, db.parent / "run.json", db=db))

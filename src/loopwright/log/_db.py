@@ -180,13 +180,14 @@ def unreadable(path: str | os.PathLike[str], ex: Exception) -> RunStoreError:
 @contextlib.contextmanager
 def reading(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn SQLite's errors while reading the store at ``path``, and rows that do not
-    parse, into a :class:`RunStoreError` naming the file (a truncated file, for one, reads
-    until the missing page)."""
+    parse (or nest too deep to), into a :class:`RunStoreError` naming the file (a
+    truncated file, for one, reads until the missing page)."""
     import sqlite3
 
     try:
         yield
-    except (sqlite3.DatabaseError, ValueError) as ex:  # (pydantic's ValidationError too)
+    # (pydantic's ValidationError is a ValueError; JSON nested too deep, a RecursionError)
+    except (sqlite3.DatabaseError, ValueError, RecursionError) as ex:
         raise unreadable(path, ex) from ex
 
 

@@ -256,7 +256,7 @@ class RunLog:
             data = self._data("messages", id, f"{self._run} has no message {id!r}")
             try:
                 msg = load_message(data)
-            except ValueError as ex:  # (pydantic's ValidationError is one too)
+            except (ValueError, RecursionError) as ex:  # (ValidationError; too deep)
                 raise self._damaged(f"message {id!r}", data, ex) from ex
             self._messages[id] = msg
         return msg
@@ -277,7 +277,7 @@ class RunLog:
             text = self._tool_sets[id] = self._data("tool_sets", id, missing)
         try:
             tools = json.loads(text)
-        except ValueError as ex:
+        except (ValueError, RecursionError) as ex:  # (JSON nested too deep)
             raise self._damaged(f"tool set {id!r}", text, ex) from ex
         if not isinstance(tools, list):
             raise self._damaged(f"tool set {id!r}", text, ValueError("not a list"))
@@ -287,7 +287,7 @@ class RunLog:
         """An event row, or a clear error naming the run when the row is damaged."""
         try:
             return load_event(data, self.message, self._tool_set)
-        except ValueError as ex:
+        except (ValueError, RecursionError) as ex:  # (JSON nested too deep)
             raise self._damaged("an event", data, ex) from ex
 
     def _damaged(self, what: str, data: str | bytes, ex: Exception) -> RunStoreError:
