@@ -60,3 +60,31 @@ def test_a_run_id_from_the_store_is_printed_safe(tmp_path: Path) -> None:
     replay = cli("runs", "replay", prefix, "--agent", spec, cwd=tmp_path, db=db)
     assert replay.code == 0, replay.err
     assert_safe(replay.out)
+
+
+def test_a_deferred_call_s_hash_from_the_store_is_printed_safe(tmp_path: Path) -> None:
+    """``runs approve RUN`` and ``runs show RUN`` list the calls a waiting run deferred,
+    with the hash of their arguments: the hash is the store's too."""
+    from loopwright.log._approvals import _TABLE
+
+    db, _, prefix = hostile_run(tmp_path)
+    call = lw.ToolCall(id="c1", function="add", arguments={"a": 1, "b": 2})
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE runs SET status = 'waiting'")
+        conn.execute(_TABLE)
+        conn.execute(
+            "INSERT INTO approvals (run_id, call_id, tool, call, arguments_hash, state, created) "
+            "SELECT id, 'c1', 'add', ?, ?, 'pending', 0 FROM runs",
+            (call.model_dump_json(), f"abc{EVIL}"),
+        )
+    conn.close()
+    for args in (("runs", "approve", prefix), ("runs", "show", prefix)):
+        shown = cli(*args, cwd=tmp_path, db=db)
+        assert shown.code == 0, shown.err
+        assert "c1" in shown.out
+        assert_safe(shown.out)
+    decided = cli("runs", "approve", prefix, "--all", cwd=tmp_path, db=db)
+    assert decided.code == 0, decided.err
+    assert "approved call c1" in decided.out and "arguments hash abc\\x1b]0;owned" in decided.out
+    assert not any(raw in decided.out for raw in ("\x1b", "\x07", "\r", "\x9b")), decided.out
