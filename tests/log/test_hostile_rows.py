@@ -233,3 +233,38 @@ def test_json_nested_too_deep_in_a_row_is_one_clear_error(db: Path, sql: str) ->
 
     one_clear_error(db, read_all)
     one_clear_error(db, lambda: lw.export_run(None, db.parent / "run.json", db=db))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # a patch that does not apply to the store rebuilt so far
+        """UPDATE events SET data = json_set(data, '$.changes',
+           json('[{"op": "replace", "path": "/nothing/here", "value": 1}]')) WHERE seq = 2""",
+        "UPDATE events SET seq = -seq - 1",  # the patches out of order
+        # a row marked as a store event that holds another kind of event
+        "UPDATE events SET type = 'store' WHERE seq = 1",
+    ],
+)
+def test_a_store_that_cannot_be_rebuilt_is_one_clear_error(db: Path, sql: str) -> None:
+    from loopwright.log import store_at
+
+    damage(db, sql)
+
+    def rebuilt(how: str) -> object:
+        with lw.load_run(None, db=db) as log:
+            return log.store() if how == "store" else store_at(log)
+
+    for how in ("store", "store_at"):
+        if "type = 'store'" in sql:  # (not a store event: not a change of the store)
+            assert rebuilt(how) == {"sums": [1, 2]}
+        else:
+            assert "store event" in str(one_clear_error(db, lambda how=how: rebuilt(how)))
+
+
+def test_a_token_count_that_is_not_a_whole_number_is_not_summed(db: Path) -> None:
+    from loopwright.log import usage_totals
+
+    damage(db, "UPDATE events SET data = json_set(data, '$.usage.total_tokens', json('1e999'))")
+    with lw.load_run(None, db=db) as log:
+        assert usage_totals(log) == (3, 0)

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import ChatMessage, ModelOutput
-from ..stores import apply_store_patch
-from ..transcripts import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
+from ..transcripts import Event, ModelEvent, SpanBegin, SubtaskEvent, ToolEvent
 from ..transcripts._transcript import _resolve_input
 from ._db import RunStoreError, connect, reading, resolve_db
 from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo, message_ids
@@ -428,22 +427,6 @@ class RunLog:
     def store(self, sample: str | SampleInfo | None = None) -> dict[str, Any]:
         """The run's (or sample's) store as it was last recorded, rebuilt from its
         ``StoreEvent``\\ s."""
-        key = self._sample(sample)
-        if key:
-            row = self._one(
-                "SELECT store_id FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
-            )
-        else:
-            row = self._one("SELECT store_id FROM runs WHERE id = ?", (self.run_id,))
-        store_id = row[0] if row is not None else None
-        data: dict[str, Any] = {}
-        for (text,) in self._stream(
-            "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'store' "
-            "ORDER BY seq",
-            (self.run_id, key),
-        ):
-            ev = self._event(text)
-            assert isinstance(ev, StoreEvent)
-            if ev.store == store_id:
-                apply_store_patch(data, ev.changes)
-        return data
+        from ._pages import store_at
+
+        return store_at(self, self._sample(sample))
