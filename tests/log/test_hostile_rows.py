@@ -268,3 +268,15 @@ def test_a_token_count_that_is_not_a_whole_number_is_not_summed(db: Path) -> Non
     damage(db, "UPDATE events SET data = json_set(data, '$.usage.total_tokens', json('1e999'))")
     with lw.load_run(None, db=db) as log:
         assert usage_totals(log) == (3, 0)
+
+
+@pytest.mark.parametrize("table", ["runs", "events"])
+def test_a_store_whose_table_is_a_view_is_refused(db: Path, table: str) -> None:
+    """A view's query runs on every read: a recursive one never ends (a crafted file
+    would hang ``runs list``). This view ends; it is refused all the same."""
+    damage(db, f"ALTER TABLE {table} RENAME TO {table}_rows")
+    damage(db, f"CREATE VIEW {table} AS SELECT * FROM {table}_rows")
+    for read in (*run_row_readers(db), *event_readers(db, "tool")):
+        assert "is a view" in str(one_clear_error(db, read))
+    with pytest.raises(lw.RunStoreError, match="is a view"):  # (and it is not written)
+        lw.run_sync(lw.react(submit=False), "hi", model=lw.get_model("mock"), db=db)
