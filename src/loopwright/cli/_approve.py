@@ -58,7 +58,7 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
         out.print(line(("  arguments:", "dim")))
         for text in shown_arguments(c).split("\n"):  # (not wrapped: copied as it is)
             out.print(line("    " + visible(text)), soft_wrap=True)
-        out.print(line(("  arguments hash: ", "dim"), c.arguments_hash))
+        out.print(line(("  arguments hash: ", "dim"), visible(c.arguments_hash)))  # (whole)
         if c.state != "pending":
             what = f"{c.state}: {c.decision or ''}"
             if c.message:
@@ -175,7 +175,7 @@ def approve_command(
         verb = "rejected" if c.call_id in rejected else "approved"
         click.echo(
             f"{verb} call {short(c.call_id, 80)} ({short(c.call.function, 80)}), "
-            f"arguments hash {c.arguments_hash[:16]}",
+            f"arguments hash {visible(c.arguments_hash[:16])}",
             err=continue_,  # (with --continue, stdout is the continued run's)
         )
     if not continue_:

@@ -48,8 +48,9 @@ def diff_command(
     if as_json:
         click.echo(json_text(dataclasses.asdict(d)))
         return EXIT_DIFFERENT if exit_code and not d.same else EXIT_OK
-    click.echo(f"a: {d.a}  ({d.steps_a} steps, {d.tokens_a} tokens, {_seconds(d.seconds_a)})")
-    click.echo(f"b: {d.b}  ({d.steps_b} steps, {d.tokens_b} tokens, {_seconds(d.seconds_b)})")
+    a, b = visible(d.a), visible(d.b)  # (the ids are the store's: untrusted)
+    click.echo(f"a: {a}  ({d.steps_a} steps, {d.tokens_a} tokens, {_seconds(d.seconds_a)})")
+    click.echo(f"b: {b}  ({d.steps_b} steps, {d.tokens_b} tokens, {_seconds(d.seconds_b)})")
     delta = d.tokens_b - d.tokens_a
     click.echo(f"tokens: {delta:+d}")
     if d.seconds_a is not None and d.seconds_b is not None:

@@ -101,7 +101,7 @@ def replay_command(
             )
         )
         return code
-    click.echo(f"replay of {result.replay_of}: new run {result.run_id}")
+    click.echo(visible(f"replay of {result.replay_of}: new run {result.run_id}"))
     click.echo(
         f"{result.replayed_steps} of {result.recorded_steps} steps from the store"
         + (f", {result.live_calls} model calls live" if until is not None else "")

@@ -127,7 +127,7 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     def text(value: Any, limit: int) -> str:
         return short(value, None if detail else limit).replace("\n", "\n" + _INDENT)
 
-    out.print(line((f"run {info.id}", "bold"), "  ", short(info.name)))
+    out.print(line((f"run {short(info.id, None)}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
         (

@@ -105,6 +105,10 @@ CREATE TABLE IF NOT EXISTS tool_sets (
 """
 
 
+_TABLES = frozenset({"meta", "runs", "samples", "messages", "events", "tool_sets", "approvals"})
+"""The run store's tables (``approvals``: made by the first deferred call's write)."""
+
+
 class RunStoreError(LoopwrightError):
     """The run store could not be written or read: the file is missing, damaged, not a
     run store, or the disk is full. The message is one line and names the file.
@@ -144,6 +148,13 @@ def _check_is_run_store(conn: sqlite3.Connection, path: Path, *, create: bool) -
     """Refuse a SQLite file that is not a run store before anything is written to it
     (tables, WAL mode): ``loopwright runs list --db app.db`` must not change ``app.db``."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    views = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='view'")}
+    if views & _TABLES:  # (a view's query may never end: a recursive one, to hang a reader)
+        conn.close()
+        raise RunStoreError(
+            f"{str(path)!r} is not a loopwright run store: its {min(views & _TABLES)!r} is a "
+            "view, not a table"
+        )
     if not tables:
         if create:
             return  # a new (or empty) file: it becomes a run store
@@ -180,13 +191,14 @@ def unreadable(path: str | os.PathLike[str], ex: Exception) -> RunStoreError:
 @contextlib.contextmanager
 def reading(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn SQLite's errors while reading the store at ``path``, and rows that do not
-    parse, into a :class:`RunStoreError` naming the file (a truncated file, for one, reads
-    until the missing page)."""
+    parse (or nest too deep to), into a :class:`RunStoreError` naming the file (a
+    truncated file, for one, reads until the missing page)."""
     import sqlite3
 
     try:
         yield
-    except (sqlite3.DatabaseError, ValueError) as ex:  # (pydantic's ValidationError too)
+    # (pydantic's ValidationError is a ValueError; JSON nested too deep, a RecursionError)
+    except (sqlite3.DatabaseError, ValueError, RecursionError) as ex:
         raise unreadable(path, ex) from ex
 
 

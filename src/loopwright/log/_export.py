@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._db import RunStoreError, connect, resolve_db
+from ._db import RunStoreError, connect, reading, resolve_db
 from ._reader import _find_run
 
 if TYPE_CHECKING:
@@ -57,7 +57,11 @@ _JSON_COLUMNS = {"input", "output", "messages", "limit", "metadata", "target", "
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), default=_not_json)
+
+
+def _not_json(value: object) -> Any:
+    raise ValueError(f"a {type(value).__name__} value where the store holds text or numbers")
 
 
 def _cols(names: tuple[str, ...]) -> str:
@@ -143,8 +147,9 @@ def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | Non
     where = resolve_db(db)
     conn = connect(where, create=False)
     try:
-        run_id = _find_run(conn, run, where)
-        _write(conn, run_id, file)
+        with reading(where):  # (a damaged row, in SQLite or in its JSON: one clear error)
+            run_id = _find_run(conn, run, where)
+            _write(conn, run_id, file)
     finally:
         conn.close()
     return run_id
@@ -205,8 +210,9 @@ def import_run(
     try:
         with Path(path).open(encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, ValueError) as ex:
-        raise RunStoreError(f"cannot read the run export {str(path)!r}: {ex}") from ex
+    except (OSError, ValueError, RecursionError) as ex:  # (JSON nested too deep)
+        reason = "nested too deep" if isinstance(ex, RecursionError) else ex
+        raise RunStoreError(f"cannot read the run export {str(path)!r}: {reason}") from ex
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise RunStoreError(f"{str(path)!r} is not a loopwright run export")
     if data.get("version") != EXPORT_VERSION:
@@ -272,8 +278,13 @@ def import_run(
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-    except (KeyError, TypeError) as ex:
+    except KeyError as ex:
         raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
+    # a value of the wrong type or shape, or rows the store's constraints refuse (an id
+    # twice, a status missing)
+    except (TypeError, AttributeError, sqlite3.IntegrityError, sqlite3.ProgrammingError) as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        raise RunStoreError(f"{str(path)!r} is a damaged run export: {reason}") from ex
     finally:
         if own:
             conn.close()

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ._db import hostname
+from ._db import hostname, reading
 from ._outcome import COST_KEY
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["RUN_COLUMNS", "SAMPLE_COLUMNS", "RunInfo", "SampleInfo"]
+__all__ = ["RUN_COLUMNS", "SAMPLE_COLUMNS", "RunInfo", "SampleInfo", "message_ids"]
 
 RUN_COLUMNS = (
     'id, name, model, status, created, finished, input, output, messages, error, "limit", '
@@ -31,11 +31,33 @@ def _loads(text: str | None) -> Any:
     return json.loads(text) if text is not None else None
 
 
+def message_ids(text: str, where: str | os.PathLike[str]) -> list[str]:
+    """The ids a ``messages`` column lists (a run's or sample's final conversation).
+
+    Raises:
+        RunStoreError: The column is not a JSON list of ids (naming the file ``where``).
+    """
+    with reading(where):
+        ids = json.loads(text)
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError(f"a messages column that is not a list of ids: {text[:40]!r}")
+    return ids
+
+
 def _time(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if value is not None else None
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"a time that is not a number: {str(value)[:40]!r}")
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError) as ex:  # (ValueError too: NaN)
+        raise ValueError(f"a time out of range: {value!r}") from ex
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or not 0 < pid < 1 << 31:
+        return False  # (not a process id: a damaged row, not a process to signal)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -90,7 +112,9 @@ class RunInfo(BaseModel):
         if status == "running" and pid and host == hostname() and not _alive(pid):
             status = "interrupted"
         meta = _loads(metadata) or {}
-        cost = meta.pop(COST_KEY, None) if isinstance(meta, dict) else None
+        if not isinstance(meta, dict):
+            raise ValueError(f"run {str(id)[:40]!r}: its metadata is not a JSON object")
+        cost = meta.pop(COST_KEY, None)
         if not isinstance(cost, dict):
             cost = {}
         dollars, unpriced = cost.get("dollars"), cost.get("unpriced_calls")

@@ -214,7 +214,9 @@ def usage_totals(log: RunLog, sample: str | None = None) -> tuple[int, int]:
     This one reads every model event of the stream (a run of a million events takes a
     second or so): ask for it apart from the pages."""
     sql = (
-        "SELECT COUNT(*), SUM(json_extract(data, '$.usage.total_tokens')) FROM events "
+        # (whole numbers only: a damaged row's 1e999 would be a sum of infinity)
+        "SELECT COUNT(*), SUM(CASE json_type(data, '$.usage.total_tokens') WHEN 'integer' "
+        "THEN json_extract(data, '$.usage.total_tokens') END) FROM events "
         "WHERE run_id = ? AND type = 'model'"
     )
     if sample is None:
@@ -227,7 +229,7 @@ def usage_totals(log: RunLog, sample: str | None = None) -> tuple[int, int]:
 def store_at(log: RunLog, sample: str = "", upto: int | None = None) -> dict[str, Any]:
     """The run's (or sample's) store as it was after position ``upto`` (``None``: as last
     recorded), rebuilt from its store events: reads the stream's store changes up to there."""
-    from ..stores import apply_store_patch
+    from ..stores import StoreError, apply_store_patch
     from ..transcripts import StoreEvent
 
     if sample:
@@ -245,5 +247,8 @@ def store_at(log: RunLog, sample: str = "", upto: int | None = None) -> dict[str
     ):
         ev = log._event(text)
         if isinstance(ev, StoreEvent) and ev.store == store_id:
-            apply_store_patch(data, ev.changes)
+            try:
+                apply_store_patch(data, ev.changes)
+            except StoreError as ex:  # (rows changed, or out of order: a damaged store)
+                raise log._damaged(f"store event {ev.id!r}", text, ex) from ex
     return data

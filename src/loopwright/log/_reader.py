@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import ChatMessage, ModelOutput
-from ..stores import apply_store_patch
-from ..transcripts import Event, ModelEvent, SpanBegin, StoreEvent, SubtaskEvent, ToolEvent
+from ..transcripts import Event, ModelEvent, SpanBegin, SubtaskEvent, ToolEvent
 from ..transcripts._transcript import _resolve_input
 from ._db import RunStoreError, connect, reading, resolve_db
-from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
+from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo, message_ids
 from ._serialize import load_event, load_message
 
 if TYPE_CHECKING:
@@ -256,7 +255,7 @@ class RunLog:
             data = self._data("messages", id, f"{self._run} has no message {id!r}")
             try:
                 msg = load_message(data)
-            except ValueError as ex:  # (pydantic's ValidationError is one too)
+            except (ValueError, RecursionError) as ex:  # (ValidationError; too deep)
                 raise self._damaged(f"message {id!r}", data, ex) from ex
             self._messages[id] = msg
         return msg
@@ -277,7 +276,7 @@ class RunLog:
             text = self._tool_sets[id] = self._data("tool_sets", id, missing)
         try:
             tools = json.loads(text)
-        except ValueError as ex:
+        except (ValueError, RecursionError) as ex:  # (JSON nested too deep)
             raise self._damaged(f"tool set {id!r}", text, ex) from ex
         if not isinstance(tools, list):
             raise self._damaged(f"tool set {id!r}", text, ValueError("not a list"))
@@ -287,7 +286,7 @@ class RunLog:
         """An event row, or a clear error naming the run when the row is damaged."""
         try:
             return load_event(data, self.message, self._tool_set)
-        except ValueError as ex:
+        except (ValueError, RecursionError) as ex:  # (JSON nested too deep)
             raise self._damaged("an event", data, ex) from ex
 
     def _damaged(self, what: str, data: str | bytes, ex: Exception) -> RunStoreError:
@@ -309,7 +308,7 @@ class RunLog:
         else:
             row = self._one("SELECT messages FROM runs WHERE id = ?", (self.run_id,))
         if row is not None and row[0] is not None:
-            return [self.message(i) for i in json.loads(row[0])]
+            return [self.message(i) for i in message_ids(row[0], self._where)]
         last: ModelEvent | None = None
         tools: list[ChatMessage] = []
         for ev in self._top_level(key):
@@ -428,22 +427,6 @@ class RunLog:
     def store(self, sample: str | SampleInfo | None = None) -> dict[str, Any]:
         """The run's (or sample's) store as it was last recorded, rebuilt from its
         ``StoreEvent``\\ s."""
-        key = self._sample(sample)
-        if key:
-            row = self._one(
-                "SELECT store_id FROM samples WHERE run_id = ? AND key = ?", (self.run_id, key)
-            )
-        else:
-            row = self._one("SELECT store_id FROM runs WHERE id = ?", (self.run_id,))
-        store_id = row[0] if row is not None else None
-        data: dict[str, Any] = {}
-        for (text,) in self._stream(
-            "SELECT data FROM events WHERE run_id = ? AND sample = ? AND type = 'store' "
-            "ORDER BY seq",
-            (self.run_id, key),
-        ):
-            ev = self._event(text)
-            assert isinstance(ev, StoreEvent)
-            if ev.store == store_id:
-                apply_store_patch(data, ev.changes)
-        return data
+        from ._pages import store_at
+
+        return store_at(self, self._sample(sample))

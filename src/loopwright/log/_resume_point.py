@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -41,7 +42,7 @@ from ..model import (
     usage_from_json,
 )
 from ..transcripts import ModelEvent, ToolEvent
-from ._db import RunStoreError
+from ._db import RunStoreError, reading
 from ._reader import RunLog, load_run
 from ._serialize import load_message
 
@@ -169,7 +170,8 @@ def _before(metadata: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     mark = metadata.get(CARRIED_KEY)
     if not isinstance(mark, dict) or not isinstance(mark.get("consumed"), dict):
         return 0, {}
-    used = {k: v for k, v in mark["consumed"].items() if isinstance(v, (int, float))}
+    consumed = mark["consumed"].items()  # (numbers only: JSON may say Infinity)
+    used = {k: v for k, v in consumed if isinstance(v, (int, float)) and math.isfinite(v)}
     resumes = mark.get("resumes")
     return (resumes if isinstance(resumes, int) else 0), used
 
@@ -214,11 +216,19 @@ def _input_ids(inputs: dict[str, _Input], event_id: str) -> list[str] | None:
             )
         seen.add(base)
         chain.append(base)
-    ids: list[str] = json.loads(inputs[chain.pop()][2] or "[]")
+    ids = _listed(inputs[chain.pop()][2])
     for link in reversed(chain):
         _, count, new = inputs[link]
         del ids[count:]
-        ids.extend(json.loads(new or "[]"))
+        ids.extend(_listed(new))
+    return ids
+
+
+def _listed(value: Any) -> list[str]:
+    """A model event's new input ids as SQLite read them (a damaged row's: anything)."""
+    ids = json.loads(value) if isinstance(value, str) else value or []
+    if not isinstance(ids, list):
+        raise ValueError(f"a model event's input is not a list: {str(value)[:40]!r}")
     return ids
 
 
@@ -292,7 +302,7 @@ def resume_point(
     Raises:
         RunStoreError: No such run or sample (or store).
     """
-    with load_run(run, db) as log:
+    with load_run(run, db) as log, reading(log._where):  # (a damaged value: one error)
         info = log.info
         key = log._sample(sample) if sample else ""
         status, created, input, metadata = info.status, info.created, info.input, info.metadata
@@ -318,6 +328,7 @@ def resume_point(
             if top and kind == "span_begin":
                 spans.add(id)
             when = datetime.fromisoformat(stamp)
+            when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # (by hand)
             if kind == "info" and flag == RESUME_SOURCE and top:
                 time_used += _seconds(part_start, part_end)
                 part_start = part_end = when

@@ -196,6 +196,14 @@ def _no_tool_sets(id: str) -> list[Any]:
     raise ValueError(f"a reference to tool set {id!r}, and no tool sets to look it up in")
 
 
+def _ref(value: dict[str, Any]) -> str:
+    """The id a ``{"$ref": id}`` refers to (a damaged row's may be anything)."""
+    ref = value["$ref"]
+    if not isinstance(ref, str):
+        raise ValueError(f"a reference that is not an id: {str(ref)[:40]!r}")
+    return ref
+
+
 def load_event(
     data: str | bytes | dict[str, Any],
     message: MessageLookup,
@@ -205,14 +213,20 @@ def load_event(
     and a model event's tools reference by ``tool_set`` (rows of schema version 1 hold
     the tools themselves)."""
     record = json.loads(data) if isinstance(data, (str, bytes)) else dict(data)
+    if not isinstance(record, dict):
+        raise ValueError(f"an event row that is not a JSON object but a {type(record).__name__}")
     kind = record.get("event")
     if kind == "model":
         tools = record.get("tools")
         if isinstance(tools, dict) and "$ref" in tools:
-            record["tools"] = tool_set(tools["$ref"])
+            record["tools"] = tool_set(_ref(tools))
         out = record.get("output")
-        if out is not None and isinstance(out.get("message"), dict) and "$ref" in out["message"]:
-            msg = message(out["message"]["$ref"])
+        if (
+            isinstance(out, dict)
+            and isinstance(out.get("message"), dict)
+            and "$ref" in out["message"]
+        ):
+            msg = message(_ref(out["message"]))
             out = dict(out)
             out["message"] = msg
             record["output"] = out
@@ -221,7 +235,7 @@ def load_event(
     elif kind == "tool":
         result = record.get("result")
         if isinstance(result, dict) and "$ref" in result:
-            msg = message(result["$ref"])
+            msg = message(_ref(result))
             if not isinstance(msg, ToolMessage):
                 raise ValueError(f"tool event {record.get('id')}: result is a {msg.role} message")
             record["result"] = msg
