@@ -152,15 +152,8 @@ def carried(point: ResumePoint) -> dict[str, Any]:
             "run": point.run_id,
             "sample": point.sample,
             "resumes": point.resumes + 1,
-            "consumed": {
-                "steps": used.steps,
-                "tokens": used.tokens,
-                "cost": used.cost,
-                "priced_calls": used.priced_calls,
-                "unpriced_calls": used.unpriced_calls,
-                "time": used.time,
-                "working": used.working,
-            },
+            # (the counts a continued sample adds to its own: _before; not the usage)
+            "consumed": {k: v for k, v in vars(used).items() if k != "usage"},
         },
     }
 
