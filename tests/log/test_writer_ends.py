@@ -1,16 +1,37 @@
-"""A writer lets go of its file however its close ends, cancelled included."""
+"""A writer lets go of its file however its close ends, cancelled included; the end of a
+run whose store failed is written as the writer writes every row."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import loopwright as lw
+from loopwright.log import _file_thread
+from loopwright.log._outcome import RunEnd, json_text
+from loopwright.log._recording import RunRecorder
 from loopwright.log._writer import RunWriter
+from loopwright.model._redact import learn_secrets
 
 from ._rows import event_rows
+
+
+def rows(db: Path, sql: str) -> list[Any]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def file_bytes(db: Path) -> bytes:
+    """The store and anything SQLite keeps beside it."""
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
 
 
 def remove_store(db: Path) -> None:
@@ -44,3 +65,41 @@ async def test_a_cancelled_close_still_lets_go_of_the_file(tmp_path: Path) -> No
     assert '"second"' in data
     file.thread.join(10)  # the first file's thread ended (its file was replaced)
     assert not file.thread.is_alive()
+
+
+async def test_the_end_of_a_run_whose_store_failed_is_written_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the file's writer failed (here SQLite's own SQLITE_FULL, a page cap on its
+    connection), the run's end is written on a connection of its own: with the secrets
+    learnt redacted, as every other row, and an error text that is not UTF-8 written
+    (not raised as a UnicodeEncodeError out of the run's end)."""
+    secret = "sk-endrow-4f1c2a9e77b3d0secret"
+    learn_secrets([secret])
+    real_connect = _file_thread.connect
+
+    def capped(path: str | Path) -> object:
+        conn = real_connect(path)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+        return conn
+
+    monkeypatch.setattr(_file_thread, "connect", capped)
+    db = tmp_path / "runs.db"
+    recorder = RunRecorder(db, "run")
+    await recorder.open(name="n", model=None, input="go", metadata={}, store_id="s")
+    assert recorder.writer is not None
+    recorder.writer.event("run", "", 0, lw.InfoEvent(data="y" * 100_000))
+    with pytest.raises(lw.RunStoreError, match="full"):
+        await recorder.flush()
+    end = RunEnd(
+        status="error",
+        output=json_text({"answer": f"the key is {secret}"}),
+        error="cannot open 'caf\udce9.txt'",
+    )
+    await recorder.end(end, failed=True, raise_errors=False)
+    [(status, output, error)] = rows(db, "SELECT status, output, error FROM runs")
+    assert status == "error"
+    assert json.loads(output) == {"answer": "the key is [redacted]"}
+    assert error == "cannot open 'caf\\udce9.txt'"
+    assert secret.encode() not in file_bytes(db)

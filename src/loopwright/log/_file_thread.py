@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
-from ._serialize import dump_event, dump_message, dump_tools, tool_set_id
+from ._serialize import dump_event, dump_message, dump_tools, sql_params, tool_set_id
 
 if TYPE_CHECKING:
     import sqlite3
@@ -230,17 +230,7 @@ class _FileWriter:
             elif kind == "stop":
                 stop = True
             elif kind == "sql":
-                # (a run's row holds JSON and plain text: both ways; a lone surrogate in
-                # plain text, e.g. an error quoting a dataset, is written as \\udXXX)
-                params = tuple(
-                    redact_known(redact_known(p), plain=True)
-                    .encode("utf-8", "backslashreplace")
-                    .decode()
-                    if isinstance(p, str)
-                    else p
-                    for p in item[3]
-                )
-                sql.append((item[2], params))
+                sql.append((item[2], sql_params(item[3])))
         if not (sql or events or messages):
             return stop
         try:

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..model import ChatMessage
 from ..transcripts import Event
+from ._serialize import sql_params
 from ._writer import RunWriter
 
 __all__ = ["COST_KEY", "RunEnd", "RunStatus", "Sink", "json_text", "mark_failed"]
@@ -67,13 +68,14 @@ class RunEnd:
 
 def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
     """Try once, briefly, to record how a run whose store failed ended (it may work:
-    the failure may have passed, or have been this process's connection's alone)."""
+    the failure may have passed, or have been this process's connection's alone); its
+    values as the writer writes them (:func:`sql_params`: the secrets learnt redacted)."""
     import sqlite3
 
     try:
         conn = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
         try:
-            conn.execute(sql, params)
+            conn.execute(sql, sql_params(params))
         finally:
             conn.close()
     except sqlite3.Error as ex:

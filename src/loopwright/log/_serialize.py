@@ -30,6 +30,7 @@ from pydantic_core import to_json
 from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
+from ..model._redact import redact_known
 from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "dump_tools",
     "load_event",
     "load_message",
+    "sql_params",
     "tool_set_id",
 ]
 
@@ -174,6 +176,18 @@ def dump_tools(tools: list[ToolInfo]) -> str:
     except (ValueError, UnicodeError):  # a lone surrogate: json.dumps escapes it
         data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
         return _text(data)
+
+
+def sql_params(params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The parameters of a statement writing a run's row, as written: every text with
+    the secrets learnt redacted (a row holds JSON and plain text: both ways), a lone
+    surrogate (in plain text, e.g. an error quoting a dataset) as ``\\udXXX``."""
+    return tuple(
+        redact_known(redact_known(p), plain=True).encode("utf-8", "backslashreplace").decode()
+        if isinstance(p, str)
+        else p
+        for p in params
+    )
 
 
 def tool_set_id(text: str) -> str:
