@@ -103,3 +103,43 @@ async def test_the_end_of_a_run_whose_store_failed_is_written_redacted(
     assert json.loads(output) == {"answer": "the key is [redacted]"}
     assert error == "cannot open 'caf\\udce9.txt'"
     assert secret.encode() not in file_bytes(db)
+
+
+async def test_a_run_with_a_float_that_is_not_finite_in_its_values_fails_no_run(
+    tmp_path: Path,
+) -> None:
+    """NaN or Infinity in a run's metadata, input or a sample's scores is written as
+    null: SQLite's JSON functions refuse them, and the run's end (``json_set`` on its
+    metadata) failed the file's writer, stopping every run writing to the file."""
+    db = tmp_path / "runs.db"
+    inside, done = asyncio.Event(), asyncio.Event()
+
+    @lw.tool
+    async def wait_a_while() -> str:
+        """Wait for the other run."""
+        inside.set()
+        await done.wait()
+        return "waited"
+
+    async def plain() -> lw.AgentState:
+        model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("wait_a_while"), "b"])
+        agent = lw.react(tools=[wait_a_while], submit=False)
+        return await lw.run(agent, "plain", model=model, db=db, name="plain")
+
+    async def odd() -> lw.AgentState:
+        await inside.wait()  # the plain run is writing to the file
+        try:
+            model = lw.get_model("mock", outputs=["a"])
+            metadata = {"x": float("nan"), "y": [float("inf"), 1.5]}
+            return await lw.run(
+                lw.react(submit=False), "odd", model=model, db=db, name="odd", metadata=metadata
+            )
+        finally:
+            done.set()
+
+    await asyncio.gather(plain(), odd())
+    runs = {r.name: r for r in lw.list_runs(db)}
+    assert {name: r.status for name, r in runs.items()} == {"plain": "success", "odd": "success"}
+    assert runs["odd"].metadata["x"] is None and runs["odd"].metadata["y"] == [None, 1.5]
+    [(valid,)] = rows(db, "SELECT json_valid(metadata) FROM runs WHERE name = 'odd'")
+    assert valid == 1

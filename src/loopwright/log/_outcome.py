@@ -35,16 +35,18 @@ for a person's decision (the ``approvals`` table, ``_approvals.py``)."""
 
 
 def json_text(value: Any) -> str | None:
-    """``value`` as the JSON text of a row's column (``repr`` for what is not JSON)."""
+    """``value`` as the JSON text of a row's column (``repr`` for what is not JSON); a
+    float that is not finite as null (SQLite's JSON functions, which the store uses on
+    these columns, refuse ``NaN`` and ``Infinity``: a run's end updates its metadata)."""
     if value is None:
         return None
     from pydantic_core import to_jsonable_python
 
     try:
-        data = to_jsonable_python(value)
+        data = to_jsonable_python(value, inf_nan_mode="null")
+        return json.dumps(data, separators=(",", ":"), allow_nan=False)
     except Exception:
-        data = repr(value)
-    return json.dumps(data, separators=(",", ":"))
+        return json.dumps(repr(value))
 
 
 @dataclass(frozen=True, slots=True)
