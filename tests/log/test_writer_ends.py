@@ -143,3 +143,30 @@ async def test_a_run_with_a_float_that_is_not_finite_in_its_values_fails_no_run(
     assert runs["odd"].metadata["x"] is None and runs["odd"].metadata["y"] == [None, 1.5]
     [(valid,)] = rows(db, "SELECT json_valid(metadata) FROM runs WHERE name = 'odd'")
     assert valid == 1
+
+
+async def test_an_info_event_with_a_float_that_is_not_finite_leaves_the_run_resumable(
+    tmp_path: Path,
+) -> None:
+    """A tool's info event holding NaN (a score of nothing) is written with null there,
+    as a call's arguments are: written ``NaN``, the row made SQLite's ``json_extract``
+    fail, and with it reading where the run stopped (``runs resume``)."""
+    from loopwright.log._resume_point import resume_point
+
+    db = tmp_path / "runs.db"
+
+    @lw.tool
+    def measure() -> str:
+        """Measure."""
+        lw.transcript().info({"score": float("nan"), "top": [float("-inf"), 2.5]})
+        return "measured"
+
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("measure"), "done"])
+    await lw.run(lw.react(tools=[measure], submit=False), "go", model=model, db=db)
+    [info] = lw.list_runs(db)
+    [(valid,)] = rows(db, "SELECT json_valid(data) FROM events WHERE type = 'info'")
+    assert valid == 1
+    with lw.load_run(info.id, db=db) as log:
+        [event] = [e for e in log.events() if isinstance(e, lw.InfoEvent)]
+    assert event.data == {"score": None, "top": [None, 2.5]}
+    assert resume_point(info.id, db).run_id == info.id

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
-from pydantic_core import to_json
+from pydantic_core import to_json, to_jsonable_python
 
 from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
 from ..model._redact import redact_known
-from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
+from ..transcripts import Event, InfoEvent, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = [
     "dump_event",
@@ -151,7 +151,15 @@ def dump_event(event: Event, tools: str | None = None) -> str:
         if not isinstance(event, ToolEvent):
             raise
         record = event_record(dataclasses.replace(event, call=flat_call(event.call)))
+    # untyped data (an info event's, a subtask's) as a call's arguments: a float that is
+    # not finite as null (SQLite's JSON functions, which readers use on rows, refuse it)
+    for name in _UNTYPED if isinstance(event, (InfoEvent, SubtaskEvent)) else ():
+        if name in record:
+            record[name] = to_jsonable_python(record[name], inf_nan_mode="null")
     return _text(record)
+
+
+_UNTYPED = ("data", "input", "result")  # (of an info event or a subtask)
 
 
 def _text(data: Any) -> str:
