@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,28 @@ async def test_an_info_event_with_a_float_that_is_not_finite_leaves_the_run_resu
         [event] = [e for e in log.events() if isinstance(e, lw.InfoEvent)]
     assert event.data == {"score": None, "top": [None, 2.5]}
     assert resume_point(info.id, db).run_id == info.id
+
+
+def test_a_relative_path_names_the_file_in_the_folder_the_run_opened_it_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's thread opens the file a moment after the run asked for it: a working
+    directory changed meanwhile (by a tool of another run, say) must not send the run's
+    rows to a file of the same name in another folder."""
+    opened_in, elsewhere = tmp_path / "a", tmp_path / "b"
+    opened_in.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(opened_in)
+    real_connect = _file_thread.connect
+
+    def after_a_chdir(path: str | Path) -> object:
+        os.chdir(elsewhere)  # before the thread opens the file
+        return real_connect(path)
+
+    monkeypatch.setattr(_file_thread, "connect", after_a_chdir)
+    writer = RunWriter("runs.db")
+    writer.event("run", "", 0, lw.InfoEvent(data="here"))
+    writer.close()
+    assert not (elsewhere / "runs.db").exists()
+    [(_, _, data)] = event_rows(opened_in / "runs.db")
+    assert '"here"' in data

@@ -72,7 +72,9 @@ class _FileWriter:
     """The thread and connection that write one run store file for all its writers."""
 
     def __init__(self, path: Path, key: str, after: _FileWriter | None = None) -> None:
-        self.path, self.key = path, key
+        # (absolute: the thread opens it later, a working directory changed meanwhile)
+        self.path = path if key.startswith(":memory:") else Path(os.path.abspath(path))
+        self.key = key
         self.after = after  # the writer of the file replaced at the path: closed first
         self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         # set by flushes and closes: the thread then skips its wait for more items
