@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
@@ -61,7 +62,7 @@ def dump_message(message: ChatMessage) -> str:
         if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
             calls = [flat_call(c) for c in message.tool_calls]
             message = message.model_copy(update={"tool_calls": calls, "id": message.id})
-        data = message.model_dump(mode="json", exclude_none=True)
+        data = _json_data(message.model_dump, exclude_none=True)
         return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 
 
@@ -71,6 +72,18 @@ def load_message(data: str | bytes) -> ChatMessage:
         return _messages().validate_json(data)
     except ValueError:  # pydantic's JSON parser refuses escaped lone surrogates
         return _messages().validate_python(json.loads(data))
+
+
+def _json_data(dump: Callable[..., Any], **options: Any) -> Any:
+    """``dump(mode="json", **options)``, the JSON data of a pydantic value; with a lone
+    surrogate in a key (a file name in a call's arguments, a property of an MCP tool's
+    schema), which pydantic's JSON mode refuses, made by Python's json module from the
+    Python mode's data (which it escapes as ``\\udXXX``: read back as it was)."""
+    try:
+        return dump(mode="json", **options)
+    except UnicodeError:
+        text = json.dumps(dump(mode="python", **options), default=to_jsonable_python)
+        return json.loads(text)
 
 
 _row_adapters: dict[type[Any], TypeAdapter[Any]] = {}
@@ -99,9 +112,8 @@ def event_record(event: Event, tools: str | None = None) -> dict[str, Any]:
     """An event as the store's JSON data (messages by reference, no nested events; a
     model event's tools as a reference to tool set ``tools`` if given)."""
     exclude = _NESTED if tools is None else _NESTED | _NOT_TOOLS
-    data: dict[str, Any] = event_adapter().dump_python(
-        event,
-        mode="json",
+    data: dict[str, Any] = _json_data(
+        partial(event_adapter().dump_python, event),
         exclude_none=True,
         exclude=exclude,
         context=MESSAGE_REFS,
@@ -182,7 +194,8 @@ def dump_tools(tools: list[ToolInfo]) -> str:
     try:
         return _tools_adapter.dump_json(tools, exclude_none=True, warnings="error").decode()
     except (ValueError, UnicodeError):  # a lone surrogate: json.dumps escapes it
-        data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
+        dump = partial(_tools_adapter.dump_python, tools)
+        data = _json_data(dump, exclude_none=True, warnings="error")
         return _text(data)
 
 
