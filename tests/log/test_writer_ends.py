@@ -196,3 +196,34 @@ def test_a_relative_path_names_the_file_in_the_folder_the_run_opened_it_in(
     assert not (elsewhere / "runs.db").exists()
     [(_, _, data)] = event_rows(opened_in / "runs.db")
     assert '"here"' in data
+
+
+async def test_a_run_that_loses_a_row_ends_readable_and_as_that_error(tmp_path: Path) -> None:
+    """A run whose row cannot be written (a value that slipped past validation, here in
+    a call's arguments) is told, but it may end before the news reaches it: its later
+    rows, its end included, must not be written as if nothing happened (its row said
+    ``success``, and its events referred to the message that was not written, so it
+    could not be read back). Its rows stop at the loss; its end is that error."""
+    db = tmp_path / "runs.db"
+
+    @lw.tool
+    def take(value: str) -> str:
+        """Take a value.
+
+        Args:
+            value: The value.
+        """
+        return "taken"
+
+    model = lw.get_model(
+        "mock", outputs=[lw.ModelOutput.for_tool_call("take", {"value": object()}), "done"]
+    )
+    with pytest.raises(lw.RunStoreError, match="serialize"):
+        await lw.run(lw.react(tools=[take], submit=False), "go", model=model, db=db)
+    [info] = lw.list_runs(db)
+    assert info.status == "error" and "serialize" in (info.error or "")
+    with lw.load_run(info.id, db=db) as log:
+        events = list(log.events())
+        messages = list(log.messages())
+    assert not any(isinstance(e, lw.ToolEvent) for e in events)
+    assert "assistant" not in [m.role for m in messages]

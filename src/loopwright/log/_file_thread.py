@@ -66,6 +66,7 @@ _INSERT_TOOL_SET = "INSERT OR IGNORE INTO tool_sets (run_id, id, data) VALUES (?
 
 # An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
 _Item = tuple[Any, ...]
+_ROWS = frozenset({"event", "message", "sql"})  # the kinds that write a row of the run
 
 
 class _FileWriter:
@@ -192,8 +193,11 @@ class _FileWriter:
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
+        lost: set[str] = set()  # the runs of the batch that lost a row
         for item in batch:
             kind = item[1]
+            if kind in _ROWS and item[0]._error is not None:  # a row of the run was lost:
+                continue  # its rows stop there (a later one may refer to it), its end too
             if kind == "event":
                 writer, _, run_id, sample, seq, event = item
                 if id(event) in written:
@@ -210,6 +214,7 @@ class _FileWriter:
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
                     writer._failed(ex)
+                    lost.add(run_id)
                     continue
                 data = redact_known(data)
                 size += len(data)
@@ -223,6 +228,7 @@ class _FileWriter:
                 except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
                     _log.error("run store: message %s not written: %r", message.id, ex)
                     writer._failed(ex)
+                    lost.add(run_id)
                     continue
                 text = redact_known(text)
                 size += len(text)
@@ -233,6 +239,8 @@ class _FileWriter:
                 stop = True
             elif kind == "sql":
                 sql.append((item[2], sql_params(item[3])))
+        if lost:  # (an event put before it, completed since, may refer to it: see Sink)
+            events = [row for row in events if row[0] not in lost]
         if not (sql or events or messages):
             return stop
         try:
