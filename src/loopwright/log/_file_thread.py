@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
-from ._serialize import dump_event, dump_message, dump_tools, sql_params, tool_set_id
+from ._serialize import add_tool_set, dump_event, dump_message, sql_params
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..model import ToolInfo
     from ._writer import RunWriter
 
 __all__ = ["BATCH_WAIT", "IDLE_CLOSE", "MAX_BATCH", "acquire", "close_idle_files", "release"]
@@ -208,7 +207,7 @@ class _FileWriter:
                 try:
                     tools = None
                     if isinstance(event, ModelEvent) and event.tools:
-                        tools = _tool_set(run_id, event.tools, tool_sets, offered)
+                        tools = add_tool_set(run_id, event.tools, tool_sets, offered)
                     data = dump_event(event, tools)
                     stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
@@ -328,27 +327,6 @@ def _fold(conn: sqlite3.Connection, path: Path, mode: str = "PASSIVE", wait: boo
         conn.execute(f"PRAGMA wal_checkpoint({mode})")
     except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
         _log.debug("run store %s: folding the log failed: %r", path, ex)
-
-
-def _tool_set(
-    run_id: str,
-    tools: list[ToolInfo],
-    new: dict[tuple[str, str], str],
-    seen: dict[int, tuple[str, str]],
-) -> str:
-    """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
-    (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
-    refer to it). A list is serialised once per batch (``seen``: its id and text by
-    ``id()``, the batch's events holding the lists alive), as it is then, like every
-    field of an event: a tool's info changed in place is written as changed by the next
-    batch."""
-    known = seen.get(id(tools))
-    if known is None:
-        text = redact_known(dump_tools(tools))
-        known = seen[id(tools)] = (tool_set_id(text), text)
-    ref, text = known
-    new[run_id, ref] = text
-    return ref
 
 
 # --- one writer thread per file ------------------------------------------------------------

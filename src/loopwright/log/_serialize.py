@@ -35,6 +35,7 @@ from ..model._redact import redact_known
 from ..transcripts import Event, InfoEvent, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = [
+    "add_tool_set",
     "dump_event",
     "dump_message",
     "dump_tools",
@@ -215,6 +216,27 @@ def tool_set_id(text: str) -> str:
     """The id of a tool set in the ``tool_sets`` table: a digest of its JSON text (the
     same list, in any sample of a run, is stored once)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def add_tool_set(
+    run_id: str,
+    tools: list[ToolInfo],
+    new: dict[tuple[str, str], str],
+    seen: dict[int, tuple[str, str]],
+) -> str:
+    """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
+    (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
+    refer to it). A list is serialised once per batch (``seen``: its id and text by
+    ``id()``, the batch's events holding the lists alive), as it is then, like every
+    field of an event: a tool's info changed in place is written as changed by the next
+    batch."""
+    known = seen.get(id(tools))
+    if known is None:
+        text = redact_known(dump_tools(tools))
+        known = seen[id(tools)] = (tool_set_id(text), text)
+    ref, text = known
+    new[run_id, ref] = text
+    return ref
 
 
 def _finite(config: GenerateConfig) -> bool:
