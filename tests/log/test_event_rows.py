@@ -216,13 +216,14 @@ def _two_passes(event: lw.Event) -> str:
 
 def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
     """Constants in typed fields (``Infinity``, ``NaN``: Python's json reads them), null in
-    untyped data (a call's arguments, a store's patch), as the two-pass writer did."""
+    untyped data (a call's arguments, a store's patch), as the two-pass writer did; and
+    in an info event's data (the two-pass writer wrote constants there, which made
+    SQLite's ``json_extract`` on the row fail: see test_writer_ends.py)."""
     call = lw.ToolCall(id="c", function="f", arguments={"a": math.nan, "b": [math.inf]})
     events: list[lw.Event] = [
         lw.ModelEvent(model="m", cost=math.inf, duration=math.nan),
         lw.ToolEvent(call=call, duration=-math.inf),
         lw.StoreEvent(changes=[{"op": "add", "path": "/x", "value": math.inf}]),
-        lw.InfoEvent(data={"x": math.inf, "text": "NaN and Infinity, as words"}),
         lw.LimitEvent(type="time", limit=math.inf),
     ]
     for event in events:
@@ -232,6 +233,9 @@ def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
         assert type(again) is type(event)
     assert json.loads(dump_event(events[1]))["call"]["arguments"] == {"a": None, "b": [None]}
     assert '"cost":Infinity' in dump_event(events[0])
+    info = lw.InfoEvent(data={"x": math.inf, "text": "NaN and Infinity, as words"})
+    data = {"x": None, "text": "NaN and Infinity, as words"}
+    assert json.loads(dump_event(info))["data"] == data
 
 
 def test_a_message_is_written_by_reference_only_where_the_row_asks() -> None:

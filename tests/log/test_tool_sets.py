@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.log import _db, _file_thread
+from loopwright.log import _db, _file_thread, _serialize
 from loopwright.log._serialize import dump_event, dump_tools, load_event, tool_set_id
 from loopwright.model import _redact
 from loopwright.model._offered import OfferedTools
@@ -55,7 +55,7 @@ def test_a_run_s_model_events_refer_to_one_tool_set_written_once(
         dumped.append(tools)
         return dump_tools(tools)
 
-    monkeypatch.setattr(_file_thread, "dump_tools", counting)
+    monkeypatch.setattr(_serialize, "dump_tools", counting)
     db = tmp_path / "runs.db"
     run_id = _run(db, 5)
     [(set_id, text)] = _rows(db, "SELECT id, data FROM tool_sets WHERE run_id = ?", (run_id,))

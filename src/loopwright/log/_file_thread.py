@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
-from ._serialize import dump_event, dump_message, dump_tools, tool_set_id
+from ._serialize import add_tool_set, dump_event, dump_message, sql_params
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..model import ToolInfo
     from ._writer import RunWriter
 
 __all__ = ["BATCH_WAIT", "IDLE_CLOSE", "MAX_BATCH", "acquire", "close_idle_files", "release"]
@@ -66,13 +65,16 @@ _INSERT_TOOL_SET = "INSERT OR IGNORE INTO tool_sets (run_id, id, data) VALUES (?
 
 # An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
 _Item = tuple[Any, ...]
+_ROWS = frozenset({"event", "message", "sql"})  # the kinds that write a row of the run
 
 
 class _FileWriter:
     """The thread and connection that write one run store file for all its writers."""
 
     def __init__(self, path: Path, key: str, after: _FileWriter | None = None) -> None:
-        self.path, self.key = path, key
+        # (absolute: the thread opens it later, a working directory changed meanwhile)
+        self.path = path if key.startswith(":memory:") else Path(os.path.abspath(path))
+        self.key = key
         self.after = after  # the writer of the file replaced at the path: closed first
         self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         # set by flushes and closes: the thread then skips its wait for more items
@@ -190,8 +192,11 @@ class _FileWriter:
         # an event put twice in one batch (recorded pending, then completed) is written
         # once, at its first place: dumped now, it already holds its latest state
         written: set[int] = set()
+        lost: set[str] = set()  # the runs of the batch that lost a row
         for item in batch:
             kind = item[1]
+            if kind in _ROWS and item[0]._error is not None:  # a row of the run was lost:
+                continue  # its rows stop there (a later one may refer to it), its end too
             if kind == "event":
                 writer, _, run_id, sample, seq, event = item
                 if id(event) in written:
@@ -202,12 +207,13 @@ class _FileWriter:
                 try:
                     tools = None
                     if isinstance(event, ModelEvent) and event.tools:
-                        tools = _tool_set(run_id, event.tools, tool_sets, offered)
+                        tools = add_tool_set(run_id, event.tools, tool_sets, offered)
                     data = dump_event(event, tools)
                     stamp = event.timestamp.isoformat()
                 except Exception as ex:  # a value pydantic cannot serialise
                     _log.error("run store: event %s not written: %r", event.id, ex)
                     writer._failed(ex)
+                    lost.add(run_id)
                     continue
                 data = redact_known(data)
                 size += len(data)
@@ -221,6 +227,7 @@ class _FileWriter:
                 except (ValueError, TypeError, UnicodeError) as ex:  # cannot serialise
                     _log.error("run store: message %s not written: %r", message.id, ex)
                     writer._failed(ex)
+                    lost.add(run_id)
                     continue
                 text = redact_known(text)
                 size += len(text)
@@ -230,17 +237,9 @@ class _FileWriter:
             elif kind == "stop":
                 stop = True
             elif kind == "sql":
-                # (a run's row holds JSON and plain text: both ways; a lone surrogate in
-                # plain text, e.g. an error quoting a dataset, is written as \\udXXX)
-                params = tuple(
-                    redact_known(redact_known(p), plain=True)
-                    .encode("utf-8", "backslashreplace")
-                    .decode()
-                    if isinstance(p, str)
-                    else p
-                    for p in item[3]
-                )
-                sql.append((item[2], params))
+                sql.append((item[2], sql_params(item[3])))
+        if lost:  # (an event put before it, completed since, may refer to it: see Sink)
+            events = [row for row in events if row[0] not in lost]
         if not (sql or events or messages):
             return stop
         try:
@@ -328,27 +327,6 @@ def _fold(conn: sqlite3.Connection, path: Path, mode: str = "PASSIVE", wait: boo
         conn.execute(f"PRAGMA wal_checkpoint({mode})")
     except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
         _log.debug("run store %s: folding the log failed: %r", path, ex)
-
-
-def _tool_set(
-    run_id: str,
-    tools: list[ToolInfo],
-    new: dict[tuple[str, str], str],
-    seen: dict[int, tuple[str, str]],
-) -> str:
-    """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
-    (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
-    refer to it). A list is serialised once per batch (``seen``: its id and text by
-    ``id()``, the batch's events holding the lists alive), as it is then, like every
-    field of an event: a tool's info changed in place is written as changed by the next
-    batch."""
-    known = seen.get(id(tools))
-    if known is None:
-        text = redact_known(dump_tools(tools))
-        known = seen[id(tools)] = (tool_set_id(text), text)
-    ref, text = known
-    new[run_id, ref] = text
-    return ref
 
 
 # --- one writer thread per file ------------------------------------------------------------

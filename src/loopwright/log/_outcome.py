@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..model import ChatMessage
 from ..transcripts import Event
+from ._serialize import sql_params
 from ._writer import RunWriter
 
 __all__ = ["COST_KEY", "RunEnd", "RunStatus", "Sink", "json_text", "mark_failed"]
@@ -34,16 +35,18 @@ for a person's decision (the ``approvals`` table, ``_approvals.py``)."""
 
 
 def json_text(value: Any) -> str | None:
-    """``value`` as the JSON text of a row's column (``repr`` for what is not JSON)."""
+    """``value`` as the JSON text of a row's column (``repr`` for what is not JSON); a
+    float that is not finite as null (SQLite's JSON functions, which the store uses on
+    these columns, refuse ``NaN`` and ``Infinity``: a run's end updates its metadata)."""
     if value is None:
         return None
     from pydantic_core import to_jsonable_python
 
     try:
-        data = to_jsonable_python(value)
+        data = to_jsonable_python(value, inf_nan_mode="null")
+        return json.dumps(data, separators=(",", ":"), allow_nan=False)
     except Exception:
-        data = repr(value)
-    return json.dumps(data, separators=(",", ":"))
+        return json.dumps(repr(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +70,14 @@ class RunEnd:
 
 def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
     """Try once, briefly, to record how a run whose store failed ended (it may work:
-    the failure may have passed, or have been this process's connection's alone)."""
+    the failure may have passed, or have been this process's connection's alone); its
+    values as the writer writes them (:func:`sql_params`: the secrets learnt redacted)."""
     import sqlite3
 
     try:
         conn = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
         try:
-            conn.execute(sql, params)
+            conn.execute(sql, sql_params(params))
         finally:
             conn.close()
     except sqlite3.Error as ex:

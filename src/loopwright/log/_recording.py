@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..model._redact import error_summary
 from ..transcripts import Transcript
 from ._db import RunStoreError, hostname
 from ._outcome import COST_KEY, RunEnd, Sink, json_text, mark_failed
@@ -250,9 +251,20 @@ class RunRecorder:
                     await writer.aclose()
             await asyncio.to_thread(mark_failed, self.path, _END_RUN, params)
             return
-        if self.writer is not None:
-            self.writer.execute(_END_RUN, params)
-        await self._close(raise_errors=raise_errors)
+        writer = self.writer
+        if writer is not None:
+            writer.execute(_END_RUN, params)
+        try:
+            await self._close(raise_errors=raise_errors)
+        finally:
+            if writer is not None and writer.error is not None:
+                # a row was lost before the end was written (the run had not heard yet):
+                # its rows, the end's too, stopped there; the end written as for a failed
+                # store, as the error it raises (or as it ended, with an error of its own)
+                if raise_errors:
+                    error = error_summary(str(store_failure(self.path, writer.error)))
+                    params = ("error", params[1], None, None, error, *params[5:])
+                await asyncio.to_thread(mark_failed, self.path, _END_RUN, params)
 
     async def _close(self, *, raise_errors: bool) -> None:
         writer, self.writer = self.writer, None

@@ -22,22 +22,26 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any, get_args
 
 from pydantic import ConfigDict, TypeAdapter
-from pydantic_core import to_json
+from pydantic_core import to_json, to_jsonable_python
 
 from ..model import AssistantMessage, ChatMessage, GenerateConfig, ToolInfo, ToolMessage
 from ..model._bounds import flat_call
 from ..model._output import MESSAGE_REFS
-from ..transcripts import Event, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
+from ..model._redact import redact_known
+from ..transcripts import Event, InfoEvent, ModelEvent, SubtaskEvent, ToolEvent, event_adapter
 
 __all__ = [
+    "add_tool_set",
     "dump_event",
     "dump_message",
     "dump_tools",
     "load_event",
     "load_message",
+    "sql_params",
     "tool_set_id",
 ]
 
@@ -59,7 +63,7 @@ def dump_message(message: ChatMessage) -> str:
         if isinstance(message, AssistantMessage):  # or arguments too deep: a placeholder
             calls = [flat_call(c) for c in message.tool_calls]
             message = message.model_copy(update={"tool_calls": calls, "id": message.id})
-        data = message.model_dump(mode="json", exclude_none=True)
+        data = _json_data(message.model_dump, exclude_none=True)
         return json.dumps(data, separators=(",", ":"))  # escapes it as \udcxx
 
 
@@ -69,6 +73,18 @@ def load_message(data: str | bytes) -> ChatMessage:
         return _messages().validate_json(data)
     except ValueError:  # pydantic's JSON parser refuses escaped lone surrogates
         return _messages().validate_python(json.loads(data))
+
+
+def _json_data(dump: Callable[..., Any], **options: Any) -> Any:
+    """``dump(mode="json", **options)``, the JSON data of a pydantic value; with a lone
+    surrogate in a key (a file name in a call's arguments, a property of an MCP tool's
+    schema), which pydantic's JSON mode refuses, made by Python's json module from the
+    Python mode's data (which it escapes as ``\\udXXX``: read back as it was)."""
+    try:
+        return dump(mode="json", **options)
+    except UnicodeError:
+        text = json.dumps(dump(mode="python", **options), default=to_jsonable_python)
+        return json.loads(text)
 
 
 _row_adapters: dict[type[Any], TypeAdapter[Any]] = {}
@@ -97,9 +113,8 @@ def event_record(event: Event, tools: str | None = None) -> dict[str, Any]:
     """An event as the store's JSON data (messages by reference, no nested events; a
     model event's tools as a reference to tool set ``tools`` if given)."""
     exclude = _NESTED if tools is None else _NESTED | _NOT_TOOLS
-    data: dict[str, Any] = event_adapter().dump_python(
-        event,
-        mode="json",
+    data: dict[str, Any] = _json_data(
+        partial(event_adapter().dump_python, event),
         exclude_none=True,
         exclude=exclude,
         context=MESSAGE_REFS,
@@ -149,7 +164,15 @@ def dump_event(event: Event, tools: str | None = None) -> str:
         if not isinstance(event, ToolEvent):
             raise
         record = event_record(dataclasses.replace(event, call=flat_call(event.call)))
+    # untyped data (an info event's, a subtask's) as a call's arguments: a float that is
+    # not finite as null (SQLite's JSON functions, which readers use on rows, refuse it)
+    for name in _UNTYPED if isinstance(event, (InfoEvent, SubtaskEvent)) else ():
+        if name in record:
+            record[name] = to_jsonable_python(record[name], inf_nan_mode="null")
     return _text(record)
+
+
+_UNTYPED = ("data", "input", "result")  # (of an info event or a subtask)
 
 
 def _text(data: Any) -> str:
@@ -172,14 +195,48 @@ def dump_tools(tools: list[ToolInfo]) -> str:
     try:
         return _tools_adapter.dump_json(tools, exclude_none=True, warnings="error").decode()
     except (ValueError, UnicodeError):  # a lone surrogate: json.dumps escapes it
-        data = _tools_adapter.dump_python(tools, mode="json", exclude_none=True, warnings="error")
+        dump = partial(_tools_adapter.dump_python, tools)
+        data = _json_data(dump, exclude_none=True, warnings="error")
         return _text(data)
+
+
+def sql_params(params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The parameters of a statement writing a run's row, as written: every text with
+    the secrets learnt redacted (a row holds JSON and plain text: both ways), a lone
+    surrogate (in plain text, e.g. an error quoting a dataset) as ``\\udXXX``."""
+    return tuple(
+        redact_known(redact_known(p), plain=True).encode("utf-8", "backslashreplace").decode()
+        if isinstance(p, str)
+        else p
+        for p in params
+    )
 
 
 def tool_set_id(text: str) -> str:
     """The id of a tool set in the ``tool_sets`` table: a digest of its JSON text (the
     same list, in any sample of a run, is stored once)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def add_tool_set(
+    run_id: str,
+    tools: list[ToolInfo],
+    new: dict[tuple[str, str], str],
+    seen: dict[int, tuple[str, str]],
+) -> str:
+    """The id of the tool set ``tools`` make in run ``run_id``, its row added to ``new``
+    (written ``INSERT OR IGNORE``: a run's tool set is one row however many batches
+    refer to it). A list is serialised once per batch (``seen``: its id and text by
+    ``id()``, the batch's events holding the lists alive), as it is then, like every
+    field of an event: a tool's info changed in place is written as changed by the next
+    batch."""
+    known = seen.get(id(tools))
+    if known is None:
+        text = redact_known(dump_tools(tools))
+        known = seen[id(tools)] = (tool_set_id(text), text)
+    ref, text = known
+    new[run_id, ref] = text
+    return ref
 
 
 def _finite(config: GenerateConfig) -> bool:

@@ -181,8 +181,12 @@ class RunWriter:
         for its thread to close it), and raise any error met."""
         if not self._closed:
             self._closed = True
-            await self._flushed()
-            if release(self._file, self):
+            try:
+                await self._flushed()
+            finally:  # (cancelled too: what is queued is still written, and the file let
+                # go of, else it is never closed nor opened afresh when replaced)
+                last = release(self._file, self)
+            if last:
                 await asyncio.to_thread(self._file.thread.join)
         self._raise()
 
