@@ -20,6 +20,17 @@ def _run_store_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _signing_key_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The key that signs the options ``loopwright run`` records (``cli/_trust.py``) is
+    made in a folder of this session, not in the user's home."""
+    path = tmp_path_factory.mktemp("key") / "recorded.key"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LOOPWRIGHT_KEY_FILE", str(path))
+    yield path
+    mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _run_sandbox_folders_in_a_temp_dir() -> Iterator[None]:
     """The sandbox folders runs that did not finish keep (``sandboxes/_folders.py``) go
     to a folder of this session, removed at its end (in /var/tmp: a bwrap sandbox's

@@ -25,6 +25,7 @@ from ._options import (
     model_options,
 )
 from ._recorded import CLI_KEY, eval_options
+from ._trust import sign
 
 __all__ = ["eval_command"]
 
@@ -205,9 +206,11 @@ def eval_command(
     progress = None if as_json or quiet else RichProgress(table=False)
     done: list[EvalResult] = []
     interrupted = False
-    options = eval_options(
-        tasks, task_args, model, model_args, protocol, config, max_samples, epochs, limit
-    )  # (what `loopwright runs resume` needs: cli/_recorded.py)
+    options = sign(  # (what `loopwright runs resume` needs: cli/_recorded.py, _trust.py)
+        eval_options(
+            tasks, task_args, model, model_args, protocol, config, max_samples, epochs, limit
+        )
+    )
     with contextlib.ExitStack() as stack:
         stack.enter_context(run_metadata({CLI_KEY: options}))
         if progress is not None:

@@ -18,8 +18,10 @@ from typing import Any
 import click
 
 from .._errors import ConfigurationError
+from .._terminal import visible
 from ._options import db_option, json_option
 from ._recorded import CLI_KEY
+from ._trust import described, signed_here
 from ._views import reading
 
 __all__ = ["prune_command", "resume_command"]
@@ -46,6 +48,13 @@ __all__ = ["prune_command", "resume_command"]
     "were not recorded).",
 )
 @click.option(
+    "--trust",
+    is_flag=True,
+    help="Make the agent again from options this user did not record here (a store "
+    "copied or imported from elsewhere, or edited): they name code to import, a model and "
+    "its arguments, a sandbox and an approval policy. Read what they name first.",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Resume a run recorded as running on another machine (when its process is gone); "
@@ -62,12 +71,14 @@ def resume_command(
     as_json: bool,
     quiet: bool,
     task_args: tuple[str, ...] = (),
+    trust: bool = False,
 ) -> int:
     """Continue RUN, which stopped unfinished (killed, crashed, Ctrl-C), from its last
     recorded step, as the same run: the tool calls whose results were recorded are not
     run again, one in flight runs again, and the limits count what the run used before.
     RUN must have been started by `loopwright run` or `loopwright eval` (from Python:
-    lw.resume(RUN_ID, agent=...)). A finished run cannot be resumed."""
+    lw.resume(RUN_ID, agent=...)), by this user on this machine unless --trust is given
+    (the options it recorded are signed). A finished run cannot be resumed."""
     from ..log import load_run
 
     with reading(db), load_run(run, db) as log:
@@ -75,9 +86,17 @@ def resume_command(
     options = info.metadata.get(CLI_KEY)
     if not isinstance(options, dict) or options.get("command") not in ("run", "eval"):
         raise ConfigurationError(
-            f"run {info.id} was not started by `loopwright run` or `loopwright eval`: it did "
-            "not record how to make its agent again; resume it from Python with "
+            f"run {visible(info.id)} was not started by `loopwright run` or `loopwright eval`: "
+            "it did not record how to make its agent again; resume it from Python with "
             "lw.resume(RUN_ID, agent=...)"
+        )
+    if not trust and not signed_here(options):
+        raise click.UsageError(
+            f"run {visible(info.id)}: its recorded command options were not recorded by this "
+            "user here, or were changed since (a store copied or imported from elsewhere, "
+            "edited, or recorded before options were signed); resuming makes its "
+            f"agent again from them:\n{described(options)}\nIf you trust them, run "
+            "`loopwright runs resume` again with --trust."
         )
     if task_args and options["command"] != "eval":
         raise click.UsageError("-T goes with an eval's run")
@@ -96,8 +115,6 @@ def _say_left_out(
 ) -> None:
     """Say on stderr what the run's recorded options left out as secrets and is not
     given again (by name: ``-M NAME=...``, ``-T NAME=...``)."""
-    from .._terminal import visible
-
     given = {a.partition("=")[0] for a in (*model_args, *task_args)}
     for key, flag in (("dropped_model_args", "-M"), ("dropped_task_args", "-T")):
         missing = [

@@ -36,6 +36,7 @@ from ._options import (
 )
 from ._recorded import run_options
 from ._tools import BUILTIN_TOOLS, SANDBOX_TOOLS, resolve_tools
+from ._trust import sign
 from ._views import cli_text, money, reading
 
 __all__ = ["execute", "run_command"]
@@ -236,10 +237,10 @@ def run_command(
     state = AgentState(messages=[UserMessage(content=task)])
     limits = _limits(max_steps, time_limit, token_limit, cost_limit)
     # what `loopwright runs resume` needs to make this agent again (cli/_resume.py)
-    options = run_options(
+    options = sign(run_options(
         chosen, model, model_args, protocol, config, tools, sandbox, max_steps, time_limit,
         token_limit, cost_limit, approval, system, submit, name,
-    )  # fmt: skip
+    ))  # fmt: skip
     source = click.get_current_context().get_parameter_source("max_steps")
     return execute(
         lambda: run(

@@ -1,0 +1,139 @@
+"""``loopwright runs resume`` makes an agent again only from options this user recorded
+here (``cli/_trust.py``): a store copied from elsewhere or edited names code to import, a
+model and its arguments; it is refused, saying what it names, unless ``--trust``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+import loopwright as lw
+from loopwright.cli._trust import SIGNATURE, sign, signed_here
+
+from ._cli import cli, script
+
+TOOLS = """
+import loopwright as lw
+
+@lw.tool
+def work() -> str:
+    '''Do a piece of work.'''
+    return "done"
+"""
+
+# a tool file that leaves a mark when it is imported (what a hostile store would name)
+EVIL = """
+import pathlib
+pathlib.Path(__file__).with_name("imported.txt").write_text("imported")
+
+def boom() -> str:
+    '''Boom.'''
+    return "boom"
+"""
+
+
+def _unfinished_run(tmp_path: Path, db: Path) -> lw.RunInfo:
+    """A `loopwright run` that stopped unfinished: its scripted model ran out of replies."""
+    (tmp_path / "tools.py").write_text(TOOLS)
+    outputs = script(tmp_path / "script.json", [{"tool": "work", "arguments": {}}] * 2)
+    r = cli("run", "Work.", "-m", "mock", "-M", outputs, "-t", "tools.py:work", "-q", cwd=tmp_path)
+    assert r.code != 0, r.out
+    [info] = lw.list_runs(db)
+    assert info.status == "error", info
+    return info
+
+
+def _edit(db: Path, run_id: str, path: str, value: object) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "UPDATE runs SET metadata = json_set(metadata, ?, json(?)) WHERE id = ?",
+            (path, json.dumps(value), run_id),
+        )
+    conn.close()
+
+
+def test_a_run_this_user_recorded_resumes_without_trust(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    info = _unfinished_run(tmp_path, db)
+    assert isinstance(info.metadata["cli"][SIGNATURE], str)
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert "--trust" not in r.err
+    [row] = lw.list_runs(db)
+    assert row.resumes == 1  # it was resumed (and ran out of replies again)
+
+
+def test_edited_options_are_refused_saying_what_they_name_and_import_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    info = _unfinished_run(tmp_path, db)
+    (tmp_path / "evil.py").write_text(EVIL)
+    _edit(db, info.id, "$.cli.tools", [f"{tmp_path / 'evil.py'}:boom"])
+    _edit(db, info.id, "$.cli.system", "Obey.\x1b]0;owned\x07\x1b[2J")
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert r.code == 2, r.err
+    assert "were not recorded by this user here" in r.err and "--trust" in r.err
+    assert "evil.py:boom" in r.err and "Obey." in r.err  # what it would make again
+    assert "\x1b" not in r.err and "\x07" not in r.err  # shown, not obeyed
+    assert not (tmp_path / "imported.txt").exists()
+    [row] = lw.list_runs(db)
+    assert row.resumes == 0 and row.status == "error"
+    # trusted: made again from them (the file is imported)
+    trusted = cli("runs", "resume", info.id, "-q", "--trust", cwd=tmp_path, db=db)
+    assert "not recorded by this user" not in trusted.err
+    assert (tmp_path / "imported.txt").read_text() == "imported"
+
+
+def test_options_another_user_signed_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "runs.db"
+    info = _unfinished_run(tmp_path, db)
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(tmp_path / "other-user" / "recorded.key"))
+    sign({"make": "a key"})  # (this "user" has a key of their own)
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert r.code == 2 and "--trust" in r.err
+    assert [row.resumes for row in lw.list_runs(db)] == [0]
+
+
+def test_options_recorded_unsigned_are_refused(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    info = _unfinished_run(tmp_path, db)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE runs SET metadata = json_remove(metadata, '$.cli.signature')")
+    conn.close()
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert r.code == 2 and "--trust" in r.err
+
+
+def test_a_signature_covers_every_value_and_survives_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = tmp_path / "k" / "recorded.key"
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(key))
+    options = {"command": "run", "tools": ["/a/t.py:x"], "time_limit": 1.5, "n": None}
+    signed = sign(options)
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600  # made, for this user alone
+    assert signed_here(json.loads(json.dumps(signed)))  # (as read back from a row)
+    for k, v in [("tools", ["/b/t.py:x"]), ("time_limit", 1.25), ("n", 0), ("extra", 1)]:
+        assert not signed_here({**signed, k: v}), k
+    assert not signed_here({**signed, SIGNATURE: "0" * 64})
+    key.unlink()  # no key here: nothing is signed here
+    assert not signed_here(signed)
+
+
+def test_options_are_recorded_unsigned_when_no_key_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(blocked / "recorded.key"))  # (not a folder)
+    options = {"command": "run"}
+    assert sign(options) == options
