@@ -19,6 +19,7 @@ land between the claim and the continuation's reopening of the run.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,7 @@ from .._errors import LoopwrightError
 from ..model import ToolCall
 from ..tools import PendingCall
 from ._db import connect, hostname, reading, resolve_db
+from ._serialize import _json_data, sql_params
 
 if TYPE_CHECKING:
     import sqlite3
@@ -115,16 +117,18 @@ def record_pending(
     applied yet is kept, if it was made for the call's arguments now)."""
     path = resolve_db(db)
     now = time.time()
-    rows = [
-        (
-            run_id,
-            p.call.id,
-            p.call.function,
-            p.call.model_dump_json(),
-            p.arguments_hash,
-            p.approver,
-            p.explanation,
-            now,
+    rows = [  # (as every row: the secrets learnt redacted, a lone surrogate escaped)
+        sql_params(
+            (
+                run_id,
+                p.call.id,
+                p.call.function,
+                _call_text(p.call),
+                p.arguments_hash,
+                p.approver,
+                p.explanation,
+                now,
+            )
         )
         for p in pending
     ]
@@ -145,6 +149,20 @@ def record_pending(
             rows,
         )
         conn.execute("COMMIT")
+
+
+def _call_text(call: ToolCall) -> str:
+    try:
+        return call.model_dump_json()
+    except (ValueError, UnicodeError):  # a lone surrogate: json writes it \udXXX
+        return json.dumps(_json_data(call.model_dump))
+
+
+def _call(text: str) -> ToolCall:
+    try:
+        return ToolCall.model_validate_json(text)
+    except ValueError:  # pydantic's JSON parser refuses an escaped lone surrogate
+        return ToolCall.model_validate(json.loads(text))
 
 
 _KEEP = "approvals.state = 'decided' AND approvals.decided_hash = excluded.arguments_hash"
@@ -175,7 +193,7 @@ def _rows(
         created, decided = row[9:]
         out.append(
             DeferredCall(
-                call=ToolCall.model_validate_json(call),
+                call=_call(call),
                 arguments_hash=digest,
                 approver=approver,
                 explanation=why,

@@ -72,11 +72,14 @@ class PendingCall(BaseModel):
 
 
 def arguments_hash(call: ToolCall) -> str:
-    """SHA-256 of the call's tool name and canonical arguments (JSON, keys sorted): a
+    """SHA-256 of the call's tool name and canonical arguments (JSON, keys sorted), with
+    the secrets learnt redacted as the run store keeps them (``model/_redact.py``): a
     decision recorded for one hash applies to a call with the same name and arguments
-    only."""
+    only, and to the call as read back from the store (a continuation's)."""
     import hashlib
     import json
+
+    from ..model._redact import redact_known
 
     text = json.dumps(
         [call.function, call.arguments],
@@ -85,7 +88,7 @@ def arguments_hash(call: ToolCall) -> str:
         ensure_ascii=False,
         default=repr,
     )
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(redact_known(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 Approver: TypeAlias = Callable[[ToolCall, Sequence[ChatMessage]], Awaitable[Approval]]
