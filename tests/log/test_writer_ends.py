@@ -4,8 +4,10 @@ run whose store failed is written as the writer writes every row."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 
 import loopwright as lw
 from loopwright.log import _file_thread
-from loopwright.log._outcome import RunEnd, json_text
+from loopwright.log._outcome import RunEnd, json_text, mark_failed
 from loopwright.log._recording import RunRecorder
 from loopwright.log._writer import RunWriter
 from loopwright.model._redact import learn_secrets
@@ -227,3 +229,35 @@ async def test_a_run_that_loses_a_row_ends_readable_and_as_that_error(tmp_path: 
         messages = list(log.messages())
     assert not any(isinstance(e, lw.ToolEvent) for e in events)
     assert "assistant" not in [m.role for m in messages]
+
+
+def test_the_end_of_a_failed_run_makes_no_file_where_the_store_is_gone(tmp_path: Path) -> None:
+    gone = tmp_path / "gone.db"
+    mark_failed(gone, "UPDATE runs SET status = ? WHERE id = ?", ("error", "r"))
+    assert not gone.exists()  # (SQLite makes a missing file when asked to open it)
+    there = tmp_path / "there.db"
+    with contextlib.closing(sqlite3.connect(there)) as conn:
+        conn.execute("CREATE TABLE runs (id TEXT, status TEXT)")
+        conn.execute("INSERT INTO runs VALUES ('r', 'running')")
+        conn.commit()
+    mark_failed(there, "UPDATE runs SET status = ? WHERE id = ?", ("error", "r"))
+    with contextlib.closing(sqlite3.connect(there)) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchall() == [("error",)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_writer_closed_in_a_forked_child_returns(tmp_path: Path) -> None:
+    writer = RunWriter(tmp_path / "runs.db")
+    writer.flush_sync(10)
+    pid = os.fork()
+    if pid == 0:  # the child: the file's thread is the parent's, not here
+        signal.alarm(20)  # (a hang ends the child by SIGALRM, not the test run)
+        code = 0
+        try:
+            writer.close()
+        except BaseException:
+            code = 3
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    writer.close(10)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -71,11 +72,14 @@ class RunEnd:
 def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
     """Try once, briefly, to record how a run whose store failed ended (it may work:
     the failure may have passed, or have been this process's connection's alone); its
-    values as the writer writes them (:func:`sql_params`: the secrets learnt redacted)."""
+    values as the writer writes them (:func:`sql_params`: the secrets learnt redacted).
+    A file no longer there is not made again (``mode=rw``): there is nothing to record in."""
     import sqlite3
+    from urllib.parse import quote
 
+    uri = f"file:{quote(os.fsencode(path.absolute()))}?mode=rw"
     try:
-        conn = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
         try:
             conn.execute(sql, sql_params(params))
         finally:

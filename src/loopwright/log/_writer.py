@@ -194,10 +194,11 @@ class RunWriter:
         """:meth:`aclose` for synchronous code (blocks)."""
         if not self._closed:
             self._closed = True
-            done = threading.Event()
-            self._put_flush(done.set)
-            done.wait(timeout)
-            if release(self._file, self):
+            if self._file.thread.is_alive():  # (gone, e.g. in a forked child: no wait)
+                done = threading.Event()
+                self._put_flush(done.set)
+                done.wait(timeout)
+            if release(self._file, self) and self._file.thread.is_alive():
                 self._file.thread.join(timeout)
         self._raise()
 
