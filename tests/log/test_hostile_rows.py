@@ -154,8 +154,9 @@ def _twice(data: dict[str, Any]) -> None:
         _twice,  # an event id twice
         lambda d: d["run"].__setitem__("id", {"not": "an id"}),
         lambda d: d["run"].__setitem__("status", None),
+        lambda d: d["events"][0].__setitem__("seq", 10**30),
     ],
-    ids=["a_sample_not_an_object", "an_event_twice", "an_id_not_text", "no_status"],
+    ids=["a_sample_not_an_object", "an_event_twice", "an_id_not_text", "no_status", "a_huge_seq"],
 )
 def test_a_damaged_export_is_one_clear_error(db: Path, edit: Callable[[Any], None]) -> None:
     exported = lw.export_run(None, db.parent / "run.json", db=db)

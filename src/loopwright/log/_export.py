@@ -282,7 +282,13 @@ def import_run(
         raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
     # a value of the wrong type or shape, or rows the store's constraints refuse (an id
     # twice, a status missing)
-    except (TypeError, AttributeError, sqlite3.IntegrityError, sqlite3.ProgrammingError) as ex:
+    except (
+        TypeError,
+        AttributeError,
+        OverflowError,
+        sqlite3.IntegrityError,
+        sqlite3.ProgrammingError,
+    ) as ex:
         reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
         raise RunStoreError(f"{str(path)!r} is a damaged run export: {reason}") from ex
     finally:

@@ -61,6 +61,13 @@ ON CONFLICT (run_id, id) DO UPDATE SET data = excluded.data, span_id = excluded.
 _INSERT_MESSAGE = """
 INSERT OR IGNORE INTO messages (run_id, id, sample, seq, role, data) VALUES (?, ?, ?, ?, ?, ?)
 """
+# a run's events that refer to a message of the run not written (it lost a row)
+_DROP_DANGLING = """
+DELETE FROM events WHERE run_id = ?1 AND type IN ('model', 'tool') AND json_valid(data) AND
+COALESCE(json_extract(data, '$.output.message."$ref"'), json_extract(data, '$.result."$ref"'))
+IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.run_id = ?1 AND m.id = COALESCE(
+json_extract(data, '$.output.message."$ref"'), json_extract(data, '$.result."$ref"')))
+"""
 _INSERT_TOOL_SET = "INSERT OR IGNORE INTO tool_sets (run_id, id, data) VALUES (?, ?, ?)"
 
 # An item on a file's queue: (the RunWriter that put it, or None, kind, *payload).
@@ -73,7 +80,7 @@ class _FileWriter:
 
     def __init__(self, path: Path, key: str, after: _FileWriter | None = None) -> None:
         # (absolute: the thread opens it later, a working directory changed meanwhile)
-        self.path = path if key.startswith(":memory:") else Path(os.path.abspath(path))
+        self.path = path if key.startswith(":memory:") else path.absolute()  # (".." kept)
         self.key = key
         self.after = after  # the writer of the file replaced at the path: closed first
         self.queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
@@ -238,9 +245,7 @@ class _FileWriter:
                 stop = True
             elif kind == "sql":
                 sql.append((item[2], sql_params(item[3])))
-        if lost:  # (an event put before it, completed since, may refer to it: see Sink)
-            events = [row for row in events if row[0] not in lost]
-        if not (sql or events or messages):
+        if not (sql or events or messages or lost):
             return stop
         try:
             conn.execute("BEGIN")
@@ -252,6 +257,9 @@ class _FileWriter:
                 conn.executemany(_UPSERT_EVENT, events)
             if messages:
                 conn.executemany(_INSERT_MESSAGE, messages)
+            for run_id in lost:  # (its events of this batch or before that refer to a
+                # message it lost: an event put pending, completed since, see Sink)
+                conn.execute(_DROP_DANGLING, (run_id,))
             conn.execute("COMMIT")
             size += sum(map(len, tool_sets.values()))
             self.wal_pages += _PAGES_PER_COMMIT + 2 * size // _PAGE

@@ -44,7 +44,8 @@ def json_text(value: Any) -> str | None:
     from pydantic_core import to_jsonable_python
 
     try:
-        data = to_jsonable_python(value, inf_nan_mode="null")
+        # (a value that is not JSON as its repr, in its place: the rest stays data)
+        data = to_jsonable_python(value, inf_nan_mode="null", fallback=repr)
         return json.dumps(data, separators=(",", ":"), allow_nan=False)
     except Exception:
         return json.dumps(repr(value))

@@ -83,7 +83,9 @@ class RunRecorder:
     def __init__(
         self, path: Path, run_id: str, first_seq: int = 0, first_message_seq: int = 0
     ) -> None:
-        self.path, self.run_id = path, run_id
+        # (absolute: its end may be written by mark_failed after a change of folder)
+        self.path = path if str(path) == ":memory:" else Path(path).absolute()
+        self.run_id = run_id
         self.writer: RunWriter | None = RunWriter(path)
         # one order for the events of the run and its samples (a resumed run's go on
         # after those recorded, and so do its messages)
@@ -261,9 +263,13 @@ class RunRecorder:
                 # a row was lost before the end was written (the run had not heard yet):
                 # its rows, the end's too, stopped there; the end written as for a failed
                 # store, as the error it raises (or as it ended, with an error of its own)
+                # (its final messages may be the lost ones: not listed)
+                lost = error_summary(str(store_failure(self.path, writer.error)))
                 if raise_errors:
-                    error = error_summary(str(store_failure(self.path, writer.error)))
-                    params = ("error", params[1], None, None, error, *params[5:])
+                    params = ("error", params[1], None, None, lost, *params[5:])
+                else:  # its own error (or limit) on its way: kept, the loss said too
+                    error = f"{params[4]}; {lost}" if params[4] else lost
+                    params = (params[0], params[1], params[2], None, error, *params[5:])
                 await asyncio.to_thread(mark_failed, self.path, _END_RUN, params)
 
     async def _close(self, *, raise_errors: bool) -> None:

@@ -177,7 +177,10 @@ _UNTYPED = ("data", "input", "result")  # (of an info event or a subtask)
 
 def _text(data: Any) -> str:
     try:  # pydantic's encoder: several times faster than json.dumps
-        return to_json(data, inf_nan_mode="constants").decode()
+        # (a typed float that is not finite as "Infinity", "NaN": pydantic reads them back
+        # as floats, and SQLite's JSON functions read the row; rows before had the
+        # constants, which Python's json reads)
+        return to_json(data, inf_nan_mode="strings").decode()
     except (ValueError, TypeError, UnicodeError):  # e.g. a lone surrogate in a string
         return json.dumps(data, separators=(",", ":"))
 
