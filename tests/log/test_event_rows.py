@@ -211,14 +211,15 @@ def _two_passes(event: lw.Event) -> str:
 
     from loopwright.log._serialize import event_record
 
-    return to_json(event_record(event), inf_nan_mode="constants").decode()
+    return to_json(event_record(event), inf_nan_mode="strings").decode()
 
 
-def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
-    """Constants in typed fields (``Infinity``, ``NaN``: Python's json reads them), null in
-    untyped data (a call's arguments, a store's patch), as the two-pass writer did; and
-    in an info event's data (the two-pass writer wrote constants there, which made
-    SQLite's ``json_extract`` on the row fail: see test_writer_ends.py)."""
+def test_non_finite_floats_are_written_as_sqlite_and_pydantic_read_them() -> None:
+    """Strings in typed fields (``"Infinity"``, ``"NaN"``: pydantic reads them back as
+    floats; the constants rows had before made SQLite's ``json_extract`` on the row fail,
+    and with it the resume point and the usage totals: see test_lost_rows.py), null in
+    untyped data (a call's arguments, a store's patch, an info event's data), as the
+    two-pass writer did."""
     call = lw.ToolCall(id="c", function="f", arguments={"a": math.nan, "b": [math.inf]})
     events: list[lw.Event] = [
         lw.ModelEvent(model="m", cost=math.inf, duration=math.nan),
@@ -232,7 +233,13 @@ def test_non_finite_floats_are_written_as_the_rows_always_had_them() -> None:
         again = load_event(row, _message)
         assert type(again) is type(event)
     assert json.loads(dump_event(events[1]))["call"]["arguments"] == {"a": None, "b": [None]}
-    assert '"cost":Infinity' in dump_event(events[0])
+    row = dump_event(events[0])
+    assert '"cost":"Infinity"' in row
+    again = load_event(row, _message)
+    assert isinstance(again, lw.ModelEvent) and again.cost == math.inf
+    assert math.isnan(again.duration)
+    conn = sqlite3.connect(":memory:")
+    assert conn.execute("SELECT json_extract(?, '$.cost')", (row,)).fetchone() == ("Infinity",)
     info = lw.InfoEvent(data={"x": math.inf, "text": "NaN and Infinity, as words"})
     data = {"x": None, "text": "NaN and Infinity, as words"}
     assert json.loads(dump_event(info))["data"] == data
@@ -316,11 +323,11 @@ def test_a_caller_s_own_context_is_left_alone() -> None:
 
 
 def test_a_config_float_that_is_not_finite_reads_back() -> None:
-    """A model event's config (a pydantic model of its own) writes ``inf`` as the
-    two-pass way always did, not as ``null`` (which read back as no timeout)."""
+    """A model event's config (a pydantic model of its own) writes ``inf`` as a typed
+    field's (``"Infinity"``), not as ``null`` (which read back as no timeout)."""
     config = lw.GenerateConfig(timeout=math.inf, retry_wait=math.inf)
     event = lw.ModelEvent(model="m", config=config)
     row = dump_event(event)
-    assert '"timeout":Infinity' in row and '"retry_wait":Infinity' in row
+    assert '"timeout":"Infinity"' in row and '"retry_wait":"Infinity"' in row
     back = load_event(row, _message)
     assert isinstance(back, lw.ModelEvent) and back.config == config
