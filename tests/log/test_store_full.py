@@ -14,6 +14,8 @@ import pytest
 import loopwright as lw
 from loopwright.log import _file_thread
 
+from ._full import cap_pages
+
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
@@ -106,15 +108,7 @@ async def test_the_writer_thread_failing_stops_a_run_within_milliseconds(
 ) -> None:
     """Any failure of the writer's thread (here SQLite's own SQLITE_FULL, with a page cap
     on its connection) reaches the run at once, even while it waits on a slow tool."""
-    real_connect = _file_thread.connect
-
-    def capped(path: str | Path) -> object:
-        conn = real_connect(path)
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        conn.execute(f"PRAGMA max_page_count = {pages + 2}")
-        return conn
-
-    monkeypatch.setattr(_file_thread, "connect", capped)
+    cap_pages(monkeypatch)
 
     @lw.tool
     async def slow(i: int) -> str:

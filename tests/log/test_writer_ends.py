@@ -21,6 +21,7 @@ from loopwright.log._recording import RunRecorder
 from loopwright.log._writer import RunWriter
 from loopwright.model._redact import learn_secrets
 
+from ._full import cap_pages
 from ._rows import event_rows
 
 
@@ -79,15 +80,7 @@ async def test_the_end_of_a_run_whose_store_failed_is_written_redacted(
     (not raised as a UnicodeEncodeError out of the run's end)."""
     secret = "sk-endrow-4f1c2a9e77b3d0secret"
     learn_secrets([secret])
-    real_connect = _file_thread.connect
-
-    def capped(path: str | Path) -> object:
-        conn = real_connect(path)
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        conn.execute(f"PRAGMA max_page_count = {pages + 2}")
-        return conn
-
-    monkeypatch.setattr(_file_thread, "connect", capped)
+    cap_pages(monkeypatch)
     db = tmp_path / "runs.db"
     recorder = RunRecorder(db, "run")
     await recorder.open(name="n", model=None, input="go", metadata={}, store_id="s")
