@@ -62,3 +62,10 @@ def test_the_hash_of_a_call_is_the_same_with_its_secrets_redacted() -> None:
     stored = lw.ToolCall(id="c", function="deploy", arguments={"token": f"Bearer {REDACTED}"})
     other = lw.ToolCall(id="c", function="deploy", arguments={"token": "Bearer other"})
     assert arguments_hash(call) == arguments_hash(stored) != arguments_hash(other)
+
+
+def test_the_hash_of_a_call_is_of_its_arguments_as_stored() -> None:
+    """A float that is not finite is stored as null: the call read back hashes alike."""
+    call = lw.ToolCall(id="c", function="deploy", arguments={"x": float("inf"), "y": [1.5]})
+    stored = lw.ToolCall(id="c", function="deploy", arguments={"x": None, "y": [1.5]})
+    assert arguments_hash(call) == arguments_hash(stored)

@@ -137,3 +137,74 @@ def test_options_are_recorded_unsigned_when_no_key_can_be_made(
     monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(blocked / "recorded.key"))  # (not a folder)
     options = {"command": "run"}
     assert sign(options) == options
+
+
+TASK = """
+import loopwright as lw
+
+@lw.task
+def quick() -> lw.Task:
+    return lw.Task([{"id": "s0", "input": "a", "target": "a"}], agent=lw.react(submit=False),
+                   scorer=lw.match(), model=lw.get_model("mock", outputs=["a"]))
+"""
+
+
+def test_an_eval_runs_name_picks_only_a_task_its_signed_options_name(tmp_path: Path) -> None:
+    """The run's name is not signed: it may pick one of the recorded tasks, never a file."""
+    db = tmp_path / "runs.db"
+    (tmp_path / "tasks.py").write_text(TASK)
+    (tmp_path / "evil.py").write_text(EVIL)
+    r = cli("eval", "tasks.py@quick", "-q", cwd=tmp_path)
+    assert r.code == 0, r.err
+    [info] = lw.list_runs(db)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE runs SET name = ?", (f"{tmp_path / 'evil.py'}@boom",))
+    conn.close()
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert r.code != 0 and "none of the tasks its command recorded" in r.err
+    assert not (tmp_path / "imported.txt").exists()
+
+
+def test_a_key_file_that_is_not_this_users_alone_signs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loopwright.cli._trust import key_problem, no_key_here
+
+    key = tmp_path / "k" / "recorded.key"
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(key))
+    signed = sign({"command": "run"})
+    assert signed_here(signed) and key_problem() is None
+    key.chmod(0o644)  # readable by others: anyone could have forged with it
+    assert not signed_here(signed) and "alone" in (no_key_here() or "")
+    key.chmod(0o600)
+    planted = tmp_path / "planted.key"
+    planted.write_bytes(key.read_bytes())
+    planted.chmod(0o600)
+    key.unlink()
+    key.symlink_to(planted)  # a link put at the key's path
+    assert not signed_here(signed) and "plain file" in (no_key_here() or "")
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", "relative.key")
+    assert "absolute" in (key_problem() or "") and sign({"a": 1}) == {"a": 1}
+
+
+def test_options_that_change_on_the_way_through_the_store_still_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Signed as the store keeps them: a limit that is not finite (stored null) and a
+    learnt secret in the system prompt (stored redacted)."""
+    db = tmp_path / "runs.db"
+    (tmp_path / "tools.py").write_text(TOOLS)
+    monkeypatch.setenv("MY_API_KEY", "supersecretvalue123abc")
+    outputs = script(tmp_path / "script.json", [{"tool": "work", "arguments": {}}] * 2)
+    r = cli(
+        "run", "Work.", "-m", "mock", "-M", outputs, "-t", "tools.py:work", "-q",
+        "--time-limit", "inf", "--system", "use supersecretvalue123abc",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code != 0
+    [info] = lw.list_runs(db)
+    assert "supersecretvalue123abc" not in json.dumps(info.metadata)
+    r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert "--trust" not in r.err, r.err
+    assert [row.resumes for row in lw.list_runs(db)] == [1]

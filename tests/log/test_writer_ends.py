@@ -240,17 +240,35 @@ def test_the_end_of_a_failed_run_makes_no_file_where_the_store_is_gone(tmp_path:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_writer_closed_in_a_forked_child_returns(tmp_path: Path) -> None:
-    writer = RunWriter(tmp_path / "runs.db")
-    writer.flush_sync(10)
+    """In a child forked while a run records, its writers have no thread to write: each
+    way of closing or flushing returns at once, and says so when rows were not written."""
+    writers = [RunWriter(tmp_path / "runs.db") for _ in range(4)]
+    writers[0].flush_sync(10)
     pid = os.fork()
     if pid == 0:  # the child: the file's thread is the parent's, not here
         signal.alarm(20)  # (a hang ends the child by SIGALRM, not the test run)
         code = 0
         try:
-            writer.close()
+            writers[0].close()  # nothing put: nothing lost
+            for i, close in enumerate(
+                [
+                    lambda w: w.close(),
+                    lambda w: asyncio.run(w.aclose()),
+                    lambda w: asyncio.run(w.flush()),
+                ],
+                start=1,
+            ):
+                writers[i].event("run", "", i, lw.InfoEvent(data="x"))
+                try:
+                    close(writers[i])
+                    code = 10 + i  # (returned, but said nothing of the row lost)
+                except lw.RunStoreError as ex:
+                    if "thread has ended" not in str(ex):
+                        code = 20 + i
         except BaseException:
             code = 3
         os._exit(code)
     _, status = os.waitpid(pid, 0)
-    writer.close(10)
+    for writer in writers:
+        writer.close(10)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

@@ -21,7 +21,7 @@ from .._errors import ConfigurationError
 from .._terminal import visible
 from ._options import db_option, json_option
 from ._recorded import CLI_KEY
-from ._trust import described, signed_here
+from ._trust import described, no_key_here, signed_here
 from ._views import reading
 
 __all__ = ["prune_command", "resume_command"]
@@ -91,8 +91,10 @@ def resume_command(
             "lw.resume(RUN_ID, agent=...)"
         )
     if not trust and not signed_here(options):
+        why = no_key_here()
         raise click.UsageError(
-            f"run {visible(info.id)}: its recorded command options were not recorded by this "
+            (f"{visible(why)}.\n" if why else "")
+            + f"run {visible(info.id)}: its recorded command options were not recorded by this "
             "user here, or were changed since (a store copied or imported from elsewhere, "
             "edited, or recorded before options were signed); resuming makes its "
             f"agent again from them:\n{described(options)}\nIf you trust them, run "
@@ -222,11 +224,20 @@ def _resume_eval(
 ) -> int:
     from ._eval import eval_command
 
+    # the task comes from the recorded (signed) specs only: the run's name, which is
+    # not signed, only picks one of them, or a task (a name) of the one file they list
     specs = _strings(options.get("tasks"))
-    spec = next((s for s in specs if s.rpartition("@")[2] == task and "@" in s), None)
+    spec = next(
+        (s for s in specs if s == task or ("@" in s and s.rpartition("@")[2] == task)), None
+    )
+    files = [s for s in specs if s.endswith(".py")]
+    if spec is None and len(files) == 1 and task.isidentifier():
+        spec = f"{files[0]}@{task}"
     if spec is None:
-        files = [s for s in specs if s.endswith(".py")]
-        spec = f"{files[0]}@{task}" if len(files) == 1 else task
+        raise ConfigurationError(
+            f"run {visible(run_id)}: its name {visible(task)[:200]!r} is none of the tasks its "
+            f"command recorded ({visible(', '.join(specs))[:500]})"
+        )
     config = options.get("config") if isinstance(options.get("config"), dict) else {}
     import json
 

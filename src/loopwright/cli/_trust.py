@@ -21,10 +21,19 @@ import json
 import logging
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEY_ENV", "SIGNATURE", "described", "sign", "signed_here"]
+__all__ = [
+    "KEY_ENV",
+    "SIGNATURE",
+    "described",
+    "key_problem",
+    "no_key_here",
+    "sign",
+    "signed_here",
+]
 
 KEY_ENV = "LOOPWRIGHT_KEY_FILE"
 SIGNATURE = "signature"
@@ -41,9 +50,31 @@ def _key_path() -> Path:
     return Path(config) / "loopwright" / "recorded.key"
 
 
+def key_problem() -> str | None:
+    """Why this user's key cannot be used (``None``: it can, or is not made yet)."""
+    path = _key_path()
+    if not path.is_absolute():
+        return f"the key file {str(path)!r} is not an absolute path (${KEY_ENV})"
+    try:  # (not followed if a link: one planted there would let others sign)
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as ex:
+        return f"the key file {str(path)!r} cannot be read ({ex.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return f"the key file {str(path)!r} is not a plain file"
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return f"the key file {str(path)!r} is not this user's alone (owner, mode 0600)"
+    return None
+
+
 def _read_key(path: Path) -> bytes | None:
+    if key_problem() is not None:
+        return None
     try:
-        key = path.read_bytes().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            key = f.read(4096).strip()
     except OSError:
         return None
     return key if len(key) >= 32 else None
@@ -53,7 +84,7 @@ def _key(create: bool) -> bytes | None:
     """This user's key; made (only this user may read it) when ``create`` and missing."""
     path = _key_path()
     key = _read_key(path)
-    if key is not None or not create:
+    if key is not None or not create or key_problem() is not None:
         return key
     try:  # written whole under another name, then linked: a reader never sees half a key
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -78,11 +109,30 @@ def _digest(key: bytes, options: dict[str, Any]) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
+def _as_stored(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as the run store gives them back: JSON (a float that is not finite as
+    null) with the secrets learnt redacted (``log/``: ``json_text``, ``sql_params``)."""
+    from ..log._outcome import json_text
+    from ..log._serialize import sql_params
+    from ..model._redact import learn_env_secrets
+
+    learn_env_secrets()  # (as the run's writer does when it opens: before its rows)
+    stored: dict[str, Any] = json.loads(sql_params((json_text(options),))[0])
+    return stored
+
+
 def sign(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with their signature by this user's key (unsigned if no key can be
-    made: ``runs resume`` then asks for ``--trust``)."""
+    """``options`` as the run store will keep them, with their signature by this user's
+    key (unsigned if no key can be made: ``runs resume`` then asks for ``--trust``)."""
     key = _key(create=True)
-    return options if key is None else {**options, SIGNATURE: _digest(key, options)}
+    if key is None:
+        import click
+
+        why = key_problem() or f"no key could be made at {str(_key_path())!r}"
+        click.echo(f"the run's options are recorded unsigned: {why}", err=True)
+        return options
+    stored = _as_stored(options)
+    return {**stored, SIGNATURE: _digest(key, stored)}
 
 
 def signed_here(options: dict[str, Any]) -> bool:
@@ -93,6 +143,14 @@ def signed_here(options: dict[str, Any]) -> bool:
     if not isinstance(given, str) or key is None:
         return False
     return hmac.compare_digest(given, _digest(key, options))
+
+
+def no_key_here() -> str | None:
+    """What stops this user's signature from being checked, if anything."""
+    problem = key_problem()
+    if problem is None and not _key_path().exists():
+        problem = f"no key of this user's at {str(_key_path())!r}"
+    return problem
 
 
 def described(options: dict[str, Any]) -> str:

@@ -136,7 +136,8 @@ class RunWriter:
         """
         if self._closed:
             raise RunStoreError(f"the run store writer for {str(self.path)!r} is closed")
-        await self._flushed()
+        if self._alive():
+            await self._flushed()
         self._raise()
 
     async def opened(self) -> None:
@@ -168,7 +169,7 @@ class RunWriter:
 
     def flush_sync(self, timeout: float | None = None) -> None:
         """Block until everything put so far is committed (for threads and scripts)."""
-        if self._closed or not self._file.thread.is_alive():
+        if self._closed or not self._alive():
             self._raise()
             return
         done = threading.Event()
@@ -182,7 +183,8 @@ class RunWriter:
         if not self._closed:
             self._closed = True
             try:
-                await self._flushed()
+                if self._alive():
+                    await self._flushed()
             finally:  # (cancelled too: what is queued is still written, and the file let
                 # go of, else it is never closed nor opened afresh when replaced)
                 last = release(self._file, self)
@@ -194,13 +196,25 @@ class RunWriter:
         """:meth:`aclose` for synchronous code (blocks)."""
         if not self._closed:
             self._closed = True
-            if self._file.thread.is_alive():  # (gone, e.g. in a forked child: no wait)
+            if self._alive():
                 done = threading.Event()
                 self._put_flush(done.set)
                 done.wait(timeout)
             if release(self._file, self) and self._file.thread.is_alive():
                 self._file.thread.join(timeout)
         self._raise()
+
+    def _alive(self) -> bool:
+        """Whether the file's thread is there to write (not in a process forked since:
+        then what this writer put is lost, and said so)."""
+        if self._file.thread.is_alive():
+            return True
+        if self._error is None and not self._file.queue.empty():
+            self._error = RunStoreError(
+                "the run store's writer thread has ended (in a process forked since the run "
+                "began, or one exiting): its last rows were not written"
+            )
+        return False
 
     def _raise(self) -> None:
         error = self._error

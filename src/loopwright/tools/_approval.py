@@ -79,10 +79,14 @@ def arguments_hash(call: ToolCall) -> str:
     import hashlib
     import json
 
+    from pydantic_core import to_jsonable_python
+
     from ..model._redact import redact_known
 
+    # (as stored: a float that is not finite as null)
+    arguments = to_jsonable_python(call.arguments, inf_nan_mode="null", fallback=repr)
     text = json.dumps(
-        [call.function, call.arguments],
+        [call.function, arguments],
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
