@@ -186,6 +186,19 @@ def test_a_key_file_that_is_not_this_users_alone_signs_nothing(
     assert not signed_here(signed) and "plain file" in (no_key_here() or "")
     monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", "relative.key")
     assert "absolute" in (key_problem() or "") and sign({"a": 1}) == {"a": 1}
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # others may put a key of theirs here (no sticky bit)
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(shared / "recorded.key"))
+    assert "written by others" in (key_problem() or "")
+    assert sign({"a": 1}) == {"a": 1} and not signed_here(signed)  # (no key made there)
+    assert not (shared / "recorded.key").exists()
+    short = tmp_path / "short" / "recorded.key"
+    short.parent.mkdir()
+    short.write_text("abc")
+    short.chmod(0o600)
+    monkeypatch.setenv("LOOPWRIGHT_KEY_FILE", str(short))
+    assert "too short" in (no_key_here() or "")
 
 
 def test_options_that_change_on_the_way_through_the_store_still_resume(
@@ -208,3 +221,47 @@ def test_options_that_change_on_the_way_through_the_store_still_resume(
     r = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
     assert "--trust" not in r.err, r.err
     assert [row.resumes for row in lw.list_runs(db)] == [1]
+
+
+TWO_TASKS = """
+import loopwright as lw
+
+def _task() -> lw.Task:
+    return lw.Task([{"id": "s0", "input": "a", "target": "a"}], agent=lw.react(submit=False),
+                   scorer=lw.match())
+
+@lw.task
+def alpha() -> lw.Task:
+    return _task()
+
+@lw.task(name="beta-hard")
+def beta() -> lw.Task:
+    return _task()
+"""
+
+
+def test_each_run_of_an_eval_of_a_whole_file_resumes_with_its_models_secrets(
+    tmp_path: Path,
+) -> None:
+    """The second task's run is written after the model's first call, when its secrets
+    (the key, the URL's user and password) are learnt, and its options hold one (the
+    URL's user is the name of the folder its file is in): they are signed as stored all
+    the same; and a task named with a dash resumes from the file's own names."""
+    home = tmp_path / "alice.smith"
+    home.mkdir()
+    db = home / "runs.db"
+    (home / "tasks.py").write_text(TWO_TASKS)
+    r = cli(
+        "eval", "tasks.py", "-q", "-m", "openai/gpt-4o-mini",
+        "-M", "api_key=sk-test-0123456789abcdef",
+        "-M", "base_url=http://alice.smith:pw12345678@127.0.0.1:9/v1",
+        "-G", "max_retries=0",
+        cwd=home,
+    )  # fmt: skip
+    runs = {info.name: info for info in lw.list_runs(db)}
+    assert set(runs) == {"alpha", "beta-hard"}, r.err
+    assert all("pw12345678" not in json.dumps(i.metadata) for i in runs.values())
+    for name, info in runs.items():
+        again = cli("runs", "resume", info.id, "-q", cwd=home, db=db)
+        assert "--trust" not in again.err, (name, again.err)
+        assert "none of the tasks" not in again.err, (name, again.err)

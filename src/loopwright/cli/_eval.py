@@ -209,7 +209,8 @@ def eval_command(
     options = sign(  # (what `loopwright runs resume` needs: cli/_recorded.py, _trust.py)
         eval_options(
             tasks, task_args, model, model_args, protocol, config, max_samples, epochs, limit
-        )
+        ),
+        model_args,
     )
     with contextlib.ExitStack() as stack:
         stack.enter_context(run_metadata({CLI_KEY: options}))

@@ -231,7 +231,7 @@ def _resume_eval(
         (s for s in specs if s == task or ("@" in s and s.rpartition("@")[2] == task)), None
     )
     files = [s for s in specs if s.endswith(".py")]
-    if spec is None and len(files) == 1 and task.isidentifier():
+    if spec is None and len(files) == 1:  # (the name is looked up among its @task names)
         spec = f"{files[0]}@{task}"
     if spec is None:
         raise ConfigurationError(

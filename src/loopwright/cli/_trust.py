@@ -22,6 +22,7 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,30 +51,55 @@ def _key_path() -> Path:
     return Path(config) / "loopwright" / "recorded.key"
 
 
-def key_problem() -> str | None:
-    """Why this user's key cannot be used (``None``: it can, or is not made yet)."""
-    path = _key_path()
-    if not path.is_absolute():
-        return f"the key file {str(path)!r} is not an absolute path (${KEY_ENV})"
-    try:  # (not followed if a link: one planted there would let others sign)
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as ex:
-        return f"the key file {str(path)!r} cannot be read ({ex.strerror})"
+def _unsafe(path: Path, info: os.stat_result) -> str | None:
+    """Why the file ``info`` describes is not a key only this user could have written."""
     if not stat.S_ISREG(info.st_mode):
         return f"the key file {str(path)!r} is not a plain file"
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         return f"the key file {str(path)!r} is not this user's alone (owner, mode 0600)"
+    if info.st_size < 32:
+        return f"the key file {str(path)!r} is too short to be a key (damaged?)"
+    return _open_folder(path)
+
+
+def _open_folder(path: Path) -> str | None:
+    """Whether others may put a file of theirs at ``path`` (its folder is theirs to write
+    too, without the sticky bit)."""
+    try:
+        folder = os.stat(path.parent)
+    except FileNotFoundError:
+        return None
+    # (a group of the user's own, as with per-user groups, is not others)
+    shared = folder.st_mode & 0o002 or (folder.st_mode & 0o020 and folder.st_gid != os.getgid())
+    if (shared and not folder.st_mode & stat.S_ISVTX) or folder.st_uid not in (os.getuid(), 0):
+        return f"the key's folder {str(path.parent)!r} may be written by others"
     return None
+
+
+def key_problem() -> str | None:
+    """Why this user's key cannot be used (``None``: it can, or is not made yet)."""
+    path = _key_path()
+    if not path.is_absolute():
+        return (
+            f"the key file {str(path)!r} is not an absolute path (${KEY_ENV} or "
+            "$XDG_CONFIG_HOME must be one)"
+        )
+    try:  # (not followed if a link: one planted there would let others sign)
+        return _unsafe(path, os.lstat(path))
+    except FileNotFoundError:
+        return _open_folder(path)
+    except OSError as ex:
+        return f"the key file {str(path)!r} cannot be read ({ex.strerror})"
 
 
 def _read_key(path: Path) -> bytes | None:
     if key_problem() is not None:
         return None
-    try:
+    try:  # the file opened checked itself: another may have been put there meanwhile
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as f:
+            if _unsafe(path, os.fstat(f.fileno())) is not None:
+                return None
             key = f.read(4096).strip()
     except OSError:
         return None
@@ -109,7 +135,23 @@ def _digest(key: bytes, options: dict[str, Any]) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def _as_stored(options: dict[str, Any]) -> dict[str, Any]:
+def _learn(args: Sequence[str]) -> None:
+    """Learn now the secrets the run's model learns at its first call, from the command's
+    provider arguments (``-M api_key=...``, a URL's ``user:password@``, a JSON value's
+    secret-named keys): an eval's later runs are written after that call."""
+    from ..model._redact import learn_named_secrets, learn_secrets, secret_name, url_credentials
+
+    for arg in args:
+        name, _, value = arg.partition("=")
+        if secret_name(name):
+            learn_secrets([value])
+        with contextlib.suppress(ValueError, RecursionError):
+            learn_named_secrets({name: json.loads(value)})
+        for url in value.split():
+            learn_secrets(url_credentials(url))
+
+
+def _as_stored(options: dict[str, Any], args: Sequence[str]) -> dict[str, Any]:
     """``options`` as the run store gives them back: JSON (a float that is not finite as
     null) with the secrets learnt redacted (``log/``: ``json_text``, ``sql_params``)."""
     from ..log._outcome import json_text
@@ -117,13 +159,15 @@ def _as_stored(options: dict[str, Any]) -> dict[str, Any]:
     from ..model._redact import learn_env_secrets
 
     learn_env_secrets()  # (as the run's writer does when it opens: before its rows)
+    _learn(args)
     stored: dict[str, Any] = json.loads(sql_params((json_text(options),))[0])
     return stored
 
 
-def sign(options: dict[str, Any]) -> dict[str, Any]:
+def sign(options: dict[str, Any], model_args: Sequence[str] = ()) -> dict[str, Any]:
     """``options`` as the run store will keep them, with their signature by this user's
-    key (unsigned if no key can be made: ``runs resume`` then asks for ``--trust``)."""
+    key (unsigned if no key can be made: ``runs resume`` then asks for ``--trust``);
+    ``model_args``: the command's own ``-M`` arguments (their secrets learnt first)."""
     key = _key(create=True)
     if key is None:
         import click
@@ -131,7 +175,7 @@ def sign(options: dict[str, Any]) -> dict[str, Any]:
         why = key_problem() or f"no key could be made at {str(_key_path())!r}"
         click.echo(f"the run's options are recorded unsigned: {why}", err=True)
         return options
-    stored = _as_stored(options)
+    stored = _as_stored(options, model_args)
     return {**stored, SIGNATURE: _digest(key, stored)}
 
 
