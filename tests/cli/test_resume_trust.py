@@ -231,11 +231,11 @@ def _task() -> lw.Task:
                    scorer=lw.match())
 
 @lw.task
-def alpha() -> lw.Task:
+def alpha(note: str = "") -> lw.Task:
     return _task()
 
 @lw.task(name="beta-hard")
-def beta() -> lw.Task:
+def beta(note: str = "") -> lw.Task:
     return _task()
 """
 
@@ -243,25 +243,46 @@ def beta() -> lw.Task:
 def test_each_run_of_an_eval_of_a_whole_file_resumes_with_its_models_secrets(
     tmp_path: Path,
 ) -> None:
-    """The second task's run is written after the model's first call, when its secrets
-    (the key, the URL's user and password) are learnt, and its options hold one (the
-    URL's user is the name of the folder its file is in): they are signed as stored all
-    the same; and a task named with a dash resumes from the file's own names."""
-    home = tmp_path / "alice.smith"
-    home.mkdir()
-    db = home / "runs.db"
-    (home / "tasks.py").write_text(TWO_TASKS)
+    """The second task's run is written after the model's first call, and its options
+    hold what that call teaches the store to redact (here the base URL's user, in a task
+    argument): they are signed as stored all the same, before the first run is written;
+    and a task named with a dash resumes from the file's own names."""
+    db = tmp_path / "runs.db"
+    (tmp_path / "tasks.py").write_text(TWO_TASKS)
     r = cli(
         "eval", "tasks.py", "-q", "-m", "openai/gpt-4o-mini",
         "-M", "api_key=sk-test-0123456789abcdef",
-        "-M", "base_url=http://alice.smith:pw12345678@127.0.0.1:9/v1",
-        "-G", "max_retries=0",
-        cwd=home,
+        "-M", 'base_url="http://alice.smith:pw12345678@127.0.0.1:9/v1"',
+        "-G", "max_retries=0", "-T", "note=for alice.smith",
+        cwd=tmp_path,
     )  # fmt: skip
     runs = {info.name: info for info in lw.list_runs(db)}
     assert set(runs) == {"alpha", "beta-hard"}, r.err
-    assert all("pw12345678" not in json.dumps(i.metadata) for i in runs.values())
+    for info in runs.values():  # the same, redacted, in both
+        assert info.metadata["cli"]["task_args"] == ["note=for [redacted]"]
     for name, info in runs.items():
-        again = cli("runs", "resume", info.id, "-q", cwd=home, db=db)
+        again = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
         assert "--trust" not in again.err, (name, again.err)
-        assert "none of the tasks" not in again.err, (name, again.err)
+        assert "none of the tasks" not in again.err and "no task file" not in again.err
+    # each went on (an eval resumed runs its task again, as a run of its own)
+    names = sorted(i.name or "" for i in lw.list_runs(db))
+    assert names == ["alpha", "alpha", "beta-hard", "beta-hard"]
+
+
+def test_signing_learns_no_more_than_the_model_would(tmp_path: Path) -> None:
+    """Only the model's own credentials are learnt before signing: a provider argument
+    whose value is a plain word (``max_tokens_param=max_tokens``) is not a secret, and
+    the rows keep it."""
+    db = tmp_path / "runs.db"
+    cli(
+        "run", "x", "-q", "-m", "openai/gpt-4o-mini",
+        "-M", "api_key=sk-test-0123456789abcdef", "-M", "base_url=http://127.0.0.1:9/v1",
+        "-M", "max_tokens_param=max_tokens", "-G", "max_tokens=100", "-G", "max_retries=0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    [info] = lw.list_runs(db)
+    assert "[redacted]" not in json.dumps(info.metadata["cli"])
+    with lw.load_run(info.id, db=db) as log:
+        [event] = [e for e in log.events() if isinstance(e, lw.ModelEvent)]
+    assert event.config.max_tokens == 100
+    assert b"sk-test-0123456789abcdef" not in db.read_bytes()

@@ -210,7 +210,7 @@ def eval_command(
         eval_options(
             tasks, task_args, model, model_args, protocol, config, max_samples, epochs, limit
         ),
-        model_args,
+        chosen,
     )
     with contextlib.ExitStack() as stack:
         stack.enter_context(run_metadata({CLI_KEY: options}))

@@ -240,7 +240,7 @@ def run_command(
     options = sign(run_options(
         chosen, model, model_args, protocol, config, tools, sandbox, max_steps, time_limit,
         token_limit, cost_limit, approval, system, submit, name,
-    ), model_args)  # fmt: skip
+    ), chosen)  # fmt: skip
     source = click.get_current_context().get_parameter_source("max_steps")
     return execute(
         lambda: run(

@@ -22,7 +22,6 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,23 +134,21 @@ def _digest(key: bytes, options: dict[str, Any]) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def _learn(args: Sequence[str]) -> None:
-    """Learn now the secrets the run's model learns at its first call, from the command's
-    provider arguments (``-M api_key=...``, a URL's ``user:password@``, a JSON value's
-    secret-named keys): an eval's later runs are written after that call."""
-    from ..model._redact import learn_named_secrets, learn_secrets, secret_name, url_credentials
+def _learn(model: object) -> None:
+    """Learn now what the run's model learns at its first call (its credentials, its
+    fallbacks'): an eval's later runs are written after that call."""
+    from ..model import Model
+    from ..model._redact import learn_model_secrets, learn_named_secrets
 
-    for arg in args:
-        name, _, value = arg.partition("=")
-        if secret_name(name):
-            learn_secrets([value])
-        with contextlib.suppress(ValueError, RecursionError):
-            learn_named_secrets({name: json.loads(value)})
-        for url in value.split():
-            learn_secrets(url_credentials(url))
+    if not isinstance(model, Model):  # (a name: built by the workers, --ray)
+        return
+    for m in (model, *model.fallbacks):
+        learn_model_secrets(m.api)
+        if m.config.extra_body:
+            learn_named_secrets(m.config.extra_body)
 
 
-def _as_stored(options: dict[str, Any], args: Sequence[str]) -> dict[str, Any]:
+def _as_stored(options: dict[str, Any], model: object) -> dict[str, Any]:
     """``options`` as the run store gives them back: JSON (a float that is not finite as
     null) with the secrets learnt redacted (``log/``: ``json_text``, ``sql_params``)."""
     from ..log._outcome import json_text
@@ -159,15 +156,15 @@ def _as_stored(options: dict[str, Any], args: Sequence[str]) -> dict[str, Any]:
     from ..model._redact import learn_env_secrets
 
     learn_env_secrets()  # (as the run's writer does when it opens: before its rows)
-    _learn(args)
+    _learn(model)
     stored: dict[str, Any] = json.loads(sql_params((json_text(options),))[0])
     return stored
 
 
-def sign(options: dict[str, Any], model_args: Sequence[str] = ()) -> dict[str, Any]:
+def sign(options: dict[str, Any], model: object = None) -> dict[str, Any]:
     """``options`` as the run store will keep them, with their signature by this user's
     key (unsigned if no key can be made: ``runs resume`` then asks for ``--trust``);
-    ``model_args``: the command's own ``-M`` arguments (their secrets learnt first)."""
+    ``model``: the command's model (its secrets learnt first, as its first call would)."""
     key = _key(create=True)
     if key is None:
         import click
@@ -175,7 +172,7 @@ def sign(options: dict[str, Any], model_args: Sequence[str] = ()) -> dict[str, A
         why = key_problem() or f"no key could be made at {str(_key_path())!r}"
         click.echo(f"the run's options are recorded unsigned: {why}", err=True)
         return options
-    stored = _as_stored(options, model_args)
+    stored = _as_stored(options, model)
     return {**stored, SIGNATURE: _digest(key, stored)}
 
 
