@@ -134,29 +134,18 @@ def _digest(key: bytes, options: dict[str, Any]) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def _learn(model: object) -> None:
-    """Learn now what the run's model learns at its first call (its credentials, its
-    fallbacks'): an eval's later runs are written after that call."""
-    from ..model import Model
-    from ..model._redact import learn_model_secrets, learn_named_secrets
-
-    if not isinstance(model, Model):  # (a name: built by the workers, --ray)
-        return
-    for m in (model, *model.fallbacks):
-        learn_model_secrets(m.api)
-        if m.config.extra_body:
-            learn_named_secrets(m.config.extra_body)
-
-
 def _as_stored(options: dict[str, Any], model: object) -> dict[str, Any]:
     """``options`` as the run store gives them back: JSON (a float that is not finite as
     null) with the secrets learnt redacted (``log/``: ``json_text``, ``sql_params``)."""
     from ..log._outcome import json_text
     from ..log._serialize import sql_params
-    from ..model._redact import learn_env_secrets
+    from ..model import Model
+    from ..model._redact import learn_call_secrets, learn_env_secrets
 
     learn_env_secrets()  # (as the run's writer does when it opens: before its rows)
-    _learn(model)
+    if isinstance(model, Model):  # what its first call learns (an eval's later runs are
+        # written after it); a name (--ray) is built by the workers
+        learn_call_secrets(model, model.config.extra_body)
     stored: dict[str, Any] = json.loads(sql_params((json_text(options),))[0])
     return stored
 

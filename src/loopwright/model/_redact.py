@@ -53,6 +53,7 @@ from .._errors import error_text
 
 if TYPE_CHECKING:
     from ._api import ModelAPI
+    from ._model import Model
 
 __all__ = [
     "MAX_ERROR",
@@ -60,6 +61,7 @@ __all__ = [
     "REDACTED",
     "credentials",
     "error_summary",
+    "learn_call_secrets",
     "learn_env_secrets",
     "learn_model_secrets",
     "learn_named_secrets",
@@ -150,6 +152,17 @@ def learn_model_secrets(api: ModelAPI) -> None:
     learnt too."""
     learn_env_secrets()
     learn_secrets(api.secrets())
+
+
+def learn_call_secrets(model: Model, extra_body: Mapping[str, Any] | None) -> None:
+    """Learn what a call of ``model`` sends as credentials: its own and its fallbacks'
+    (:func:`learn_model_secrets`) and the secret-named values of the call's
+    ``extra_body``. The transcript's model hook calls it at each recorded call;
+    ``loopwright run`` before it signs the options it records (``cli/_trust.py``)."""
+    for m in (model, *model.fallbacks):
+        learn_model_secrets(m.api)
+    if extra_body:
+        learn_named_secrets(extra_body)
 
 
 def learn_named_secrets(data: object, depth: int = 0) -> None:

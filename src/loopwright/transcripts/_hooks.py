@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import error_text
 from .._ids import new_id
 from ..model import ModelCall
-from ..model._redact import error_summary, learn_model_secrets, learn_named_secrets
+from ..model._redact import error_summary, learn_call_secrets
 from ..stores import current_store
 from ._context import _pop, checkpoint_store
 from ._current import _Scope, _scope
@@ -52,11 +52,7 @@ class _ModelHook:
             return
         t = scope.transcript
         _checkpoint(t)
-        learn_model_secrets(call.model.api)  # what the run store must redact from now on
-        for fallback in call.model.fallbacks:
-            learn_model_secrets(fallback.api)
-        if call.config.extra_body:
-            learn_named_secrets(call.config.extra_body)
+        learn_call_secrets(call.model, call.config.extra_body)  # (what the store redacts)
         event_id = new_id()
         base, count, rest = t._model_input_refs(event_id, call.messages)
         tools = call.tools  # (a list: the one made for the call)
