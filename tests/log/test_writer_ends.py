@@ -9,6 +9,8 @@ import json
 import os
 import signal
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from loopwright.model._redact import learn_secrets
 
 from ._full import cap_pages
 from ._rows import event_rows
+
+_INSERT_RUN = "INSERT INTO runs (id, status, created) VALUES (?, 'running', 0)"
 
 
 def rows(db: Path, sql: str) -> list[Any]:
@@ -272,3 +276,58 @@ def test_a_writer_closed_in_a_forked_child_returns(tmp_path: Path) -> None:
     for writer in writers:
         writer.close(10)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_during_a_commit_can_write_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite keeps its locks' state per process, in memory a child inherits: a child
+    forked while the parent's writer was inside a transaction saw the file locked for
+    good ("database is locked"). A fork now waits for the transaction to end."""
+    in_commit = threading.Event()
+    slow = [True]
+
+    class SlowCommit:  # the writer's connection, its commits held open a while
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql == "COMMIT" and slow[0]:
+                in_commit.set()
+                time.sleep(0.5)
+            return self.conn.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.conn, name)
+
+    real_write = _file_thread._FileWriter._write
+
+    def write(self: Any, conn: sqlite3.Connection, batch: Any, wakes: Any) -> bool:
+        return real_write(self, SlowCommit(conn), batch, wakes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_file_thread._FileWriter, "_write", write)
+    db = tmp_path / "runs.db"
+    parent = RunWriter(db)
+    parent.execute(_INSERT_RUN, ("parent",))
+    assert in_commit.wait(10)  # the parent's writer is committing: fork now
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(30)
+        code = 0
+        try:
+            slow[0] = False
+            child = RunWriter(db)
+            child.execute(_INSERT_RUN, ("child",))
+            child.close(20)
+        except lw.RunStoreError as ex:
+            code = 2 if "locked" in str(ex) else 3
+        except BaseException:
+            code = 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    parent.close(10)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        ids = sorted(r[0] for r in conn.execute("SELECT id FROM runs"))
+    assert ids == ["child", "parent"]

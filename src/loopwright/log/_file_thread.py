@@ -6,7 +6,7 @@ writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file 
 that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
 folded in). While it is open, the WAL is folded in every ~1,000 pages by a short-lived
 thread of its own (:meth:`_FileWriter._fold`), beside the writing, not inside a commit a
-run waits for.
+run waits for. A fork waits for the transactions and folds in flight (:func:`_before_fork`).
 See ``_writer.py`` for the producer side and how failures are told.
 """
 
@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ..model._redact import redact_known
 from ..transcripts import ModelEvent
 from ._db import connect
+from ._fold import fold as _fold
+from ._fold import folder as _folder
 from ._serialize import add_tool_set, dump_event, dump_message, sql_params
 
 if TYPE_CHECKING:
@@ -97,6 +99,10 @@ class _FileWriter:
         self.folder: sqlite3.Connection | None = None  # the fold's connection (_folder)
         self.foldable = False  # whether it is on the writer's file (see _folder)
         self.folder_opened = False  # tried already (at the first fold: few runs need one)
+        # held while the file is locked by this process's SQLite (a transaction, a fold, an
+        # open or close): a fork waits for it (see _before_fork)
+        self.busy = threading.Lock()
+        self.fold_lock = threading.Lock()  # held while the log is folded in (_fold)
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -117,7 +123,8 @@ class _FileWriter:
             self.after.thread.join()
             self.after = None
         try:
-            conn = connect(self.path)
+            with self.busy:
+                conn = connect(self.path)
             # the log is folded in by _fold, beside the writing; SQLite's own fold (in a
             # commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
@@ -174,12 +181,13 @@ class _FileWriter:
             backlog = len(batch) == MAX_BATCH  # more is queued: no wait for it
         if self.folding is not None:
             self.folding.join()
-        if self.folder is not None:  # (first: the writer's connection is open, so closing
-            self.folder.close()  # this one folds nothing)
-        if conn is not None:  # closing the last connection folds what is left
-            if self.inode is not None and _inode(self.path) != self.inode:
-                _fold(conn, self.path, "TRUNCATE", wait=False)  # moved: SQLite's would not
-            conn.close()
+        with self.busy:
+            if self.folder is not None:  # (first: the writer's connection is open, so
+                self.folder.close()  # closing this one folds nothing)
+            if conn is not None:  # closing the last connection folds what is left
+                if self.inode is not None and _inode(self.path) != self.inode:
+                    _fold(conn, self.path, "TRUNCATE", wait=False)  # moved: SQLite's would not
+                conn.close()
 
     def _write(
         self, conn: sqlite3.Connection, batch: list[_Item], wakes: list[Callable[[], None]]
@@ -247,30 +255,36 @@ class _FileWriter:
                 sql.append((item[2], sql_params(item[3])))
         if not (sql or events or messages or lost):
             return stop
-        try:
-            conn.execute("BEGIN")
-            for statement, params in sql:
-                conn.execute(statement, params)
-            if tool_sets:  # (before the events that refer to them)
-                conn.executemany(_INSERT_TOOL_SET, [(*k, text) for k, text in tool_sets.items()])
-            if events:
-                conn.executemany(_UPSERT_EVENT, events)
-            if messages:
-                conn.executemany(_INSERT_MESSAGE, messages)
-            for run_id in lost:  # (its events of this batch or before that refer to a
-                # message it lost: an event put pending, completed since, see Sink)
-                conn.execute(_DROP_DANGLING, (run_id,))
-            conn.execute("COMMIT")
-            size += sum(map(len, tool_sets.values()))
-            self.wal_pages += _PAGES_PER_COMMIT + 2 * size // _PAGE
-        except Exception as ex:  # SQLite or the disk failed (or a bug): nothing half-written
-            # (said once, by the error every writer of the file raises: debug level here)
-            _log.debug("run store %s: a batch of %d writes failed: %r", self.path, len(batch), ex)
+        failed: Exception | None = None
+        with self.busy:
             try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            self._fail(ex)
+                conn.execute("BEGIN")
+                for statement, params in sql:
+                    conn.execute(statement, params)
+                if tool_sets:  # (before the events that refer to them)
+                    rows = [(*k, text) for k, text in tool_sets.items()]
+                    conn.executemany(_INSERT_TOOL_SET, rows)
+                if events:
+                    conn.executemany(_UPSERT_EVENT, events)
+                if messages:
+                    conn.executemany(_INSERT_MESSAGE, messages)
+                for run_id in lost:  # (its events of this batch or before that refer to a
+                    # message it lost: an event put pending, completed since, see Sink)
+                    conn.execute(_DROP_DANGLING, (run_id,))
+                conn.execute("COMMIT")
+            except Exception as ex:  # SQLite or the disk failed (or a bug): nothing
+                failed = ex  # half-written
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+        if failed is not None:  # (said once, by the error every writer of the file
+            # raises: debug level here; told outside the lock, which a fork waits for)
+            _log.debug("run store %s: a batch of %d failed: %r", self.path, len(batch), failed)
+            self._fail(failed)
+            return stop
+        size += sum(map(len, tool_sets.values()))
+        self.wal_pages += _PAGES_PER_COMMIT + 2 * size // _PAGE
         return stop
 
     def _fold(self) -> None:
@@ -290,51 +304,17 @@ class _FileWriter:
         if self.folder is None or not self.foldable:  # see _folder
             return
         folding = threading.Thread(
-            target=_fold,
-            args=(self.folder, self.path),
+            target=self._folding,
+            args=(self.folder,),
             name=f"loopwright-run-store-fold:{self.path.name}",
             daemon=True,
         )
         folding.start()
         self.folding = folding  # (started: it may be joined from now on)
 
-
-def _folder(path: Path) -> sqlite3.Connection | None:
-    """The connection that folds the log of the file the writer opened at ``path``,
-    opened at the first fold and kept while the writer's is open. SQLite finds a file's
-    log by its name, so one opened by the path when another file is there pairs that
-    file with this log: the writer checks the file at the path is its own before and
-    after (else no folds; SQLite's own, in a commit, remain). Closed before the writer's
-    connection, whose lock on the log's index keeps that close from folding anything.
-    ``None`` when it cannot be opened (only logged: no folds)."""
-    import sqlite3
-    from urllib.parse import quote
-
-    conn: sqlite3.Connection | None = None
-    try:  # (mode=rw: a file removed meanwhile is not made again; a name that is not
-        # UTF-8 quoted from its bytes)
-        uri = f"file:{quote(os.fsencode(path.absolute()))}?mode=rw"
-        conn = sqlite3.connect(
-            uri, uri=True, timeout=1.0, isolation_level=None, check_same_thread=False
-        )
-        conn.execute("SELECT count(*) FROM meta").fetchone()  # the file and its log open
-        return conn
-    except Exception as ex:
-        _log.debug("run store %s: cannot open a connection to fold the log: %r", path, ex)
-        if conn is not None:
-            conn.close()
-        return None
-
-
-def _fold(conn: sqlite3.Connection, path: Path, mode: str = "PASSIVE", wait: bool = True) -> None:
-    import sqlite3
-
-    try:
-        if not wait:  # (TRUNCATE waits for every reader to leave the log: it folds in
-            conn.execute("PRAGMA busy_timeout = 0")  # all it can, and empties it if free)
-        conn.execute(f"PRAGMA wal_checkpoint({mode})")
-    except sqlite3.Error as ex:  # nothing is lost: the log keeps it (the writer says why)
-        _log.debug("run store %s: folding the log failed: %r", path, ex)
+    def _folding(self, folder: sqlite3.Connection) -> None:
+        with self.fold_lock:  # (not busy: a fold goes on beside the writing)
+            _fold(folder, self.path)
 
 
 # --- one writer thread per file ------------------------------------------------------------
@@ -418,13 +398,44 @@ def _stop(files: list[_FileWriter], timeout: float | None) -> None:
             file.thread.join(timeout)
 
 
+FORK_WAIT = 10.0
+"""Seconds a fork waits, at most, for each run store file's transaction (or fold) in
+flight in this process to end."""
+_held: dict[int, list[threading.Lock]] = {}  # by forking thread: what _before_fork took
+
+
+def _before_fork() -> None:
+    """Wait until no run store file of this process is in the middle of a transaction
+    (or a fold, an open, a close), and keep it so across the fork. SQLite keeps its
+    locks' state per process, in memory a child inherits: a child forked inside a
+    transaction saw the file locked by a connection that no longer runs there, for
+    good ("database is locked" at its first run). A stuck disk delays a fork
+    :data:`FORK_WAIT` seconds at most (then it forks anyway)."""
+    with _lock:  # (not held while waiting: a failing writer takes it to tell its runs)
+        files = list(_files.values())
+    held = _held.setdefault(threading.get_ident(), [])
+    for file in files:
+        for lock in (file.busy, file.fold_lock):
+            if lock.acquire(timeout=FORK_WAIT):
+                held.append(lock)
+
+
+def _after_fork_in_parent() -> None:
+    for lock in _held.pop(threading.get_ident(), []):
+        lock.release()
+
+
 def _reset_after_fork() -> None:
-    global _lock, _files
-    _lock, _files = threading.Lock(), {}
+    global _lock, _files, _held
+    _lock, _files, _held = threading.Lock(), {}, {}
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_reset_after_fork,
+    )
 
 
 @atexit.register
