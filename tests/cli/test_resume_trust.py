@@ -244,16 +244,17 @@ def test_each_run_of_an_eval_of_a_whole_file_resumes_with_its_models_secrets(
     tmp_path: Path,
 ) -> None:
     """The second task's run is written after the model's first call, and its options
-    hold what that call teaches the store to redact (here the base URL's user, in a task
-    argument): they are signed as stored all the same, before the first run is written;
-    and a task named with a dash resumes from the file's own names."""
+    hold what that call teaches the store to redact (here the token the base URL gives
+    as its user, in a task argument): they are signed as stored all the same, before
+    the first run is written; and a task named with a dash resumes from the file's own
+    names."""
     db = tmp_path / "runs.db"
     (tmp_path / "tasks.py").write_text(TWO_TASKS)
     r = cli(
         "eval", "tasks.py", "-q", "-m", "openai/gpt-4o-mini",
         "-M", "api_key=sk-test-0123456789abcdef",
-        "-M", 'base_url="http://alice.smith:pw12345678@127.0.0.1:9/v1"',
-        "-G", "max_retries=0", "-T", "note=for alice.smith",
+        "-M", 'base_url="http://tok-alice-0123456789@127.0.0.1:9/v1"',
+        "-G", "max_retries=0", "-T", "note=for tok-alice-0123456789",
         cwd=tmp_path,
     )  # fmt: skip
     runs = {info.name: info for info in lw.list_runs(db)}
@@ -286,3 +287,26 @@ def test_signing_learns_no_more_than_the_model_would(tmp_path: Path) -> None:
         [event] = [e for e in log.events() if isinstance(e, lw.ModelEvent)]
     assert event.config.max_tokens == 100
     assert b"sk-test-0123456789abcdef" not in db.read_bytes()
+
+
+def test_a_tool_under_the_home_of_the_base_urls_user_resumes(tmp_path: Path) -> None:
+    """The base URL's user (beside a password) is a name, not a secret: the tool file's
+    path, in a folder of that name, is recorded as it is, and the resume finds it."""
+    db = tmp_path / "runs.db"
+    home = tmp_path / "developer-bob"
+    home.mkdir()
+    (home / "tools.py").write_text(TOOLS)
+    r = cli(
+        "run", "Work.", "-q", "-m", "openai/gpt-4o-mini", "-t", f"{home}/tools.py:work",
+        "-M", 'base_url="http://developer-bob:pw-0123456789@127.0.0.1:9/v1"',
+        "-M", "api_key=sk-test-0123456789abcdef", "-G", "max_retries=0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert r.code != 0  # (nothing listens there)
+    [info] = lw.list_runs(db)
+    recorded = json.dumps(info.metadata["cli"])
+    assert f"{home}/tools.py:work" in recorded, recorded
+    assert "pw-0123456789" not in recorded and b"pw-0123456789" not in db.read_bytes()
+    again = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
+    assert "--trust" not in again.err and "tools.py" not in again.err, again.err
+    assert [row.resumes for row in lw.list_runs(db)] == [1]

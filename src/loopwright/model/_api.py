@@ -151,7 +151,8 @@ class ModelAPI(abc.ABC):
         calls, and from every row of a run store it is called while recording into
         (values of 8 characters or more). Default: none. Providers that hold a
         credential return it: the openai and anthropic providers return their key, the
-        user and password of their base URL, and the values of their extra headers."""
+        password of their base URL (or its user when it has none: a token), and the
+        values of their extra headers."""
         return ()
 
     def connection_key(self) -> str:

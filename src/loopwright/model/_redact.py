@@ -6,8 +6,8 @@ neither ``transcript/`` nor ``log/``; those import it from here.
 What is a secret:
 
 - the credentials of a model: what :meth:`ModelAPI.secrets() <loopwright.ModelAPI.secrets>`
-  returns (the openai and anthropic providers: the API key, the user and password of
-  the base URL, the values of extra headers);
+  returns (the openai and anthropic providers: the API key, the password of the base
+  URL, or its user when it has none (a token), the values of extra headers);
 - the values under secret-named keys (``api_key``, ``access_token``, ``password``...)
   of a call's ``extra_body``;
 - the values of environment variables named like one (``*_API_KEY``, ``*_TOKEN``,
@@ -292,13 +292,17 @@ _SLACK = 4096  # characters redacted beyond a cut: more than any secret
 
 # --- URLs --------------------------------------------------------------------------------------
 def url_credentials(url: str) -> list[str]:
-    """The user and password of ``url``'s authority, as written and percent-decoded
-    (a token is often given as the user: ``https://TOKEN@host``)."""
+    """The secret of ``url``'s authority, as written and percent-decoded: its password,
+    or its user when it has no password (a token is often given as the user:
+    ``https://TOKEN@host``). A user beside a password is a name, not a secret: learnt,
+    it would redact that name wherever it appears (a home folder in a tool's path, which
+    a resumed run then could not find)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return []
-    values = [v for v in (parts.username, parts.password) if v]
+    values = [parts.password] if parts.password else [parts.username]
+    values = [v for v in values if v]
     return [*values, *(unquote(v) for v in values if unquote(v) != v)]
 
 
@@ -338,6 +342,7 @@ def redact_url(url: str) -> str:
 
 def credentials(api_key: str | None, url: str, headers: Mapping[str, str] | None) -> Sequence[str]:
     """What an HTTP provider's :meth:`~loopwright.ModelAPI.secrets` returns: its key,
-    the user and password of its base URL, the values of its extra headers."""
+    the secret of its base URL (:func:`url_credentials`), the values of its extra
+    headers."""
     values = [api_key, *url_credentials(url), *(headers or {}).values()]
     return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v))

@@ -168,8 +168,9 @@ async def test_anthropic_keeps_url_credentials_and_echoed_keys_out_too(wire: Wir
 def test_providers_declare_their_credentials_by_a_public_method(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``ModelAPI.secrets()``: the key, the base URL's user and password (as written and
-    decoded) and the extra headers' values; none for a keyless server's placeholder."""
+    """``ModelAPI.secrets()``: the key, the base URL's password (as written and decoded;
+    its user is a name, not a secret) and the extra headers' values; none for a keyless
+    server's placeholder."""
     pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
     url = f"http://us%40er:{PASSWORD}@127.0.0.1:9/v1"
     headers = {"X-Org-Token": "org-token-77aa01"}
@@ -177,8 +178,6 @@ def test_providers_declare_their_credentials_by_a_public_method(
     basic = "Basic " + base64.b64encode(f"us@er:{PASSWORD}".encode()).decode()
     assert set(openai.api.secrets()) == {
         KEY,
-        "us%40er",
-        "us@er",
         PASSWORD,
         basic,
         *headers.values(),
@@ -220,3 +219,28 @@ def test_error_summary_redacts_across_the_cut_and_keeps_a_tail() -> None:
     out = error_summary(text, [KEY], limit=100, tail=20)
     assert out.endswith("THE END") and KEY[:5] not in out
     assert error_summary(ValueError(f"bad {KEY}"), [KEY]) == "ValueError: bad [redacted]"
+
+
+@pytest.mark.parametrize(
+    ("url", "learnt"),
+    [
+        ("http://developer-bob:pw-0123456789@127.0.0.1:9/v1", ["pw-0123456789"]),
+        ("http://developer-bob:pw%2F0123456789@h/v1", ["pw%2F0123456789", "pw/0123456789"]),
+        ("https://ghp_token0123456789@h/v1", ["ghp_token0123456789"]),  # a token as the user
+        ("https://ghp_token0123456789:@h/v1", ["ghp_token0123456789"]),  # an empty password
+        ("http://h:1/v1", []),
+        ("http://[::1/v1", []),  # not a URL
+    ],
+)
+def test_a_url_teaches_its_secret_not_its_users_name(url: str, learnt: list[str]) -> None:
+    """A user beside a password is a name: learnt, it was redacted wherever it appeared,
+    e.g. the home folder in a tool file's path recorded for ``runs resume``, which then
+    could not find the file."""
+    from loopwright.model._redact import learn_secrets, redact_known, url_credentials
+
+    assert url_credentials(url) == learnt
+    model = lw.get_model("openai/m", base_url=url if "[" not in url else "http://h", api_key=None)
+    learn_secrets(model.api.secrets())
+    assert redact_known("/home/developer-bob/tools.py") == "/home/developer-bob/tools.py"
+    for secret in learnt:
+        assert secret not in redact_known(f"echo {secret}")
