@@ -310,3 +310,39 @@ def test_a_tool_under_the_home_of_the_base_urls_user_resumes(tmp_path: Path) -> 
     again = cli("runs", "resume", info.id, "-q", cwd=tmp_path, db=db)
     assert "--trust" not in again.err and "tools.py" not in again.err, again.err
     assert [row.resumes for row in lw.list_runs(db)] == [1]
+
+
+def test_each_run_of_an_eval_of_several_files_resumes_from_its_own_file(tmp_path: Path) -> None:
+    """An eval of two files: each run's task is looked up in the signed files, the one
+    defining it; a name two files define is refused, naming the signed tasks."""
+    db = tmp_path / "runs.db"
+    one = TWO_TASKS.replace("def alpha", "def gamma").replace('name="beta-hard"', 'name="both"')
+    (tmp_path / "a.py").write_text(TWO_TASKS)
+    (tmp_path / "b.py").write_text(one)
+    r = cli(
+        "eval", "a.py", "b.py", "-q", "-m", "openai/gpt-4o-mini",
+        "-M", "api_key=sk-test-0123456789abcdef", "-M", 'base_url="http://127.0.0.1:9/v1"',
+        "-G", "max_retries=0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    runs = {info.name: info for info in lw.list_runs(db)}
+    assert set(runs) == {"alpha", "beta-hard", "gamma", "both"}, r.err
+    for name in ("alpha", "beta-hard", "gamma", "both"):
+        again = cli("runs", "resume", runs[name].id, "-q", cwd=tmp_path, db=db)
+        assert "--trust" not in again.err, (name, again.err)
+        assert "none of the tasks" not in again.err, (name, again.err)
+    names = sorted(i.name or "" for i in lw.list_runs(db))
+    assert names == sorted(["alpha", "beta-hard", "gamma", "both"] * 2)
+    # a run renamed (its name is not signed) to a task both files define: refused
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE runs SET name = 'twice' WHERE id = ?", (runs["gamma"].id,))
+    conn.close()
+    (tmp_path / "a.py").write_text(
+        TWO_TASKS + "\n@lw.task\ndef twice() -> lw.Task:\n    return _task()\n"
+    )
+    (tmp_path / "b.py").write_text(
+        one + "\n@lw.task\ndef twice() -> lw.Task:\n    return _task()\n"
+    )
+    again = cli("runs", "resume", runs["gamma"].id, "-q", cwd=tmp_path, db=db)
+    assert "none of the tasks" in again.err, again.err

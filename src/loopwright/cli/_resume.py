@@ -225,7 +225,7 @@ def _resume_eval(
     from ._eval import eval_command
 
     # the task comes from the recorded (signed) specs only: the run's name, which is
-    # not signed, only picks one of them, or a task (a name) of the one file they list
+    # not signed, only picks one of them, or a task (a name) of a file they list
     specs = _strings(options.get("tasks"))
     spec = next(
         (s for s in specs if s == task or ("@" in s and s.rpartition("@")[2] == task)), None
@@ -233,6 +233,8 @@ def _resume_eval(
     files = [s for s in specs if s.endswith(".py")]
     if spec is None and len(files) == 1:  # (the name is looked up among its @task names)
         spec = f"{files[0]}@{task}"
+    elif spec is None and files:  # several: the one defining a task of that name
+        spec = _file_defining(task, files)
     if spec is None:
         raise ConfigurationError(
             f"run {visible(run_id)}: its name {visible(task)[:200]!r} is none of the tasks its "
@@ -261,6 +263,21 @@ def _resume_eval(
         quiet=quiet,
     )
     return result
+
+
+def _file_defining(task: str, files: list[str]) -> str | None:
+    """``FILE.py@task`` for the one file of ``files`` (signed: the user's own, imported
+    by the eval that recorded them) defining ``task``; None if none, or several, do."""
+    from ..evals._task import TaskError, task_names
+
+    found = []
+    for file in files:
+        try:
+            if task in task_names(file):
+                found.append(f"{file}@{task}")
+        except TaskError:  # (gone, or no tasks now: not this one)
+            continue
+    return found[0] if len(found) == 1 else None
 
 
 @click.command("prune")

@@ -41,6 +41,7 @@ __all__ = [
     "on_sys_path",
     "registered_tasks",
     "task",
+    "task_names",
 ]
 
 P = ParamSpec("P")
@@ -264,6 +265,25 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
         if name:
             raise TaskError(f"{spec!r}: give a Python file before '@' (FILE.py@task)")
         return [get_task(file, **args)]
+    path, found = _file_tasks(file)
+    if name:
+        if name not in found:
+            raise TaskError(f"{file!r} has no task {name!r}; it has: {', '.join(sorted(found))}")
+        return [_build(name, found[name], args, path.parent)]
+    return [_build(n, f, args, path.parent) for n, f in found.items()]
+
+
+def task_names(file: str) -> list[str]:
+    """The names of the ``@task`` functions ``file`` defines (it is imported; nothing is
+    built).
+
+    Raises:
+        TaskError: No such file, or it defines no task.
+    """
+    return list(_file_tasks(file)[1])
+
+
+def _file_tasks(file: str) -> tuple[Path, dict[str, TaskFactory]]:
     path = Path(file).resolve()
     if not path.is_file():
         raise TaskError(f"no task file at {file!r}")
@@ -278,8 +298,4 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
             found[task_name] = value
     if not found:
         raise TaskError(f"{file!r} defines no task; decorate a function with @lw.task")
-    if name:
-        if name not in found:
-            raise TaskError(f"{file!r} has no task {name!r}; it has: {', '.join(sorted(found))}")
-        return [_build(name, found[name], args, path.parent)]
-    return [_build(n, f, args, path.parent) for n, f in found.items()]
+    return path, found
