@@ -5,7 +5,6 @@ reading that run itself is still one clear error."""
 from __future__ import annotations
 
 import socket
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -83,7 +82,7 @@ def test_a_row_whose_id_is_not_text_is_listed_under_a_stand_in(tmp_path: Path) -
 
 
 def test_the_reason_is_bounded_and_never_the_whole_value(tmp_path: Path) -> None:
-    db, ids = three_runs(tmp_path)
+    db, _ = three_runs(tmp_path)
     huge = "\x1b[31m" + "x" * 100_000
     damage(db, "UPDATE runs SET created = ?, name = ? WHERE name = 'middle'", huge, "mid")
     damage(db, "UPDATE runs SET pid = ? WHERE name = 'new'", huge)
@@ -136,9 +135,9 @@ def test_a_damaged_run_of_an_eval_s_task_is_a_clear_error_for_its_shards(
     close_idle_files()
     damage(db, "UPDATE runs SET metadata = '[1]' WHERE name = 'other'")
     found = latest_samples([db], task="tiny", params={})
-    assert [key for key in found] == [("a", 1)]
+    assert list(found) == [("a", 1)]
     damage(db, "UPDATE runs SET created = 'x' WHERE name = 'tiny'")
-    with pytest.raises(lw.RunStoreError, match="of the task 'tiny' .*its created"):
+    with pytest.raises(lw.RunStoreError, match=r"of the task 'tiny' .*its created"):
         latest_samples([db], task="tiny", params={})
 
 
