@@ -5,6 +5,7 @@ reading that run itself is still one clear error."""
 from __future__ import annotations
 
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,14 @@ import pytest
 import loopwright as lw
 from loopwright.log import runs_page
 from loopwright.log._file_thread import close_idle_files
-from loopwright.log._info import MAX_REASON, NOT_TEXT_ID, UNKNOWN_TIME
 
 from .test_hostile_rows import DEEP, damage
+
+# as RunInfo's docstring says: a reason is at most 160 characters; a damaged row's id
+# that is not text, and its created that cannot be read, are these stand-ins
+MAX_REASON = 160
+NOT_TEXT_ID = "(id not text)"
+UNKNOWN_TIME = datetime.fromtimestamp(0, UTC)
 
 
 def three_runs(tmp_path: Path) -> tuple[Path, list[str]]:
