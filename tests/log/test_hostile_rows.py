@@ -63,9 +63,13 @@ def run_row_readers(db: Path) -> list[object]:
     ],
 )
 def test_a_damaged_run_row_is_one_clear_error(db: Path, sql: str) -> None:
+    """Reading the run is one clear error; listings show it as damaged, saying why
+    (tests/log/test_damaged_runs.py)."""
     damage(db, sql, *([socket.gethostname()] if "?" in sql else []))
-    for read in run_row_readers(db):
-        one_clear_error(db, read)
+    one_clear_error(db, run_row_readers(db)[-1])
+    for listed in (lw.list_runs(db), runs_page(db)):
+        [info] = listed
+        assert info.status == "damaged" and info.error and info.error.startswith("its ")
 
 
 @pytest.mark.parametrize("pid", [-1, 99999999999999])
@@ -227,6 +231,7 @@ def test_json_nested_too_deep_in_a_row_is_one_clear_error(db: Path, sql: str) ->
     def read_all() -> None:
         for info in lw.list_runs(db):
             with lw.load_run(info.id, db=db) as log:
+                _ = log.info
                 log.messages()
                 for event in log.events():
                     if isinstance(event, lw.ModelEvent):

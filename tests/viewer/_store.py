@@ -83,3 +83,29 @@ __import__("asyncio").run(main())
 
 def live_command(db: Path, stop: Path) -> list[str]:
     return [sys.executable, "-c", LIVE_SCRIPT, str(db), str(stop)]
+
+
+#: An <img> short enough to stay whole in a damaged row's reason (it quotes 40 characters).
+SHORT_IMG = "<img src=x onerror=window.__pwned=1>"
+
+
+def damaged_store(path: Path) -> dict[str, str]:
+    """Two runs, the older one's row damaged (its created not a time, its name and that
+    created hostile HTML): {"good": id, "bad": id}."""
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    ids = {}
+    for which in ("bad", "good"):
+        state = lw.run_sync(lw.react(submit=False), "hi", model=lw.get_model("mock"), db=path,
+                            name=which)  # fmt: skip
+        ids[which] = str(state.run_id)
+    close_idle_files()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "UPDATE runs SET name = ?, created = ? WHERE id = ?", (IMG, SHORT_IMG, ids["bad"])
+        )
+    conn.close()
+    return ids

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ._store import SCRIPT, live_command
-from .conftest import Viewer
+from ._store import IMG, SCRIPT, SHORT_IMG, damaged_store, live_command
+from .conftest import Viewer, start_viewer
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -153,3 +153,35 @@ def test_a_live_run_gains_events_and_ends(viewer: Viewer, page: Any, tmp_path: P
         for stop, proc in zip(stops, procs, strict=True):
             stop.touch()
             proc.wait(30)
+
+
+def test_a_damaged_row_is_listed_with_why_as_text(page: Any, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = tmp_path / "runs.db"
+    with ThreadPoolExecutor(1) as pool:  # (the browser's event loop runs in this thread)
+        ids = pool.submit(damaged_store, db).result()
+    proc, url = start_viewer(db)
+    try:
+        page.goto(url)
+        rows = page.locator("#runs tr.run")
+        sync_api.expect(rows).to_have_count(2)
+        bad_id, good_id = ids["bad"], ids["good"]
+        bad = page.locator(f'#runs tr.run[data-id="{bad_id}"]')
+        sync_api.expect(bad.locator(".status")).to_have_text("damaged")
+        sync_api.expect(bad.locator(".why")).to_have_text(
+            f"its created: a time that is not a number: {SHORT_IMG!r}"
+        )
+        sync_api.expect(bad.get_by_role("link")).to_have_text(IMG)  # its name, as text
+        good = page.locator(f'#runs tr.run[data-id="{good_id}"]')
+        sync_api.expect(good.locator(".status")).to_have_text("success")
+        assert page.locator("main img, main svg, main script").count() == 0
+        # the damaged filter lists it alone; opening it says why
+        page.select_option("select[name=status]", "damaged")
+        page.get_by_role("button", name="Filter").click()
+        sync_api.expect(rows).to_have_count(1)
+        bad.get_by_role("link").click()
+        sync_api.expect(page.locator("main p.error")).to_contain_text("its created")
+    finally:
+        proc.terminate()
+        proc.wait(10)

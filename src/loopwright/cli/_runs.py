@@ -40,9 +40,19 @@ runs_group.add_command(approve_command)  # deferred approval (issue 21)
 @click.option(
     "--status",
     type=click.Choice(
-        ["running", "success", "error", "cancelled", "limit", "stopped", "interrupted", "waiting"]
+        [
+            "running",
+            "success",
+            "error",
+            "cancelled",
+            "limit",
+            "stopped",
+            "interrupted",
+            "waiting",
+            "damaged",
+        ]
     ),
-    help="Only runs with this status.",
+    help="Only runs with this status (damaged: the rows that cannot be read).",
 )
 @db_option
 @json_option
@@ -55,8 +65,10 @@ def list_command(
     agent: str | None = None,
     version: str | None = None,
 ) -> int:
-    """List the most recent runs, newest first."""
+    """List the most recent runs, newest first. A run whose row cannot be read (a file
+    hand-edited, or written by another version) is listed as damaged, with why."""
     from ..log import list_runs
+    from ..log._info import DAMAGED, UNKNOWN_TIME
 
     with reading(db):
         runs = list_runs(db, limit=limit, name=name, status=status, agent=agent, version=version)
@@ -77,10 +89,10 @@ def list_command(
             short(r.name),
             short(r.model),
             short(r.status) + (f" ↻{r.resumes}" if r.resumes else ""),
-            when(r.created),
+            "?" if r.status == DAMAGED and r.created == UNKNOWN_TIME else when(r.created),
             str(r.samples) if r.samples else "",
             money(r.cost, r.unpriced_calls),
-            short(result(r, 50), 50),
+            short(result(r, 50), 100 if r.status == DAMAGED else 50),  # (damaged: why)
         )
         row[3].stylize(
             {
@@ -89,6 +101,7 @@ def list_command(
                 "cancelled": "yellow",
                 "stopped": "yellow",
                 "waiting": "cyan",
+                DAMAGED: "magenta",
             }.get(r.status, "")
         )
         table.add_row(*row)

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigurationError
-from ..log import SampleInfo, list_runs, load_run
+from ..log import RunStoreError, SampleInfo, list_runs, load_run
+from ..log._info import DAMAGED
 from ..model._redact import scrub_secrets
 
 __all__ = ["Shard", "finished_samples"]
@@ -96,9 +97,17 @@ def latest_samples(
         path = Path(store)
         if not path.exists():
             continue
+        listed = list_runs(path, name=task)
+        for r in listed:
+            if r.status == DAMAGED:  # (its samples' params and shard cannot be known)
+                raise RunStoreError(
+                    f"run {r.id!r} of the task {task!r} in {str(path)!r} cannot be read "
+                    f"({r.error}); it may hold samples of this eval: delete or repair its "
+                    "row, or record to another run store"
+                )
         runs = [
             r
-            for r in list_runs(path, name=task)
+            for r in listed
             if r.metadata.get("kind") == "eval"
             and _same_params(r.metadata.get("params"), params)
             and (shard is None or r.metadata.get("shard") == str(shard))

@@ -8,13 +8,22 @@ seq)``, an event by ``(run_id, id)``), never a scan of a whole run.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..transcripts import Event
 from ._db import connect, reading, resolve_db
-from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo
+from ._info import (
+    DAMAGED,
+    RUN_COLUMNS,
+    SAMPLE_COLUMNS,
+    RunInfo,
+    SampleInfo,
+    listed_run,
+    text_or_bytes,
+)
 
 if TYPE_CHECKING:
     from ._reader import RunLog
@@ -63,14 +72,17 @@ def runs_page(
     name: str | None = None,
     search: str | None = None,
 ) -> list[RunInfo]:
-    """A page of the runs in the run store, newest first.
+    """A page of the runs in the run store, newest first; a row that cannot be read is
+    a placeholder whose ``status`` is ``damaged`` (as :func:`~loopwright.list_runs`
+    lists it).
 
     Args:
         db: The run store.
         offset: Runs to skip.
         limit: At most this many (at most 1,000).
         status: Only runs with this status (``interrupted`` runs are stored as
-            ``running``: which one a run is is known once read).
+            ``running``, ``damaged`` ones with any: which one a run is is known once
+            read).
         model: Only runs of this model.
         name: Only runs with this name.
         search: Only runs whose id, name, model or input contains this text.
@@ -82,7 +94,7 @@ def runs_page(
         if value:
             where.append(f"{column} = ?")
             params.append(value)
-    if status:
+    if status and status != DAMAGED:
         where.append("status = ?")
         params.append("running" if status == "interrupted" else status)
     if search:
@@ -94,30 +106,19 @@ def runs_page(
     count = "(SELECT COUNT(*) FROM samples s WHERE s.run_id = runs.id)"
     sql = (
         f"SELECT {RUN_COLUMNS}, {count} FROM runs WHERE {' AND '.join(where)} "
-        "ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?"
+        "ORDER BY created DESC, rowid DESC"
     )
     conn = connect(path, create=False)
-    runs: list[RunInfo] = []
+    conn.text_factory = text_or_bytes  # (text that is not UTF-8: that row is damaged)
     with contextlib.closing(conn), reading(path):
-        if status not in ("running", "interrupted"):
-            rows = conn.execute(sql, (*params, limit, offset)).fetchall()
-            return [RunInfo._from_row(row[:-1], row[-1]) for row in rows]
-        # "running" rows are running or interrupted: read on until the page is full
-        seen, skip = 0, offset
-        while len(runs) < limit:
-            rows = conn.execute(sql, (*params, MAX_PAGE, seen)).fetchall()
-            if not rows:
-                break
-            seen += len(rows)
-            for row in rows:
-                info = RunInfo._from_row(row[:-1], row[-1])
-                if info.status != status:
-                    continue
-                if skip:
-                    skip -= 1
-                elif len(runs) < limit:
-                    runs.append(info)
-    return runs
+        if not status:
+            rows = conn.execute(sql + " LIMIT ? OFFSET ?", (*params, limit, offset))
+            return [listed_run(row[:-1], row[-1]) for row in rows.fetchall()]
+        # a row's status (running or interrupted, damaged or stored) is known once read:
+        # rows are read, one at a time, until the page is full
+        runs = (listed_run(row[:-1], row[-1]) for row in conn.execute(sql, params))
+        page = itertools.islice((r for r in runs if r.status == status), offset, offset + limit)
+        return list(page)
 
 
 def samples_page(

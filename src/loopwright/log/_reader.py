@@ -7,6 +7,7 @@ committed batch).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 from collections import OrderedDict
@@ -18,7 +19,16 @@ from ..model import ChatMessage, ModelOutput
 from ..transcripts import Event, ModelEvent, SpanBegin, SubtaskEvent, ToolEvent
 from ..transcripts._transcript import _resolve_input
 from ._db import RunStoreError, connect, reading, resolve_db
-from ._info import RUN_COLUMNS, SAMPLE_COLUMNS, RunInfo, SampleInfo, message_ids
+from ._info import (
+    DAMAGED,
+    RUN_COLUMNS,
+    SAMPLE_COLUMNS,
+    RunInfo,
+    SampleInfo,
+    listed_run,
+    message_ids,
+    text_or_bytes,
+)
 from ._serialize import load_event, load_message
 
 if TYPE_CHECKING:
@@ -38,12 +48,16 @@ def list_runs(
 ) -> list[RunInfo]:
     """The runs in the run store, newest first.
 
+    A row that cannot be read is listed as a placeholder whose ``status`` is ``damaged``
+    and whose ``error`` says why (``_info.listed_run``): it does not hide the others.
+
     Args:
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
-        limit: At most this many.
+        limit: At most this many (damaged rows count, in their place).
         name: Only runs with this name.
         status: Only runs with this status (``interrupted`` runs are stored as
-            ``running``).
+            ``running``; ``damaged``: the rows that cannot be read, whatever their stored
+            status; another status never lists a damaged row).
         agent: Only runs of the agent with this name (``metadata["agent"]``, recorded by
             ``run()``; else the run's name).
         version: Only runs whose recorded agent version (``metadata["versions"]``,
@@ -51,20 +65,23 @@ def list_runs(
     """
     path = resolve_db(db)
     conn = connect(path, create=False)
+    conn.text_factory = text_or_bytes  # (text that is not UTF-8: that row is damaged)
     with contextlib.closing(conn), reading(path):
         where: list[str] = []
         params: list[Any] = []
         if name is not None:
             where.append("name = ?")
             params.append(name)
+        # (metadata that is not JSON: no agent nor version, rather than an error)
+        meta = "CASE WHEN json_valid(metadata) THEN json_extract(metadata, ?) END"
         if agent is not None:
             # the agent's name run() records, else the run's name (which defaults to it)
-            where.append("coalesce(json_extract(metadata, '$.agent'), name) = ?")
-            params.append(agent)
+            where.append(f"coalesce({meta}, name) = ?")
+            params.extend(["$.agent", agent])
         if version is not None:  # a prefix, as run ids are given
-            where.append("substr(json_extract(metadata, '$.versions.agent'), 1, ?) = ?")
-            params.extend([len(version), version])
-        if status is not None:
+            where.append(f"substr({meta}, 1, ?) = ?")
+            params.extend(["$.versions.agent", len(version), version])
+        if status is not None and status != DAMAGED:
             where.append("status = ?")
             params.append("running" if status == "interrupted" else status)
         count = "(SELECT COUNT(*) FROM samples s WHERE s.run_id = runs.id)"
@@ -72,14 +89,12 @@ def list_runs(
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created DESC, rowid DESC"
-        # "running" rows are "running" or "interrupted" (their process is gone): which, is
-        # known only after reading them, so the limit applies after that
-        if limit is not None and status not in ("running", "interrupted"):
-            sql += f" LIMIT {int(limit)}"
-        runs = [RunInfo._from_row(row[:-1], row[-1]) for row in conn.execute(sql, params)]
-    if status is not None:
-        runs = [r for r in runs if r.status == status]
-    return runs if limit is None else runs[: int(limit)]
+        # a row's status (running or interrupted, damaged or stored) is known once read
+        if limit is not None and status is None:
+            sql += f" LIMIT {max(0, int(limit))}"
+        rows = (listed_run(row[:-1], row[-1]) for row in conn.execute(sql, params))
+        runs = (r for r in rows if status is None or r.status == status)
+        return list(itertools.islice(runs, None if limit is None else max(0, int(limit))))
 
 
 def load_run(

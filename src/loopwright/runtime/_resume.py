@@ -344,7 +344,9 @@ async def resume(
 
 def prune_sandbox_folders(db: str | os.PathLike[str] | None = None) -> list[str]:
     """Remove the sandbox folders kept for the runs of the run store ``db`` that
-    finished or are no longer in it (``sandboxes/_folders.py``); returns them."""
+    finished or are no longer in it (``sandboxes/_folders.py``); returns them. A run
+    whose row cannot be read (listed ``damaged``) keeps its folder: it may not have
+    finished."""
     from ..log import list_runs, resolve_db
     from ..sandboxes._folders import prune_folders, release_root
     from ..sandboxes._tempdir import remove_root

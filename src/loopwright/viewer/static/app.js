@@ -87,7 +87,7 @@ async function runsView(params, gen) {
   const data = await api("runs", { ...params, offset, limit: 50 });
   if (gen !== generation) return;
   const field = (name, label) => el("input", { name, placeholder: label, value: params[name] || "" });
-  const select = el("select", { name: "status" }, ["", "running", "success", "error", "limit", "cancelled", "interrupted", "waiting"].map(
+  const select = el("select", { name: "status" }, ["", "running", "success", "error", "limit", "cancelled", "interrupted", "waiting", "damaged"].map(
     (s) => el("option", { value: s, selected: (params.status || "") === s }, s || "any status")));
   const form = el("form", { class: "filters", onsubmit: (ev) => {
     ev.preventDefault();
@@ -102,7 +102,9 @@ async function runsView(params, gen) {
     const score = r.metrics ? Object.entries(r.metrics).map(([sc, m]) =>
       sc + ": " + Object.entries(m).map(([k, v]) => `${k} ${v === null ? "-" : Number(v).toFixed(3)}`).join(", ")).join("; ") : "";
     return el("tr", { class: "run", "data-id": r.id },
-      el("td", {}, link(`/run/${encodeURIComponent(r.id)}`, {}, r.name || r.id)),
+      el("td", {}, link(`/run/${encodeURIComponent(r.id)}`, {}, r.name || r.id),
+        // a row that cannot be read (lw.list_runs' placeholder): why, as text
+        r.status === "damaged" ? el("div", { class: "why muted" }, r.error || "") : null),
       el("td", {}, status(r.status), resumed(r)), el("td", {}, r.model || ""), el("td", {}, fmtTime(r.created)),
       el("td", {}, fmtDur(r.duration)), stats, tokens, el("td", { class: "cost" }, fmtCost(r.cost, r.unpriced_calls)),
       el("td", {}, r.samples ? `${r.samples} samples ` : "", score));
