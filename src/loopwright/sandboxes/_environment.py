@@ -147,6 +147,9 @@ class SandboxEnvironment(ABC):
                 started were killed. The error carries the output so far.
             SandboxError: The command could not be started, or the sandbox was cleaned
                 up.
+            ConfigurationError: ``cmd``, ``env`` or ``timeout`` is malformed, or the
+                command line is longer than the system takes (an argument or variable
+                over 128 KiB: put long text in a file or on ``input``).
         """
         self._check_open()
         check_command(cmd, env)
