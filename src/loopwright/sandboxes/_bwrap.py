@@ -36,6 +36,7 @@ from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
 from ._quota import mount_quota
 from ._seccomp import program_fd, seccomp_program
+from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
 
@@ -197,10 +198,11 @@ class BwrapSandbox(SandboxEnvironment):
             raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
         probe = await _probe(uid, gid)
         limits = limits or SandboxLimits()
-        root = await asyncio.to_thread(_make_sandbox_root, uid, gid, limits.disk_bytes)
-        memory = None
-        if limits.memory_total_bytes is not None:
-            memory = await asyncio.to_thread(memory_group, limits.memory_total_bytes, uid, gid)
+        total = limits.memory_total_bytes
+        root, memory = await sandbox_parts(
+            lambda: _make_sandbox_root(uid, gid, limits.disk_bytes),
+            lambda: memory_group(total, uid, gid) if total is not None else None,
+        )
         return cls(root, limits, uid, gid, probe, memory)
 
     async def _cleanup(self) -> None:

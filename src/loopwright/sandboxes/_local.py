@@ -40,6 +40,7 @@ from ._cgroup import MemoryGroup, memory_group
 from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process, tagged
+from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits
 
@@ -138,7 +139,12 @@ class LocalSandbox(SandboxEnvironment):
         if options:
             raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
         global _warned
-        root = await asyncio.to_thread(_make_local_root)
+        limits = limits or SandboxLimits()
+        total, uid, gid = limits.memory_total_bytes, os.getuid(), os.getgid()
+        root, memory = await sandbox_parts(
+            _make_local_root,
+            lambda: memory_group(total, uid, gid) if total is not None else None,
+        )
         message = (
             f"local sandbox in {root}: commands run on this host WITHOUT isolation, as "
             "this user, with its files and network (use it only for trusted code; the "
@@ -148,11 +154,6 @@ class LocalSandbox(SandboxEnvironment):
         if not _warned:
             _warned = True
             warnings.warn(message, UnisolatedSandboxWarning, stacklevel=_user_stacklevel())
-        limits = limits or SandboxLimits()
-        memory = None
-        if limits.memory_total_bytes is not None:
-            total = limits.memory_total_bytes
-            memory = await asyncio.to_thread(memory_group, total, os.getuid(), os.getgid())
         return cls(root, limits, memory)
 
     async def _cleanup(self) -> None:
