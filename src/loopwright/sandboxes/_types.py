@@ -67,8 +67,9 @@ class SandboxLimits(BaseModel):
             and the result is flagged ``truncated``.
         tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only).
         disk_bytes: Total size of ``/workspace`` (``bwrap`` only, and only when
-            loopwright runs as root: a size-limited tmpfs, held in memory; elsewhere a
-            note is logged and only ``max_file_bytes`` per file applies).
+            loopwright runs as root: a size-limited tmpfs, held in memory, of at most
+            one file or folder per 4 KiB; elsewhere a note is logged and only
+            ``max_file_bytes`` per file applies).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
