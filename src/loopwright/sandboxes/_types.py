@@ -25,7 +25,9 @@ class ExecResult(BaseModel):
     Attributes:
         success: Whether the command exited with status 0.
         returncode: The exit status; negative when a signal ended the command (``-9``
-            when it was killed, e.g. because its output passed the cap).
+            when it was killed, e.g. because its output passed the cap or its timeout).
+            Under ``bwrap`` a signal from inside the sandbox (a resource limit, a crash)
+            shows as a shell shows it, ``128 + n`` (``137`` for ``SIGKILL``).
         stdout: What the command wrote to standard output (UTF-8, undecodable bytes
             replaced), at most ``SandboxLimits.max_output_bytes`` of it.
         stderr: The same for standard error.

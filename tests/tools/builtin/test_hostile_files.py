@@ -127,3 +127,18 @@ async def test_bash_and_python_honour_the_sandbox_timeout() -> None:
         # an explicit timeout is capped by the limit too
         assert "after 1 seconds" in failed(await call([bash(timeout=60)], "bash", cmd="sleep 20"))
         assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "local"])
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_command_a_resource_limit_kills_is_said_to_be_killed(backend: str) -> None:
+    # bwrap reports a signal inside the sandbox as a shell does, 128 + n (137), where
+    # the local backend gives -9: the model must hear of the limit from both
+    if backend == "bwrap" and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+    async with use_sandbox(backend, limits=SandboxLimits(timeout=30, cpu_seconds=1)):
+        spin = failed(await call([python()], "python", code="while True: pass"))
+        assert "killed by signal 9" in spin and "resource limit" in spin, spin
+        # a plain exit status stays one
+        plain = failed(await call([bash()], "bash", cmd="exit 3"))
+        assert "exit code 3" in plain and "signal" not in plain
