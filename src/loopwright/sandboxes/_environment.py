@@ -153,6 +153,8 @@ class SandboxEnvironment(ABC):
         """
         self._check_open()
         check_command(cmd, env)
+        if isinstance(cwd, str):
+            check_text(cwd, "a working folder")
         if isinstance(input, str):
             check_text(input, "the input", nul=True)
         if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
