@@ -63,3 +63,30 @@ async def test_a_sandbox_cancelled_while_it_starts_leaves_nothing(
     group = groups[0]
     if group is not None:
         assert not exists(group.path), "the sandbox's memory cgroup was left behind"
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"no bwrap: {BWRAP_PROBLEM}")
+async def test_a_probe_cancelled_while_it_starts_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the first sandbox of a host user probes bubblewrap in a sandbox folder of its own
+    monkeypatch.setattr(_bwrap, "_probes", {})
+    roots: list[str] = []
+    making, go_on = threading.Event(), threading.Event()
+    real_root = _bwrap._make_sandbox_root
+
+    def slow_root(*args: Any) -> str:
+        roots.append(real_root(*args))
+        making.set()
+        go_on.wait(30)
+        return roots[-1]
+
+    monkeypatch.setattr(_bwrap, "_make_sandbox_root", slow_root)
+    task = asyncio.ensure_future(_bwrap.BwrapSandbox.create())
+    assert await asyncio.to_thread(making.wait, 30)
+    task.cancel()
+    await asyncio.sleep(0.1)
+    go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 60)
+    assert len(roots) == 1 and not exists(roots[0]), "the probe's folder was left behind"

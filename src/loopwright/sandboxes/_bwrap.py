@@ -85,7 +85,7 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
     help_text, _ = await help_proc.communicate()
     probe = _Probe(bwrap=bwrap, disable_userns=b"--disable-userns" in help_text)
     with sandbox_folder(None):  # (not the run's folder: the probe's goes at once)
-        root = await asyncio.to_thread(_make_sandbox_root, host_uid, host_gid)
+        root, _ = await sandbox_parts(lambda: _make_sandbox_root(host_uid, host_gid), _no_group)
     try:
         sandbox = BwrapSandbox(root, SandboxLimits(), host_uid, host_gid, probe)
         try:
@@ -107,6 +107,10 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
         )
     _probes[host_uid] = probe
     return probe
+
+
+def _no_group() -> None:
+    return None
 
 
 def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = None) -> str:
