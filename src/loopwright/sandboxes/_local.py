@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import secrets
@@ -242,15 +243,25 @@ class LocalSandbox(SandboxEnvironment):
             raise SandboxError(f"{path} would be larger than the file size limit ({limit} bytes)")
 
         def write() -> None:
+            # one open that never waits: a FIFO (even one swapped in by a command running
+            # meanwhile) fails with ENXIO instead of blocking for a reader forever
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                with contextlib.suppress(FileNotFoundError):
-                    if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block)
-                        problem = "Is a directory" if os.path.isdir(path) else _NOT_REGULAR
-                        raise file_error(path, problem, reading=False)
-                with open(path, "wb") as f:
+                fd = os.open(path, flags, 0o666)
+            except OSError as e:  # e.g. a parent that is a file, a folder, a FIFO
+                problem = _NOT_REGULAR if e.errno == errno.ENXIO else e.strerror or str(e)
+                raise file_error(path, problem, reading=False) from None
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):  # (a device)
+                    raise file_error(path, _NOT_REGULAR, reading=False)
+                os.set_blocking(fd, True)
+                os.ftruncate(fd, 0)
+                with os.fdopen(fd, "wb", closefd=False) as f:
                     f.write(data)
-            except OSError as e:  # e.g. a parent that is a file
+            except OSError as e:
                 raise file_error(path, e.strerror or str(e), reading=False) from None
+            finally:
+                os.close(fd)
 
         await asyncio.to_thread(write)
