@@ -39,9 +39,11 @@ or a FIFO never ends), a missing or unreadable file fails with ``cat``'s message
 WRITE_SCRIPT = (
     'if [ -e "$1" ] && [ ! -f "$1" ] && [ ! -d "$1" ]; then '
     'echo "$1: not a regular file" >&2; exit 1; fi; '  # (writing to a FIFO would block)
-    'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+    'd="${1%/*}"; mkdir -p -- "${d:-/}" && cat > "$1"'
 )
-"""``sh -c WRITE_SCRIPT sh PATH``: write standard input to a regular file."""
+"""``sh -c WRITE_SCRIPT sh PATH``: write standard input to a regular file (``PATH``
+absolute; its folder is cut from it, not taken from ``$(dirname)``, which drops the
+newlines a folder's name may end with)."""
 
 
 class SandboxEnvironment(ABC):
