@@ -246,7 +246,7 @@ class SandboxEnvironment(ABC):
                 writable folders).
             IsADirectoryError: ``path`` is a folder.
             SandboxError: It could not be written for another reason (e.g. larger than
-                ``limits.max_file_bytes``).
+                ``limits.max_file_bytes``: refused before the file is touched).
             ConfigurationError: ``path`` holds a NUL byte or a lone surrogate, or the
                 text of ``contents`` a lone surrogate (it has no UTF-8 form).
         """
@@ -259,6 +259,9 @@ class SandboxEnvironment(ABC):
         started = time.monotonic()
         full = self.resolve(path)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        limit = self.limits.max_file_bytes
+        if limit is not None and len(data) > limit:  # (refused before the file is touched)
+            raise SandboxError(f"{full} would be larger than the file size limit ({limit} bytes)")
         try:
             await self._write_bytes(full, data)
         except ExecTimeoutError as e:

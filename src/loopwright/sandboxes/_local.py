@@ -43,7 +43,7 @@ from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process, tagged
 from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
-from ._types import ExecResult, SandboxError, SandboxLimits
+from ._types import ExecResult, SandboxLimits
 
 __all__ = ["LocalSandbox", "UnisolatedSandboxWarning"]
 
@@ -238,10 +238,6 @@ class LocalSandbox(SandboxEnvironment):
         return await asyncio.to_thread(read)
 
     async def _write_bytes(self, path: str, data: bytes) -> None:
-        limit = self.limits.max_file_bytes
-        if limit is not None and len(data) > limit:
-            raise SandboxError(f"{path} would be larger than the file size limit ({limit} bytes)")
-
         def write() -> None:
             # one open that never waits: a FIFO (even one swapped in by a command running
             # meanwhile) fails with ENXIO instead of blocking for a reader forever
