@@ -248,6 +248,11 @@ async def test_bad_commands_are_configuration_errors() -> None:
             await sb.exec(["true"], env={"A=B": "x"})
         with pytest.raises(lw.ConfigurationError):
             await sb.exec(["true"], timeout=0)
+        # a working folder no command can start in (it was a raw ValueError or
+        # UnicodeEncodeError from the process launch)
+        for cwd in ("a\0b", "x\ud800"):
+            with pytest.raises(lw.ConfigurationError, match="folder"):
+                await sb.exec(["true"], cwd=cwd)
 
 
 @needs_bwrap

@@ -8,6 +8,7 @@ import logging
 import os
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,6 +124,44 @@ async def test_local_file_size_limits_apply_to_reads_and_writes() -> None:
         with pytest.raises(lw.ConfigurationError, match="environment variable"):
             await sb.exec(["true"], env={"A": "x\x00y"})
     finally:
+        await sb.cleanup()
+
+
+async def test_a_file_swapped_for_a_fifo_while_it_is_written_does_not_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a command running beside write_file (parallel tool calls) swaps the file for a
+    # FIFO between the check and the open: opening a FIFO to write waits for a reader,
+    # forever, in a thread no cancellation stops. (Played here by the check itself.)
+    sb = await LocalSandbox.create()
+    target = os.path.join(sb.workdir, "swapped")
+    real_stat = os.stat
+
+    def stat_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        result = real_stat(path, *args, **kwargs)
+        if path == target and not os.path.exists(target + ".swapped"):
+            os.unlink(target)
+            os.mkfifo(target)
+            os.mkdir(target + ".swapped")
+        return result
+
+    try:
+        await sb.write_file("swapped", "before")
+        monkeypatch.setattr(os, "stat", stat_then_swap)
+        try:
+            await asyncio.wait_for(sb.write_file("swapped", "after"), 20)
+            outcome = "written"
+        except SandboxError as e:
+            outcome = str(e)
+        except TimeoutError:
+            # let the stuck writer go (else the event loop's executor waits for it)
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+            await asyncio.sleep(1)
+            os.close(fd)
+            raise AssertionError("write_file hung on a FIFO") from None
+        assert outcome == "written" or "not a regular file" in outcome, outcome
+    finally:
+        monkeypatch.undo()
         await sb.cleanup()
 
 

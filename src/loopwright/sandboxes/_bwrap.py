@@ -36,6 +36,7 @@ from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
 from ._quota import mount_quota
 from ._seccomp import program_fd, seccomp_program
+from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
 from ._types import ExecResult, SandboxError, SandboxLimits, SandboxUnavailableError
 
@@ -84,7 +85,7 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
     help_text, _ = await help_proc.communicate()
     probe = _Probe(bwrap=bwrap, disable_userns=b"--disable-userns" in help_text)
     with sandbox_folder(None):  # (not the run's folder: the probe's goes at once)
-        root = await asyncio.to_thread(_make_sandbox_root, host_uid, host_gid)
+        root, _ = await sandbox_parts(lambda: _make_sandbox_root(host_uid, host_gid), _no_group)
     try:
         sandbox = BwrapSandbox(root, SandboxLimits(), host_uid, host_gid, probe)
         try:
@@ -106,6 +107,10 @@ async def _probe(host_uid: int, host_gid: int) -> _Probe:
         )
     _probes[host_uid] = probe
     return probe
+
+
+def _no_group() -> None:
+    return None
 
 
 def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = None) -> str:
@@ -197,10 +202,11 @@ class BwrapSandbox(SandboxEnvironment):
             raise SandboxUnavailableError("the bwrap sandbox must not run as host root (uid 0)")
         probe = await _probe(uid, gid)
         limits = limits or SandboxLimits()
-        root = await asyncio.to_thread(_make_sandbox_root, uid, gid, limits.disk_bytes)
-        memory = None
-        if limits.memory_total_bytes is not None:
-            memory = await asyncio.to_thread(memory_group, limits.memory_total_bytes, uid, gid)
+        total = limits.memory_total_bytes
+        root, memory = await sandbox_parts(
+            lambda: _make_sandbox_root(uid, gid, limits.disk_bytes),
+            lambda: memory_group(total, uid, gid) if total is not None else None,
+        )
         return cls(root, limits, uid, gid, probe, memory)
 
     async def _cleanup(self) -> None:

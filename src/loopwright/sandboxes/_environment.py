@@ -39,9 +39,11 @@ or a FIFO never ends), a missing or unreadable file fails with ``cat``'s message
 WRITE_SCRIPT = (
     'if [ -e "$1" ] && [ ! -f "$1" ] && [ ! -d "$1" ]; then '
     'echo "$1: not a regular file" >&2; exit 1; fi; '  # (writing to a FIFO would block)
-    'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+    'd="${1%/*}"; mkdir -p -- "${d:-/}" && cat > "$1"'
 )
-"""``sh -c WRITE_SCRIPT sh PATH``: write standard input to a regular file."""
+"""``sh -c WRITE_SCRIPT sh PATH``: write standard input to a regular file (``PATH``
+absolute; its folder is cut from it, not taken from ``$(dirname)``, which drops the
+newlines a folder's name may end with)."""
 
 
 class SandboxEnvironment(ABC):
@@ -147,9 +149,14 @@ class SandboxEnvironment(ABC):
                 started were killed. The error carries the output so far.
             SandboxError: The command could not be started, or the sandbox was cleaned
                 up.
+            ConfigurationError: ``cmd``, ``env`` or ``timeout`` is malformed, or the
+                command line is longer than the system takes (an argument or variable
+                over 128 KiB: put long text in a file or on ``input``).
         """
         self._check_open()
         check_command(cmd, env)
+        if isinstance(cwd, str):
+            check_text(cwd, "a working folder")
         if isinstance(input, str):
             check_text(input, "the input", nul=True)
         if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
@@ -239,7 +246,7 @@ class SandboxEnvironment(ABC):
                 writable folders).
             IsADirectoryError: ``path`` is a folder.
             SandboxError: It could not be written for another reason (e.g. larger than
-                ``limits.max_file_bytes``).
+                ``limits.max_file_bytes``: refused before the file is touched).
             ConfigurationError: ``path`` holds a NUL byte or a lone surrogate, or the
                 text of ``contents`` a lone surrogate (it has no UTF-8 form).
         """
@@ -252,6 +259,9 @@ class SandboxEnvironment(ABC):
         started = time.monotonic()
         full = self.resolve(path)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        limit = self.limits.max_file_bytes
+        if limit is not None and len(data) > limit:  # (refused before the file is touched)
+            raise SandboxError(f"{full} would be larger than the file size limit ({limit} bytes)")
         try:
             await self._write_bytes(full, data)
         except ExecTimeoutError as e:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import secrets
@@ -40,8 +41,9 @@ from ._cgroup import MemoryGroup, memory_group
 from ._environment import SandboxEnvironment, file_error
 from ._limits import prlimit_prefix, rlimits, set_rlimits
 from ._process import descendants, kill_group, run_process, tagged
+from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
-from ._types import ExecResult, SandboxError, SandboxLimits
+from ._types import ExecResult, SandboxLimits
 
 __all__ = ["LocalSandbox", "UnisolatedSandboxWarning"]
 
@@ -138,7 +140,12 @@ class LocalSandbox(SandboxEnvironment):
         if options:
             raise ConfigurationError(f"unknown local sandbox options: {', '.join(sorted(options))}")
         global _warned
-        root = await asyncio.to_thread(_make_local_root)
+        limits = limits or SandboxLimits()
+        total, uid, gid = limits.memory_total_bytes, os.getuid(), os.getgid()
+        root, memory = await sandbox_parts(
+            _make_local_root,
+            lambda: memory_group(total, uid, gid) if total is not None else None,
+        )
         message = (
             f"local sandbox in {root}: commands run on this host WITHOUT isolation, as "
             "this user, with its files and network (use it only for trusted code; the "
@@ -148,11 +155,6 @@ class LocalSandbox(SandboxEnvironment):
         if not _warned:
             _warned = True
             warnings.warn(message, UnisolatedSandboxWarning, stacklevel=_user_stacklevel())
-        limits = limits or SandboxLimits()
-        memory = None
-        if limits.memory_total_bytes is not None:
-            total = limits.memory_total_bytes
-            memory = await asyncio.to_thread(memory_group, total, os.getuid(), os.getgid())
         return cls(root, limits, memory)
 
     async def _cleanup(self) -> None:
@@ -236,20 +238,26 @@ class LocalSandbox(SandboxEnvironment):
         return await asyncio.to_thread(read)
 
     async def _write_bytes(self, path: str, data: bytes) -> None:
-        limit = self.limits.max_file_bytes
-        if limit is not None and len(data) > limit:
-            raise SandboxError(f"{path} would be larger than the file size limit ({limit} bytes)")
-
         def write() -> None:
+            # one open that never waits: a FIFO (even one swapped in by a command running
+            # meanwhile) fails with ENXIO instead of blocking for a reader forever
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                with contextlib.suppress(FileNotFoundError):
-                    if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block)
-                        problem = "Is a directory" if os.path.isdir(path) else _NOT_REGULAR
-                        raise file_error(path, problem, reading=False)
-                with open(path, "wb") as f:
+                fd = os.open(path, flags, 0o666)
+            except OSError as e:  # e.g. a parent that is a file, a folder, a FIFO
+                problem = _NOT_REGULAR if e.errno == errno.ENXIO else e.strerror or str(e)
+                raise file_error(path, problem, reading=False) from None
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):  # (a device)
+                    raise file_error(path, _NOT_REGULAR, reading=False)
+                os.set_blocking(fd, True)
+                os.ftruncate(fd, 0)
+                with os.fdopen(fd, "wb", closefd=False) as f:
                     f.write(data)
-            except OSError as e:  # e.g. a parent that is a file
+            except OSError as e:
                 raise file_error(path, e.strerror or str(e), reading=False) from None
+            finally:
+                os.close(fd)
 
         await asyncio.to_thread(write)

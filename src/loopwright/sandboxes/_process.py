@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._errors import ConfigurationError
 from ._types import ExecResult, ExecTimeoutError, SandboxError
 
 __all__ = ["RawResult", "descendants", "kill_group", "run_process", "tagged"]
@@ -195,6 +197,8 @@ async def run_process(
 
     Raises:
         ExecTimeoutError: The deadline passed; the error carries the output so far.
+        ConfigurationError: The command line is longer than the system takes
+            (``E2BIG``: an argument or variable over 128 KiB).
         SandboxError: The command could not be started.
     """
     loop = asyncio.get_running_loop()
@@ -212,6 +216,13 @@ async def run_process(
             **dict(spawn_options or {}),
         )
     except OSError as e:
+        if e.errno == errno.E2BIG:  # what the caller gave: a model's long heredoc...
+            raise ConfigurationError(
+                "the command line is too long for the system: one argument or "
+                "environment variable may hold at most 128 KiB, all of them together "
+                "about 2 MiB; write a long script or text to a file (write_file) and run "
+                "the file, or pass the text on standard input"
+            ) from None
         raise SandboxError(f"could not start {argv[0]!r}: {e}") from e
     pid = transport.get_pid()
     if running is not None:

@@ -4,8 +4,11 @@ Each command is a separate bubblewrap run, so the workspace must outlive them: i
 host folder. When loopwright runs as root, that folder is a tmpfs of
 ``SandboxLimits.disk_bytes`` mounted on the host (``nosuid``, ``nodev``), so that all
 the files of a sandbox together cannot pass the quota (writes fail with "No space left
-on device"); its pages count as memory (swappable), not disk. It is unmounted when the
-sandbox's folder is removed (also by the sweep after a SIGKILL).
+on device"); its pages count as memory (swappable), not disk. The number of files and
+folders is bounded too, one per :data:`BYTES_PER_FILE` of the quota (an empty file takes
+none of a tmpfs's size but about 1 KiB of kernel memory for its inode and name: without
+the bound, a small quota held millions). It is unmounted when the sandbox's folder is
+removed (also by the sweep after a SIGKILL).
 
 Without root (or where mounting fails) there is no total quota: a note is logged once
 (INFO), and only ``max_file_bytes`` per file and the timeout bound what a command
@@ -20,11 +23,15 @@ import logging
 import os
 import subprocess
 
-__all__ = ["mount_quota", "unmount_inside"]
+__all__ = ["BYTES_PER_FILE", "mount_quota", "unmount_inside"]
 
 logger = logging.getLogger("loopwright.sandboxes")
 
 _noted = False
+
+BYTES_PER_FILE = 4096
+"""Bytes of quota per file or folder the workspace may hold (4x what ext4 allows by
+default): every file counts as at least a page."""
 
 
 def _note(reason: str) -> None:
@@ -44,7 +51,8 @@ def mount_quota(path: str, size: int, uid: int, gid: int) -> bool:
     if os.geteuid() != 0:
         _note("loopwright does not run as root, which mounting a size-limited tmpfs needs")
         return False
-    options = f"size={size},mode=0755,uid={uid},gid={gid},nosuid,nodev"
+    files = max(1024, size // BYTES_PER_FILE)
+    options = f"size={size},nr_inodes={files},mode=0755,uid={uid},gid={gid},nosuid,nodev"
     try:
         done = subprocess.run(
             ["mount", "-t", "tmpfs", "-o", options, "loopwright-workspace", path],

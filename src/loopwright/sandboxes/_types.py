@@ -25,7 +25,9 @@ class ExecResult(BaseModel):
     Attributes:
         success: Whether the command exited with status 0.
         returncode: The exit status; negative when a signal ended the command (``-9``
-            when it was killed, e.g. because its output passed the cap).
+            when it was killed, e.g. because its output passed the cap or its timeout).
+            Under ``bwrap`` a signal from inside the sandbox (a resource limit, a crash)
+            shows as a shell shows it, ``128 + n`` (``137`` for ``SIGKILL``).
         stdout: What the command wrote to standard output (UTF-8, undecodable bytes
             replaced), at most ``SandboxLimits.max_output_bytes`` of it.
         stderr: The same for standard error.
@@ -67,8 +69,9 @@ class SandboxLimits(BaseModel):
             and the result is flagged ``truncated``.
         tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only).
         disk_bytes: Total size of ``/workspace`` (``bwrap`` only, and only when
-            loopwright runs as root: a size-limited tmpfs, held in memory; elsewhere a
-            note is logged and only ``max_file_bytes`` per file applies).
+            loopwright runs as root: a size-limited tmpfs, held in memory, of at most
+            one file or folder per 4 KiB; elsewhere a note is logged and only
+            ``max_file_bytes`` per file applies).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True)

@@ -69,3 +69,22 @@ async def test_bad_text_in_any_argument_is_a_tool_error(sb: SandboxEnvironment) 
         assert await sb.read_file("a.txt") == "a\n"
         ok = await call(tools, "bash", cmd="echo fine")
         assert ok.error is None and ok.text == "fine\n"
+
+
+async def test_a_command_line_too_long_for_the_kernel_is_a_tool_error(
+    sb: SandboxEnvironment,
+) -> None:
+    # Linux refuses an argument over 128 KiB (E2BIG): a model's long heredoc must reach
+    # it as a tool error naming the way out, not end the run with a SandboxError
+    long = "x" * 200_000
+    with pytest.raises(lw.ConfigurationError, match="too long"):
+        await sb.exec(["sh", "-c", f": {long}"])
+    with pytest.raises(lw.ConfigurationError, match="too long"):
+        await sb.exec(["true"], env={"BIG": long})
+    tools: list[Tool[..., Any]] = [bash()]
+    async with use_sandbox(sb):
+        result = await call(tools, "bash", cmd=f"cat > big.txt <<'EOF'\n{long}\nEOF")
+        assert result.error is not None, result.text
+        assert "too long" in result.error.message and "file" in result.error.message
+        ok = await call(tools, "bash", cmd="echo fine")
+        assert ok.error is None and ok.text == "fine\n"

@@ -127,3 +127,42 @@ async def test_bash_and_python_honour_the_sandbox_timeout() -> None:
         # an explicit timeout is capped by the limit too
         assert "after 1 seconds" in failed(await call([bash(timeout=60)], "bash", cmd="sleep 20"))
         assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "local"])
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_command_a_resource_limit_kills_is_said_to_be_killed(backend: str) -> None:
+    # bwrap reports a signal inside the sandbox as a shell does, 128 + n (137), where
+    # the local backend gives -9: the model must hear of the limit from both
+    if backend == "bwrap" and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+    async with use_sandbox(backend, limits=SandboxLimits(timeout=30, cpu_seconds=1)):
+        spin = failed(await call([python()], "python", code="while True: pass"))
+        assert "killed by signal 9" in spin and "resource limit" in spin, spin
+        # a plain exit status stays one
+        plain = failed(await call([bash()], "bash", cmd="exit 3"))
+        assert "exit code 3" in plain and "signal" not in plain
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "local"])
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_folder_too_large_to_list_shows_its_start_and_says_so(backend: str) -> None:
+    # the listing passes the output cap: the model saw "could not read ...: exit status
+    # 1" (files) or "Could not list ...: " (text_editor), nothing of the folder, no why
+    if backend == "bwrap" and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+    limits = SandboxLimits(timeout=30, max_output_bytes=20_000)
+    async with use_sandbox(backend, limits=limits) as sb:
+        script = "import os\nos.mkdir('big')\nfor i in range(5000): open(f'big/f{i:05}', 'w')"
+        assert (await sb.exec(["python3", "-c", script])).success
+        tools = [files(), text_editor()]
+        listed = ok(await call(tools, "files", action="list", path="big"))
+        viewed = ok(await call(tools, "text_editor", command="view", path="big"))
+        for text in (listed, viewed):
+            assert "more than" in text and "head" in text, text[-300:]
+            assert len(text) < 21_000
+            # what is shown are whole lines, not a name cut in two
+            names = [line.rsplit("/", 1)[-1].rsplit(" ", 1)[-1] for line in text.splitlines()]
+            names = [n for n in names if n.startswith("f0")]
+            assert 100 < len(names) < 5000
+            assert all(len(n) == 6 for n in names), names[-3:]

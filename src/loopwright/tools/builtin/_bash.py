@@ -71,6 +71,12 @@ async def run_in_sandbox(cmd: list[str], *, input: str | None, timeout: float | 
             f"The command was killed by signal {-result.returncode} (a resource limit: "
             "CPU time, memory or file size, or a crash)."
         )
+    elif 128 < result.returncode <= 128 + 64:  # (how bwrap, like a shell, reports one)
+        why = (
+            f"The command ended with exit code {result.returncode}, which says it was "
+            f"killed by signal {result.returncode - 128} (a resource limit: CPU time, "
+            "memory or file size, or a crash)."
+        )
     else:
         why = f"The command failed with exit code {result.returncode}."
     raise ToolError(why + (f" Output:\n{output}" if output else " It printed nothing."))

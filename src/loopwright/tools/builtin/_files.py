@@ -9,7 +9,7 @@ from ...sandboxes import SandboxError, sandbox
 from ...sandboxes._environment import file_error
 from .._errors import ToolError
 from .._tool import Tool, tool
-from ._text_editor import MAX_FILE_BYTES
+from ._text_editor import MAX_FILE_BYTES, TRUNCATED_LISTING, whole_lines
 
 __all__ = ["files"]
 
@@ -56,6 +56,8 @@ def files() -> Tool[..., Any]:
                 return f"Wrote {len(content.encode('utf-8'))} bytes to {full}."
             if action == "list":
                 result = await sb.exec(["ls", "-lA", "--", full], timeout=sb.file_timeout())
+                if result.truncated:  # (a folder of thousands of files)
+                    return whole_lines(result) + TRUNCATED_LISTING.format(path=full)
                 if not result.success:
                     raise file_error(full, result.stderr, reading=True)
                 return result.stdout or f"{full} is empty."

@@ -6,11 +6,11 @@ import weakref
 from typing import Any, Literal
 
 from ..._errors import ConfigurationError
-from ...sandboxes import SandboxEnvironment, SandboxError, sandbox
+from ...sandboxes import ExecResult, SandboxEnvironment, SandboxError, sandbox
 from .._errors import ToolError
 from .._tool import Tool, tool
 
-__all__ = ["MAX_FILE_BYTES", "text_editor"]
+__all__ = ["MAX_FILE_BYTES", "TRUNCATED_LISTING", "text_editor", "whole_lines"]
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """The largest file the file tools read (a larger one is an error naming other ways):
@@ -18,6 +18,12 @@ what the host holds for one read, whatever the sandbox's file is."""
 
 MAX_VIEW_LINES = 2000
 """Lines one ``view`` shows at most; the reply says how to see the rest."""
+
+TRUNCATED_LISTING = (
+    "[{path} holds more than fits in the output: only part of it is shown; list parts "
+    "with bash, e.g. `ls {path} | head -100` or `find {path} -name '*.py'`]"
+)
+"""The note ending a folder's listing that passed the sandbox's output cap."""
 
 _SNIPPET_CONTEXT = 4
 _MAX_UNDO = 20
@@ -149,14 +155,23 @@ class _Editor:
             ["find", path, "-maxdepth", "2", "-not", "-path", "*/.*", "-not", "-path", path],
             timeout=sb.file_timeout(),
         )
-        if not result.success:
+        if not result.success and not result.truncated:
             raise ToolError(f"Could not list {path}: {result.stderr.strip()}")
-        entries = sorted(result.stdout.splitlines())
+        entries = sorted(whole_lines(result).splitlines())
         if not entries:
             return f"{path} is an empty folder."
-        return f"Files and folders in {path} (two levels, hidden ones left out):\n" + "\n".join(
+        text = f"Files and folders in {path} (two levels, hidden ones left out):\n" + "\n".join(
             entries
         )
+        return text + ("\n" + TRUNCATED_LISTING.format(path=path) if result.truncated else "")
+
+
+def whole_lines(result: ExecResult) -> str:
+    """A command's standard output; when it passed the output cap, its whole lines (a
+    last line cut short is left out)."""
+    if not result.truncated:
+        return result.stdout
+    return result.stdout[: result.stdout.rfind("\n") + 1]
 
 
 def text_editor() -> Tool[..., Any]:
