@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import LoopwrightError
+from ._fork import file_locked
 
 if TYPE_CHECKING:
     import sqlite3
@@ -218,7 +219,24 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
     try:
         if str(p) != ":memory:":
             p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+        with file_locked():  # (the tables made, WAL mode set: a fork waits, see _fork.py)
+            conn = _connect_writing(p, create)
+    except sqlite3.DatabaseError as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        raise RunStoreError(
+            f"cannot open the run store {str(p)!r} for writing: {reason} (is it a loopwright "
+            "run store, and is its folder writable?)"
+        ) from ex
+    except OSError as ex:
+        raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    return conn
+
+
+def _connect_writing(p: Path, create: bool) -> sqlite3.Connection:
+    import sqlite3
+
+    conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
         conn.execute("PRAGMA busy_timeout = 30000")
         _check_is_run_store(conn, p, create=create)
         if str(p) != ":memory:":
@@ -236,14 +254,9 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
             f"'{SCHEMA_VERSION}' WHERE key = 'schema_version' AND "
             f"CAST(value AS INTEGER) < {SCHEMA_VERSION};\nCOMMIT;"
         )
-    except sqlite3.DatabaseError as ex:
-        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
-        raise RunStoreError(
-            f"cannot open the run store {str(p)!r} for writing: {reason} (is it a loopwright "
-            "run store, and is its folder writable?)"
-        ) from ex
-    except OSError as ex:
-        raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
