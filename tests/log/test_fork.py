@@ -113,3 +113,32 @@ def test_a_fork_waits_for_a_transaction_of_another_connection(
         recording.join(10)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT call_id FROM approvals").fetchall() == [("c1",)]
+
+
+def test_a_readers_close_waits_for_a_fork_under_way(tmp_path: Path) -> None:
+    """Closing a reading connection, when it is the file's last, folds the log in (the
+    file locked meanwhile): it is a section too, which does not begin while a fork is
+    under way (here one held between its hooks)."""
+    from loopwright.log import _fork
+    from loopwright.log._db import connect
+
+    db = tmp_path / "runs.db"
+    connect(db).close()
+    reader = connect(db, create=False)
+    _fork._before_fork()  # (nothing in flight: it returns at once)
+    closing = threading.Thread(target=reader.close)
+    try:
+        closing.start()
+        for _ in range(1000):  # until the close waits for the fork
+            with _fork._cond:
+                if _fork._cond._waiters:  # type: ignore[attr-defined]
+                    break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the close did not wait for the fork")
+        assert reader.execute("SELECT count(*) FROM runs").fetchone() == (0,)  # still open
+    finally:
+        _fork._after_fork_in_parent()
+        closing.join(10)
+    with pytest.raises(sqlite3.ProgrammingError):  # closed once the fork was over
+        reader.execute("SELECT 1")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -235,7 +236,13 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
 def _connect_writing(p: Path, create: bool) -> sqlite3.Connection:
     import sqlite3
 
-    conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        str(p),
+        timeout=30.0,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_connection_type(),
+    )
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
         _check_is_run_store(conn, p, create=create)
@@ -310,7 +317,12 @@ def _open(uri: str, path: Path) -> sqlite3.Connection:
     import sqlite3
 
     conn = sqlite3.connect(
-        uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+        uri,
+        uri=True,
+        timeout=30.0,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_connection_type(),
     )
     try:
         _check_is_run_store(conn, path, create=False)
@@ -318,3 +330,19 @@ def _open(uri: str, path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+@functools.cache
+def _connection_type() -> type[sqlite3.Connection]:
+    import sqlite3
+
+    class RunStoreConnection(sqlite3.Connection):
+        """A connection to a run store: closing it is a section a fork waits for (the
+        last connection to a file folds its log in, the file locked meanwhile: see
+        ``_fork.py``)."""
+
+        def close(self) -> None:
+            with file_locked():
+                super().close()
+
+    return RunStoreConnection

@@ -4,13 +4,15 @@ SQLite keeps the state of a process's locks in its own memory, which a forked ch
 inherits: a child forked while a connection of the parent was inside a transaction (or
 opening, or closing, folding the log) saw the file locked, for good, by a connection
 that does not run there ("database is locked" at its first write). Every such moment,
-on whatever connection and thread (the writer thread's commits, folds, open and close;
-the connections of their own that record deferred calls, claims, tool specs, a failed
-run's end, an import), is a :func:`file_locked` section; a ``before`` fork hook
-(``os.register_at_fork``) waits until none is in flight (at most :data:`FORK_WAIT`
-seconds: a stuck disk delays a fork, never stops it), and sections that would begin
-meanwhile wait for the fork. A read transaction is not one: a child writes a file its
-parent was reading (it folds less of the log, that is all).
+on whatever connection and thread, is a :func:`file_locked` section: the writer
+thread's commits, folds, open and close; the transactions of the connections of their
+own that record deferred calls, claims, tool specs, a failed run's end, an import; and
+the close of every connection ``_db.py`` opens (a reader's too: the last one to close
+folds the log in). A ``before`` fork hook (``os.register_at_fork``) waits until none is
+in flight (at most :data:`FORK_WAIT` seconds: a stuck disk delays a fork, never stops
+it), and sections that would begin meanwhile wait for the fork. A read transaction is
+not one: a child writes a file its parent was reading (it folds less of the log, that
+is all).
 
 ``subprocess`` runs the hooks only for a ``preexec_fn`` (else it forks in C, running no
 Python in the child); ``multiprocessing``'s ``fork`` start method runs them.
