@@ -142,3 +142,31 @@ def test_a_readers_close_waits_for_a_fork_under_way(tmp_path: Path) -> None:
         closing.join(10)
     with pytest.raises(sqlite3.ProgrammingError):  # closed once the fork was over
         reader.execute("SELECT 1")
+
+
+def test_a_fork_waits_for_other_threads_sections_not_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fork from inside a section (its thread's own, nested or not) does not wait for
+    it; one from another thread waits until the section ends."""
+    from loopwright.log import _fork
+
+    monkeypatch.setattr(_fork, "FORK_WAIT", 3600.0)  # (a wrong wait hangs: the test's timeout)
+    with _fork.file_locked(), _fork.file_locked():
+        _fork._before_fork()  # its own sections: at once
+        _fork._after_fork_in_parent()
+        other = threading.Thread(target=_fork._before_fork)
+        other.start()
+        for _ in range(1000):  # until it waits for this thread's sections
+            with _fork._cond:
+                if _fork._cond._waiters:  # type: ignore[attr-defined]
+                    break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the other thread's fork did not wait")
+        assert other.is_alive()
+    other.join(10)  # the sections ended: it forks
+    assert not other.is_alive()
+    _fork._after_fork_in_parent()
+    with _fork._cond:
+        assert (_fork._inside, _fork._forking) == (0, 0)
