@@ -346,3 +346,27 @@ def test_each_run_of_an_eval_of_several_files_resumes_from_its_own_file(tmp_path
     )
     again = cli("runs", "resume", runs["gamma"].id, "-q", cwd=tmp_path, db=db)
     assert "none of the tasks" in again.err, again.err
+
+
+def test_a_resume_imports_each_task_file_once(tmp_path: Path) -> None:
+    """Finding which of the signed files defines the run's task imports each of them;
+    the one found is not imported a second time to run it (its top-level code, which may
+    do anything, runs once, as in the eval)."""
+    db = tmp_path / "runs.db"
+    mark = 'import pathlib\nwith open(pathlib.Path(__file__).with_name("imports.txt"), "a") as f:\n'
+    (tmp_path / "a.py").write_text(mark + '    f.write("a\\n")\n' + TWO_TASKS)
+    gamma = TWO_TASKS.replace("def alpha", "def gamma").replace("beta-hard", "delta")
+    (tmp_path / "b.py").write_text(mark + '    f.write("b\\n")\n' + gamma)
+    r = cli(
+        "eval", "a.py", "b.py", "-q", "-m", "openai/gpt-4o-mini",
+        "-M", "api_key=sk-test-0123456789abcdef", "-M", 'base_url="http://127.0.0.1:9/v1"',
+        "-G", "max_retries=0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (tmp_path / "imports.txt").read_text().split() == ["a", "b"], r.err
+    (tmp_path / "imports.txt").unlink()
+    runs = {info.name: info for info in lw.list_runs(db)}
+    again = cli("runs", "resume", runs["alpha"].id, "-q", cwd=tmp_path, db=db)
+    assert "none of the tasks" not in again.err, again.err
+    assert sorted((tmp_path / "imports.txt").read_text().split()) == ["a", "b"], again.err
+    assert [i.name for i in lw.list_runs(db)].count("alpha") == 2  # (resumed in a new run)

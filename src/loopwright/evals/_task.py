@@ -9,6 +9,7 @@ import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, overload
 
 from .._errors import ConfigurationError
@@ -275,22 +276,30 @@ def load_tasks(spec: str, args: Mapping[str, Any] | None = None) -> list[Task]:
 
 def task_names(file: str) -> list[str]:
     """The names of the ``@task`` functions ``file`` defines (it is imported; nothing is
-    built).
+    built). The next :func:`load_tasks` of the file in this process takes the module
+    imported here instead of importing the file again (its top-level code runs once).
 
     Raises:
         TaskError: No such file, or it defines no task.
     """
-    return list(_file_tasks(file)[1])
+    return list(_file_tasks(file, keep=True)[1])
 
 
-def _file_tasks(file: str) -> tuple[Path, dict[str, TaskFactory]]:
+_probed: dict[Path, ModuleType] = {}  # task files imported by task_names: for the next load
+
+
+def _file_tasks(file: str, keep: bool = False) -> tuple[Path, dict[str, TaskFactory]]:
     path = Path(file).resolve()
     if not path.is_file():
         raise TaskError(f"no task file at {file!r}")
-    try:
-        module = import_file(path, "loopwright_tasks_")
-    except ImportError as ex:
-        raise TaskError(f"{file}: {ex}") from None
+    module = _probed.pop(path, None)
+    if module is None:
+        try:
+            module = import_file(path, "loopwright_tasks_")
+        except ImportError as ex:
+            raise TaskError(f"{file}: {ex}") from None
+    if keep:
+        _probed[path] = module
     found: dict[str, TaskFactory] = {}
     for value in vars(module).values():
         task_name = getattr(value, "__loopwright_task__", None)

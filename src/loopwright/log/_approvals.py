@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +31,7 @@ from .._errors import LoopwrightError
 from ..model import ToolCall
 from ..tools import PendingCall
 from ._db import connect, hostname, reading, resolve_db
+from ._fork import file_locked
 from ._serialize import _json_data, sql_params
 
 if TYPE_CHECKING:
@@ -103,10 +104,13 @@ class DeferredCall(BaseModel):
         return self.call.id
 
 
-def _writing(path: os.PathLike[str] | str) -> sqlite3.Connection:
-    conn = connect(path)
-    conn.execute(_TABLE)
-    return conn
+@contextlib.contextmanager
+def _writing(path: os.PathLike[str] | str) -> Iterator[sqlite3.Connection]:
+    """A connection of its own for a transaction, closed after it; a fork waits for
+    the whole (see ``_fork.py``)."""
+    with file_locked(), contextlib.closing(connect(path)) as conn:
+        conn.execute(_TABLE)
+        yield conn
 
 
 def record_pending(
@@ -132,7 +136,7 @@ def record_pending(
         )
         for p in pending
     ]
-    with contextlib.closing(_writing(path)) as conn, reading(path):
+    with _writing(path) as conn, reading(path):
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(
             "INSERT INTO approvals (run_id, call_id, tool, call, arguments_hash, approver, "
@@ -251,7 +255,7 @@ def record_decisions(
     """
     path = resolve_db(db)
     wanted = list(decisions)
-    with contextlib.closing(_writing(path)) as conn, reading(path):
+    with _writing(path) as conn, reading(path):
         conn.execute("BEGIN IMMEDIATE")
         try:
             status = _status(conn, run_id)
@@ -305,7 +309,7 @@ def claim_decisions(
     from ..approval import Decided
 
     path = resolve_db(db)
-    with contextlib.closing(_writing(path)) as conn, reading(path):
+    with _writing(path) as conn, reading(path):
         conn.execute("BEGIN IMMEDIATE")
         try:
             rows = _rows(conn, run_id)
@@ -351,7 +355,7 @@ def release_claim(db: str | os.PathLike[str] | None, run_id: str, resumes: int) 
     ``waiting``, if the continuation did not reopen it (its ``metadata.resumes`` is still
     below ``resumes``): the continuation failed before it began."""
     path = resolve_db(db)
-    with contextlib.closing(_writing(path)) as conn, reading(path):
+    with _writing(path) as conn, reading(path):
         conn.execute(
             "UPDATE runs SET status = 'waiting' WHERE id = ? AND status = 'running' AND "
             "host IS ? AND pid IS ? AND "

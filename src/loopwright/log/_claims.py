@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._db import RunStoreError, connect, hostname
+from ._fork import file_locked
 
 __all__ = ["CLAIM_KEY", "claim_samples", "claimed_by"]
 
@@ -49,12 +50,23 @@ def claim_samples(
             the run store cannot be written.
     """
     import json
-    import sqlite3
 
     if not samples:
         return
     mark = json.dumps({"host": hostname(), "pid": os.getpid(), "at": time.time()})
     where = Path(path)
+    with file_locked():  # (a fork waits for it: see _fork.py)
+        _claim(where, run_id, samples, mark)
+
+
+def _claim(
+    where: Path,
+    run_id: str,
+    samples: Sequence[tuple[str, str, tuple[str | None, int | None]]],
+    mark: str,
+) -> None:
+    import sqlite3
+
     conn = connect(where)
     try:
         conn.execute("BEGIN IMMEDIATE")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import LoopwrightError
+from ._fork import file_locked
 
 if TYPE_CHECKING:
     import sqlite3
@@ -218,7 +220,30 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
     try:
         if str(p) != ":memory:":
             p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+        with file_locked():  # (the tables made, WAL mode set: a fork waits, see _fork.py)
+            conn = _connect_writing(p, create)
+    except sqlite3.DatabaseError as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        raise RunStoreError(
+            f"cannot open the run store {str(p)!r} for writing: {reason} (is it a loopwright "
+            "run store, and is its folder writable?)"
+        ) from ex
+    except OSError as ex:
+        raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    return conn
+
+
+def _connect_writing(p: Path, create: bool) -> sqlite3.Connection:
+    import sqlite3
+
+    conn = sqlite3.connect(
+        str(p),
+        timeout=30.0,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_connection_type(),
+    )
+    try:
         conn.execute("PRAGMA busy_timeout = 30000")
         _check_is_run_store(conn, p, create=create)
         if str(p) != ":memory:":
@@ -236,14 +261,9 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
             f"'{SCHEMA_VERSION}' WHERE key = 'schema_version' AND "
             f"CAST(value AS INTEGER) < {SCHEMA_VERSION};\nCOMMIT;"
         )
-    except sqlite3.DatabaseError as ex:
-        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
-        raise RunStoreError(
-            f"cannot open the run store {str(p)!r} for writing: {reason} (is it a loopwright "
-            "run store, and is its folder writable?)"
-        ) from ex
-    except OSError as ex:
-        raise RunStoreError(f"cannot create the run store {str(p)!r}: {ex}") from ex
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
@@ -297,7 +317,12 @@ def _open(uri: str, path: Path) -> sqlite3.Connection:
     import sqlite3
 
     conn = sqlite3.connect(
-        uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+        uri,
+        uri=True,
+        timeout=30.0,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_connection_type(),
     )
     try:
         _check_is_run_store(conn, path, create=False)
@@ -305,3 +330,19 @@ def _open(uri: str, path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+@functools.cache
+def _connection_type() -> type[sqlite3.Connection]:
+    import sqlite3
+
+    class RunStoreConnection(sqlite3.Connection):
+        """A connection to a run store: closing it is a section a fork waits for (the
+        last connection to a file folds its log in, the file locked meanwhile: see
+        ``_fork.py``)."""
+
+        def close(self) -> None:
+            with file_locked():
+                super().close()
+
+    return RunStoreConnection

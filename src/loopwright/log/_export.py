@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ._db import RunStoreError, connect, reading, resolve_db
+from ._fork import file_locked
 from ._reader import _find_run
 
 if TYPE_CHECKING:
@@ -227,71 +228,72 @@ def import_run(
         run_id = str(run["id"])
     except (KeyError, TypeError) as ex:
         raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
-    own = not isinstance(db, sqlite3.Connection)
-    conn = db if isinstance(db, sqlite3.Connection) else connect(resolve_db(db))
-    try:
-        conn.execute("BEGIN IMMEDIATE")
+    with file_locked():  # (a fork waits for it: see _fork.py)
+        own = not isinstance(db, sqlite3.Connection)
+        conn = db if isinstance(db, sqlite3.Connection) else connect(resolve_db(db))
         try:
-            exists = conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if exists and not replace:
-                raise RunStoreError(
-                    f"run {run_id!r} is already in the store; pass replace=True to overwrite it"
-                )
-            for table in ("runs", "samples", "messages", "events", "tool_sets"):
-                column = "id" if table == "runs" else "run_id"
-                conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (run_id,))
-            conn.execute(
-                f"INSERT INTO runs ({_cols(_RUN)}) VALUES ({', '.join('?' * len(_RUN))})",
-                _unrow(_RUN, run),
-            )
-            conn.executemany(
-                f"INSERT INTO samples (run_id, {_cols(_SAMPLE)}) "
-                f"VALUES (?, {', '.join('?' * len(_SAMPLE))})",
-                [(run_id, *_unrow(_SAMPLE, s)) for s in data.get("samples", [])],
-            )
-            conn.executemany(
-                "INSERT INTO messages (run_id, id, sample, seq, role, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (run_id, m["id"], m["sample"], m["seq"], m["role"], json.dumps(m["data"]))
-                    for m in data.get("messages", [])
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run_id,
-                        e["seq"],
-                        e["id"],
-                        e["sample"],
-                        e["span_id"],
-                        e["type"],
-                        e["timestamp"],
-                        json.dumps(e["data"], separators=(",", ":")),
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                exists = conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+                if exists and not replace:
+                    raise RunStoreError(
+                        f"run {run_id!r} is already in the store; pass replace=True to overwrite it"
                     )
-                    for e in data.get("events", [])
-                ],
-            )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except KeyError as ex:
-        raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
-    # a value of the wrong type or shape, or rows the store's constraints refuse (an id
-    # twice, a status missing)
-    except (
-        TypeError,
-        AttributeError,
-        OverflowError,
-        sqlite3.IntegrityError,
-        sqlite3.ProgrammingError,
-    ) as ex:
-        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
-        raise RunStoreError(f"{str(path)!r} is a damaged run export: {reason}") from ex
-    finally:
-        if own:
-            conn.close()
-    return run_id
+                for table in ("runs", "samples", "messages", "events", "tool_sets"):
+                    column = "id" if table == "runs" else "run_id"
+                    conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (run_id,))
+                conn.execute(
+                    f"INSERT INTO runs ({_cols(_RUN)}) VALUES ({', '.join('?' * len(_RUN))})",
+                    _unrow(_RUN, run),
+                )
+                conn.executemany(
+                    f"INSERT INTO samples (run_id, {_cols(_SAMPLE)}) "
+                    f"VALUES (?, {', '.join('?' * len(_SAMPLE))})",
+                    [(run_id, *_unrow(_SAMPLE, s)) for s in data.get("samples", [])],
+                )
+                conn.executemany(
+                    "INSERT INTO messages (run_id, id, sample, seq, role, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (run_id, m["id"], m["sample"], m["seq"], m["role"], json.dumps(m["data"]))
+                        for m in data.get("messages", [])
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id,
+                            e["seq"],
+                            e["id"],
+                            e["sample"],
+                            e["span_id"],
+                            e["type"],
+                            e["timestamp"],
+                            json.dumps(e["data"], separators=(",", ":")),
+                        )
+                        for e in data.get("events", [])
+                    ],
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except KeyError as ex:
+            raise RunStoreError(f"{str(path)!r} is a damaged run export: missing {ex}") from ex
+        # a value of the wrong type or shape, or rows the store's constraints refuse (an id
+        # twice, a status missing)
+        except (
+            TypeError,
+            AttributeError,
+            OverflowError,
+            sqlite3.IntegrityError,
+            sqlite3.ProgrammingError,
+        ) as ex:
+            reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+            raise RunStoreError(f"{str(path)!r} is a damaged run export: {reason}") from ex
+        finally:
+            if own:
+                conn.close()
+        return run_id

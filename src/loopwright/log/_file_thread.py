@@ -6,7 +6,7 @@ writer by :data:`IDLE_CLOSE` seconds (the process's next run reuses it); a file 
 that long, or every file at exit or on :func:`close_idle_files`, is closed (the WAL
 folded in). While it is open, the WAL is folded in every ~1,000 pages by a short-lived
 thread of its own (:meth:`_FileWriter._fold`), beside the writing, not inside a commit a
-run waits for. A fork waits for the transactions and folds in flight (:func:`_before_fork`).
+run waits for. A fork waits for the transactions and folds in flight (``_fork.py``).
 See ``_writer.py`` for the producer side and how failures are told.
 """
 
@@ -26,6 +26,7 @@ from ..transcripts import ModelEvent
 from ._db import connect
 from ._fold import fold as _fold
 from ._fold import folder as _folder
+from ._fork import file_locked
 from ._serialize import add_tool_set, dump_event, dump_message, sql_params
 
 if TYPE_CHECKING:
@@ -99,10 +100,6 @@ class _FileWriter:
         self.folder: sqlite3.Connection | None = None  # the fold's connection (_folder)
         self.foldable = False  # whether it is on the writer's file (see _folder)
         self.folder_opened = False  # tried already (at the first fold: few runs need one)
-        # held while the file is locked by this process's SQLite (a transaction, a fold, an
-        # open or close): a fork waits for it (see _before_fork)
-        self.busy = threading.Lock()
-        self.fold_lock = threading.Lock()  # held while the log is folded in (_fold)
         self.thread = threading.Thread(
             target=self._main, name=f"loopwright-run-store:{path.name}", daemon=True
         )
@@ -123,8 +120,7 @@ class _FileWriter:
             self.after.thread.join()
             self.after = None
         try:
-            with self.busy:
-                conn = connect(self.path)
+            conn = connect(self.path)  # (a fork waits for it: see _fork.py)
             # the log is folded in by _fold, beside the writing; SQLite's own fold (in a
             # commit) only if the estimate fell far short
             conn.execute(f"PRAGMA wal_autocheckpoint = {10 * CHECKPOINT_PAGES}")
@@ -181,7 +177,7 @@ class _FileWriter:
             backlog = len(batch) == MAX_BATCH  # more is queued: no wait for it
         if self.folding is not None:
             self.folding.join()
-        with self.busy:
+        with file_locked():  # (a fork waits for it: see _fork.py)
             if self.folder is not None:  # (first: the writer's connection is open, so
                 self.folder.close()  # closing this one folds nothing)
             if conn is not None:  # closing the last connection folds what is left
@@ -256,7 +252,7 @@ class _FileWriter:
         if not (sql or events or messages or lost):
             return stop
         failed: Exception | None = None
-        with self.busy:
+        with file_locked():  # (a fork waits for it: see _fork.py)
             try:
                 conn.execute("BEGIN")
                 for statement, params in sql:
@@ -279,7 +275,7 @@ class _FileWriter:
                 except sqlite3.Error:
                     pass
         if failed is not None:  # (said once, by the error every writer of the file
-            # raises: debug level here; told outside the lock, which a fork waits for)
+            # raises: debug level here; told outside the section a fork waits for)
             _log.debug("run store %s: a batch of %d failed: %r", self.path, len(batch), failed)
             self._fail(failed)
             return stop
@@ -313,7 +309,7 @@ class _FileWriter:
         self.folding = folding  # (started: it may be joined from now on)
 
     def _folding(self, folder: sqlite3.Connection) -> None:
-        with self.fold_lock:  # (not busy: a fold goes on beside the writing)
+        with file_locked():  # (beside the writing's: sections do not exclude each other)
             _fold(folder, self.path)
 
 
@@ -398,44 +394,13 @@ def _stop(files: list[_FileWriter], timeout: float | None) -> None:
             file.thread.join(timeout)
 
 
-FORK_WAIT = 10.0
-"""Seconds a fork waits, at most, for each run store file's transaction (or fold) in
-flight in this process to end."""
-_held: dict[int, list[threading.Lock]] = {}  # by forking thread: what _before_fork took
-
-
-def _before_fork() -> None:
-    """Wait until no run store file of this process is in the middle of a transaction
-    (or a fold, an open, a close), and keep it so across the fork. SQLite keeps its
-    locks' state per process, in memory a child inherits: a child forked inside a
-    transaction saw the file locked by a connection that no longer runs there, for
-    good ("database is locked" at its first run). A stuck disk delays a fork
-    :data:`FORK_WAIT` seconds at most (then it forks anyway)."""
-    with _lock:  # (not held while waiting: a failing writer takes it to tell its runs)
-        files = list(_files.values())
-    held = _held.setdefault(threading.get_ident(), [])
-    for file in files:
-        for lock in (file.busy, file.fold_lock):
-            if lock.acquire(timeout=FORK_WAIT):
-                held.append(lock)
-
-
-def _after_fork_in_parent() -> None:
-    for lock in _held.pop(threading.get_ident(), []):
-        lock.release()
-
-
 def _reset_after_fork() -> None:
-    global _lock, _files, _held
-    _lock, _files, _held = threading.Lock(), {}, {}
+    global _lock, _files
+    _lock, _files = threading.Lock(), {}
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_reset_after_fork,
-    )
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 @atexit.register

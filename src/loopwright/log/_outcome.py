@@ -78,13 +78,16 @@ def mark_failed(path: Path, sql: str, params: tuple[Any, ...]) -> None:
     import sqlite3
     from urllib.parse import quote
 
+    from ._fork import file_locked
+
     uri = f"file:{quote(os.fsencode(path.absolute()))}?mode=rw"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
-        try:
-            conn.execute(sql, sql_params(params))
-        finally:
-            conn.close()
+        with file_locked():  # (a fork waits for it: see _fork.py)
+            conn = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)
+            try:
+                conn.execute(sql, sql_params(params))
+            finally:
+                conn.close()
     except sqlite3.Error as ex:
         logging.getLogger("loopwright.log").debug(
             "the run store %s failed; the run's end is not recorded (%s)", path, ex

@@ -47,18 +47,20 @@ def _claim(path: Path, run_id: str, holder: tuple[str, str | None, int | None]) 
     import sqlite3
 
     from ._db import connect
+    from ._fork import file_locked
 
-    conn = connect(path)
-    try:
-        changed = conn.execute(
-            "UPDATE runs SET status = 'running', host = ?, pid = ? "
-            "WHERE id = ? AND status = ? AND host IS ? AND pid IS ?",
-            (hostname(), os.getpid(), run_id, *holder),
-        ).rowcount
-    except sqlite3.Error as ex:
-        raise RunStoreError(f"cannot resume run {run_id!r} in {str(path)!r}: {ex}") from ex
-    finally:
-        conn.close()
+    with file_locked():  # (a fork waits for it: see _fork.py)
+        conn = connect(path)
+        try:
+            changed = conn.execute(
+                "UPDATE runs SET status = 'running', host = ?, pid = ? "
+                "WHERE id = ? AND status = ? AND host IS ? AND pid IS ?",
+                (hostname(), os.getpid(), run_id, *holder),
+            ).rowcount
+        except sqlite3.Error as ex:
+            raise RunStoreError(f"cannot resume run {run_id!r} in {str(path)!r}: {ex}") from ex
+        finally:
+            conn.close()
     if changed != 1:
         raise RunStoreError(
             f"run {run_id!r} in {str(path)!r} was taken by another resume meanwhile (it is "

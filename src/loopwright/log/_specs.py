@@ -17,6 +17,7 @@ from typing import Any
 
 from .._contexts import var_set
 from ._db import connect
+from ._fork import file_locked
 
 __all__ = ["cached_spec", "current_spec_store", "save_spec", "spec_store"]
 
@@ -42,7 +43,7 @@ _TABLE = (
 
 def cached_spec(db: str | os.PathLike[str], key: str) -> dict[str, Any] | None:
     """The spec stored under ``key``, or ``None``."""
-    with contextlib.closing(connect(db)) as conn:
+    with file_locked(), contextlib.closing(connect(db)) as conn:  # (see _fork.py)
         conn.execute(_TABLE)
         row = conn.execute("SELECT spec FROM tool_specs WHERE key = ?", (key,)).fetchone()
     if row is None:
@@ -53,7 +54,7 @@ def cached_spec(db: str | os.PathLike[str], key: str) -> dict[str, Any] | None:
 
 def save_spec(db: str | os.PathLike[str], key: str, name: str, spec: dict[str, Any]) -> None:
     """Keep ``spec`` under ``key`` (unless a spec is already kept there)."""
-    with contextlib.closing(connect(db)) as conn:
+    with file_locked(), contextlib.closing(connect(db)) as conn:  # (see _fork.py)
         conn.execute(_TABLE)
         conn.execute(
             "INSERT OR IGNORE INTO tool_specs (key, name, spec, created) VALUES (?, ?, ?, ?)",

@@ -151,8 +151,8 @@ class ModelAPI(abc.ABC):
         calls, and from every row of a run store it is called while recording into
         (values of 8 characters or more). Default: none. Providers that hold a
         credential return it: the openai and anthropic providers return their key, the
-        password of their base URL (or its user when it has none: a token), and the
-        values of their extra headers."""
+        password of their base URL (and its user when it has none or looks like a
+        token), and the values of their extra headers."""
         return ()
 
     def connection_key(self) -> str:

@@ -7,7 +7,8 @@ What is a secret:
 
 - the credentials of a model: what :meth:`ModelAPI.secrets() <loopwright.ModelAPI.secrets>`
   returns (the openai and anthropic providers: the API key, the password of the base
-  URL, or its user when it has none (a token), the values of extra headers);
+  URL, and its user when it has none or looks like a token, the values of extra
+  headers);
 - the values under secret-named keys (``api_key``, ``access_token``, ``password``...)
   of a call's ``extra_body``;
 - the values of environment variables named like one (``*_API_KEY``, ``*_TOKEN``,
@@ -292,18 +293,36 @@ _SLACK = 4096  # characters redacted beyond a cut: more than any secret
 
 # --- URLs --------------------------------------------------------------------------------------
 def url_credentials(url: str) -> list[str]:
-    """The secret of ``url``'s authority, as written and percent-decoded: its password,
-    or its user when it has no password (a token is often given as the user:
-    ``https://TOKEN@host``). A user beside a password is a name, not a secret: learnt,
-    it would redact that name wherever it appears (a home folder in a tool's path, which
-    a resumed run then could not find)."""
+    """The secrets of ``url``'s authority, as written and percent-decoded: its password,
+    and its user when it has no password (a token is often given as the user:
+    ``https://TOKEN@host``) or looks like a token (:func:`_token_like`: GitHub's
+    ``https://TOKEN:x-oauth-basic@host``). Another user beside a password is a name, not
+    a secret: learnt, it would redact that name wherever it appears (a home folder in a
+    tool's path, which a resumed run then could not find)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return []
-    values = [parts.password] if parts.password else [parts.username]
-    values = [v for v in values if v]
+    user, password = parts.username, parts.password
+    values = [password] if password else []
+    if user and (not password or _token_like(unquote(user))):
+        values.append(user)
     return [*values, *(unquote(v) for v in values if unquote(v) != v)]
+
+
+_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+
+
+def _token_like(user: str) -> bool:
+    """Whether a URL's user looks like a generated credential, not a name: it holds a
+    stretch of 16 or more letters and digits with both in it, or of 32 or more.
+    Generated tokens (hex, base62, with a prefix such as ``ghp_`` or ``glpat-``) are such
+    stretches; a name's words are shorter, its digits few (``john.smith1987``,
+    ``build-agent-7``, ``x-access-token``). A name taken for a token is only redacted
+    where it appears; a token taken for a name would be written to the run store."""
+    return any(
+        len(run) >= 32 or (not run.isdigit() and not run.isalpha()) for run in _RUN.findall(user)
+    )
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:

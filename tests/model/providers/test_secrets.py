@@ -244,3 +244,39 @@ def test_a_url_teaches_its_secret_not_its_users_name(url: str, learnt: list[str]
     assert redact_known("/home/developer-bob/tools.py") == "/home/developer-bob/tools.py"
     for secret in learnt:
         assert secret not in redact_known(f"echo {secret}")
+
+
+_GH = "ghp_R2d2C3poX9wing0123456789abcdEFGHij"  # (the shape of a GitHub token)
+_HEX = "0123456789abcdef0123456789abcdef"
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEF"
+
+
+@pytest.mark.parametrize(
+    ("url", "learnt"),
+    [
+        # a token given as the user, beside a fixed word as the password (GitHub's form)
+        (f"https://{_GH}:x-oauth-basic@h/v1", ["x-oauth-basic", _GH]),
+        (f"https://{_HEX}:x@h/v1", ["x", _HEX]),
+        (f"https://{_GH.replace('_', '%5F')}:pw@h/v1", ["pw", _GH.replace("_", "%5F"), _GH]),
+        (f"https://{_LETTERS}:pw-0123456789@h", ["pw-0123456789", _LETTERS]),
+        # a name beside a token as the password (GitHub Actions', GitLab's forms)
+        (f"https://x-access-token:{_GH}@h/v1", [_GH]),
+        ("https://oauth2:glpat-0123456789abcdefGHIJ@h/v1", ["glpat-0123456789abcdefGHIJ"]),
+        ("https://alice.smith%40example.com:pw-0123456789@h/v1", ["pw-0123456789"]),
+        ("https://john.smith1987:pw-0123456789@h/v1", ["pw-0123456789"]),
+        ("https://build-agent-7:pw-0123456789@h/v1", ["pw-0123456789"]),
+    ],
+)
+def test_a_token_given_as_the_user_beside_a_password_is_learnt(url: str, learnt: list[str]) -> None:
+    """The user beside a password is a name, unless it looks like a token: a stretch of
+    16 or more letters and digits holding both, or of 32 or more (``TOKEN:x-oauth-basic``
+    is how GitHub documents a token in a URL); names with a digit or two are not. What
+    is learnt is redacted from the rows (a tool printing the URL)."""
+    from loopwright.model._redact import learn_secrets, redact_known, url_credentials
+
+    assert url_credentials(url) == learnt
+    model = lw.get_model("openai/m", base_url=url, api_key=None)
+    learn_secrets(model.api.secrets())
+    user = url.partition("//")[2].partition(":")[0]
+    shown = redact_known(f"origin {url.replace('/v1', '/repo.git')} (fetch)", plain=True)
+    assert (user in shown) is (user not in learnt and user.replace("%5F", "_") not in learnt)

@@ -143,7 +143,7 @@ class AnthropicAPI(ModelAPI):
         return f"AnthropicAPI({self.name!r}, base_url={self.base_url!r})"
 
     def secrets(self) -> Sequence[str]:
-        """The key, the base URL's password (or its user, alone), the extra headers' values."""
+        """The key, the base URL's password (and a token as its user), the headers' values."""
         return self._secrets
 
     def connection_key(self) -> str:

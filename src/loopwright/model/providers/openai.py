@@ -269,7 +269,7 @@ class OpenAIAPI(ModelAPI):
         return f"OpenAIAPI({self.name!r}, base_url={self.base_url!r})"
 
     def secrets(self) -> Sequence[str]:
-        """The key, the base URL's password (or its user, alone), the extra headers' values."""
+        """The key, the base URL's password (and a token as its user), the headers' values."""
         return self._secrets
 
     def connection_key(self) -> str:
