@@ -353,10 +353,11 @@ async def test_an_interrupted_continuation_gives_its_decisions_to_the_next(tmp_p
     db = tmp_path / "runs.db"
     run_id = await _waiting_run(db, ("deploy", {"env": "prod"}))
     lw.approve(run_id, all=True, db=db)
-    assert callable(continuation_approver(run_id, "defer", db, waiting=True))  # taken
+    taken = continuation_approver(run_id, "defer", db, waiting=True, unanswered=["c0"])
+    assert callable(taken)
     with pytest.raises(lw.ApprovalRefused, match="being continued"):
         lw.approve(run_id, approve=["c0"], db=db)  # (claimed: its row says running)
-    again = continuation_approver(run_id, "defer", db, waiting=False)  # (it died)
+    again = continuation_approver(run_id, "defer", db, waiting=False, unanswered=["c0"])  # (died)
     assert callable(again)
     call = lw.ToolCall(id="c0", function="deploy", arguments={"env": "prod"})
     assert (await again(call, [])).decision == "approve"
