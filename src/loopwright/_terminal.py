@@ -10,6 +10,9 @@ makes printing fail.
 :func:`visible` makes every such character visible as an escape (``\\x1b``, ``\\r``,
 ``\\u202e``), so nothing is lost and nothing acts on the terminal: once ESC is shown as
 ``\\x1b``, the rest of its sequence is plain text. Line feeds and tabs are kept.
+:func:`one_line` also escapes those, and bounds the text: for a value shown inside a
+line of a program's own (a call's id or tool name on a prompt), which must not be able
+to end that line and forge the next.
 :func:`json_text` dumps JSON that is terminal-safe and still valid JSON. Neither makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
 """
@@ -20,7 +23,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["json_text", "visible"]
+__all__ = ["json_text", "one_line", "visible"]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
@@ -42,6 +45,7 @@ _CODES = [
 # str.translate: one pass in C, whatever the text holds
 _SHOWN = {code: _NAMED.get(chr(code)) or _escape(code) for code in _CODES}
 _JSON = {code: f"\\u{code:04x}" for code in _CODES}
+_LINE = {**_SHOWN, ord("\n"): "\\n", ord("\t"): "\\t"}
 
 
 def visible(text: str) -> str:
@@ -49,6 +53,20 @@ def visible(text: str) -> str:
     shown as an escape: ``"a\\x1b[8mb"`` becomes ``a\\x1b[8mb`` as six plain
     characters. ``\\n`` and ``\\t`` are kept. Linear in the length of ``text``."""
     return text.translate(_SHOWN) if _UNSAFE.search(text) else text
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as :func:`visible` shows it, with ``\\n`` and ``\\t`` escaped too: one
+    line, whatever it holds. Past ``limit`` characters (of ``text``), its middle is cut
+    and the line says how many characters were not shown (both ends stay: two ids
+    differing only at one end still look different)."""
+    if limit is None or len(text) <= limit:
+        return text.translate(_LINE)
+    head = max(1, limit * 3 // 4)
+    tail = max(1, limit - head)
+    cut = len(text) - head - tail
+    middle = f"[... {cut:,} characters not shown ...]"
+    return text[:head].translate(_LINE) + middle + text[-tail:].translate(_LINE)
 
 
 def json_text(value: Any, **kwargs: Any) -> str:

@@ -3,7 +3,7 @@
 import json
 import time
 
-from loopwright._terminal import json_text, visible
+from loopwright._terminal import json_text, one_line, visible
 
 
 def test_every_control_character_is_made_visible_and_text_is_kept() -> None:
@@ -25,9 +25,19 @@ def test_json_text_is_valid_json_that_reads_back_and_is_safe() -> None:
     assert '"ls\\u001b[8m\\r\\u202e\\u009b\\ud800\\u007f é"' in text
 
 
+def test_one_line_escapes_line_breaks_and_cuts_the_middle() -> None:
+    assert one_line("a\nb\tc\x1b[8m\u202e") == "a\\nb\\tc\\x1b[8m\\u202e"
+    cut = one_line("A" + "x" * 10_000 + "\nZ", 40)
+    assert cut.startswith("Axx") and cut.endswith("x\\nZ") and "\n" not in cut
+    assert "[... 9,963 characters not shown ...]" in cut
+    assert one_line("short", 40) == "short"
+
+
 def test_it_is_linear() -> None:
     for text in ("\x1b" * 2_000_000, "abcdé" * 400_000 + "\ud800", "x" * 2_000_000):
         start = time.perf_counter()
         visible(text)
         json_text(text)
+        one_line(text, 1000)
+        one_line(text)
         assert time.perf_counter() - start < 5

@@ -3,7 +3,9 @@
 What the person is shown comes from the model, so it must not be able to deceive them:
 the arguments are shown as JSON with every control character, bidi override and lone
 surrogate escaped (:func:`~loopwright._terminal.json_text`: exactly what will run, a
-conceal sequence shown as ``\\u001b[8m``), and the model's text before the call with
+conceal sequence shown as ``\\u001b[8m``), the call's id and tool name on the header's
+line with line breaks escaped too, and bounded (:func:`~loopwright._terminal.one_line`),
+and the model's text before the call with
 the same characters made visible and every line quoted (``| ``), so it cannot pass for
 the prompt's own lines.
 """
@@ -16,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import json_text, visible
+from .._terminal import json_text, one_line, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
@@ -43,6 +45,7 @@ _ANSWERS: dict[str, ApprovalDecision] = {
     "defer": "defer",
 }
 _CONTEXT_CHARS = 400
+_NAME_CHARS = 200  # of a call's id or tool name, shown on the header's line
 
 # one question at a time on a terminal, whatever the event loop or thread asking
 _terminal = threading.Lock()
@@ -53,8 +56,10 @@ class _Closed(Exception):
 
 
 def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
-    name = visible(call.function)
-    lines = ["", f"--- tool call needs approval: {name} (id {visible(call.id)}) ---"]
+    # (on the prompt's own lines: a line break in them would forge the next line)
+    name = one_line(call.function, _NAME_CHARS)
+    call_id = one_line(call.id, _NAME_CHARS)
+    lines = ["", f"--- tool call needs approval: {name} (id {call_id}) ---"]
     said = next(
         (m.content for m in reversed(messages) if isinstance(m, AssistantMessage)), ""
     ).strip()
@@ -63,7 +68,7 @@ def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
         lines.append("the model said:")
         lines.extend(f"  | {line}" for line in visible(short).split("\n"))
     if call.parse_error:
-        lines.append(f"arguments could not be parsed: {visible(call.parse_error)}")
+        lines.append(f"arguments could not be parsed: {one_line(call.parse_error, 400)}")
     lines.append(f"arguments of {name}:")
     lines.append(json_text(call.arguments, indent=2, default=str))
     return "\n".join(lines) + "\n"
