@@ -25,6 +25,20 @@ def test_json_text_is_valid_json_that_reads_back_and_is_safe() -> None:
     assert '"ls\\u001b[8m\\r\\u202e\\u009b\\ud800\\u007f é"' in text
 
 
+def test_what_a_terminal_shows_as_nothing_is_made_visible() -> None:
+    hidden = "a\u200bb\u2060c\ufeffd\u00ade\u3164f\U000e0041g\u2028h"
+    assert visible(hidden) == "a\\u200bb\\u2060c\\ufeffd\\xade\\u3164f\\U000e0041g\\u2028h"
+    family = "\U0001f468\u200d\U0001f469 \u2764\ufe0f"  # prose keeps an emoji's joiners
+    assert visible(family) == family
+    # what a tool is given: every character seen, the joiners too; still the same JSON
+    value = {"k": hidden + family}
+    text = json_text(value)
+    assert json.loads(text) == value
+    assert "\\udb40\\udc41" in text and "\\u200d" in text and "\\ufe0f" in text
+    assert all(c.isascii() or c in "\U0001f468\U0001f469\u2764" for c in text)
+    assert one_line("x\u200dy\U000e0041") == "x\\u200dy\\U000e0041"
+
+
 def test_one_line_escapes_line_breaks_and_cuts_the_middle() -> None:
     assert one_line("a\nb\tc\x1b[8m\u202e") == "a\\nb\\tc\\x1b[8m\\u202e"
     cut = one_line("A" + "x" * 10_000 + "\nZ", 40)
