@@ -16,6 +16,8 @@ tabs are kept, and the joiners and variation selectors an emoji needs.
 :func:`one_line` also escapes those, and bounds the text: for a value shown inside a
 line of a program's own (a call's id or tool name on a prompt), which must not be able
 to end that line and forge the next.
+:func:`as_typed` shows a value a person types back (a call's id) so that two that
+differ look different: as it is when plain ASCII, else as a JSON string.
 :func:`json_text` dumps JSON that is terminal-safe and still valid JSON, every character
 of it seen (the joiners escaped too: it shows what a tool is given). None makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
@@ -27,7 +29,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["json_text", "one_line", "visible"]
+__all__ = ["as_typed", "json_text", "one_line", "visible"]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
@@ -110,6 +112,22 @@ def one_line(text: str, limit: int | None = None) -> str:
     cut = len(text) - head - tail
     middle = f"[... {cut:,} characters not shown ...]"
     return text[:head].translate(_LINE) + middle + text[-tail:].translate(_LINE)
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.,:;@/+=~%#-]+")
+
+
+def as_typed(text: str, limit: int = 200) -> str:
+    """``text`` as a person reads it to type it back: as it is when it is plain ASCII
+    (letters, digits, ``_.,:;@/+=~%#-``), else as a JSON string with every other
+    character escaped (``"call 1"``, ``"d\\u0435ploy"``: a space, a lookalike letter, a
+    joiner all show). Past ``limit`` characters its middle is cut, saying so."""
+    if len(text) <= limit:
+        return text if _PLAIN.fullmatch(text) else json.dumps(text)
+    head = max(1, limit * 3 // 4)
+    tail = max(1, limit - head)
+    cut = f"[... {len(text) - head - tail:,} characters not shown ...]"
+    return json.dumps(text[:head])[:-1] + cut + json.dumps(text[-tail:])[1:]
 
 
 def json_text(value: Any, **kwargs: Any) -> str:

@@ -69,3 +69,33 @@ def ask_agent(task: str) -> str:
         task: The task.
     """
     return "done"
+
+
+@lw.tool(parallel=True)
+def deploy(env: str) -> str:
+    """Deploy.
+
+    Args:
+        env: Where.
+    """
+    return f"deployed {env}"
+
+
+async def test_runs_approve_shows_call_ids_that_differ_as_different(tmp_path: Path) -> None:
+    # ids that a terminal would show alike: the one typed must be the one meant
+    ids = ["deploy-1", "deploy-1 ", "deploy-\u200d1", "d\u0435ploy-1", "deploy-1\nx"]
+    calls = [lw.ToolCall(id=i, function="deploy", arguments={"env": i}) for i in ids]
+    output = lw.ModelOutput(message=lw.AssistantMessage(tool_calls=calls), model="mock")
+    model = lw.get_model("mock", outputs=[output])
+    policy = lw.defer_approval("deploy")
+    db = tmp_path / "runs.db"
+    state = await lw.run(lw.react(tools=[deploy]), "go", model=model, db=db, approval=policy)
+    assert len(state.pending) == len(ids)
+    shown = cli("runs", "approve", state.run_id or "", "--db", str(db), cwd=tmp_path)
+    assert shown.code == 0, shown.err
+    headers = [line for line in shown.out.splitlines() if line.startswith("call ")]
+    shown_ids = [h.removeprefix("call ").split("  tool ")[0] for h in headers]
+    assert len(set(shown_ids)) == len(ids), shown_ids
+    assert all(s.isascii() and s.isprintable() for s in shown_ids), shown_ids
+    assert shown_ids[0] == "deploy-1"  # a plain id as it is
+    assert shown_ids[1] == '"deploy-1 "' and shown_ids[3] == '"d\\u0435ploy-1"'

@@ -3,7 +3,7 @@
 import json
 import time
 
-from loopwright._terminal import json_text, one_line, visible
+from loopwright._terminal import as_typed, json_text, one_line, visible
 
 
 def test_every_control_character_is_made_visible_and_text_is_kept() -> None:
@@ -55,3 +55,12 @@ def test_it_is_linear() -> None:
         one_line(text, 1000)
         one_line(text)
         assert time.perf_counter() - start < 5
+
+
+def test_as_typed_shows_values_that_differ_as_different() -> None:
+    assert as_typed("call_1:abc-2") == "call_1:abc-2"
+    shown = [as_typed(v) for v in ("c1", "c1 ", "c\u200d1", "\u04411", "c1\n", "c\x7f1")]
+    assert shown[1:] == ['"c1 "', '"c\\u200d1"', '"\\u04411"', '"c1\\n"', '"c\\u007f1"']
+    long = as_typed("a" * 10_000 + " b", 100)
+    assert long.startswith('"aaa') and long.endswith('a b"') and "characters not shown" in long
+    assert len(long) < 200
