@@ -44,9 +44,11 @@ __all__ = ["ConsoleDisplay", "abbreviate", "console_display"]
 
 def abbreviate(text: str, limit: int, *, max_lines: int = 8) -> str:
     """``text`` cut to at most ``limit`` characters and ``max_lines`` lines, saying how
-    much was left out."""
+    much was left out. Lines end at ``\\n`` only: a ``\\r`` or another separator
+    ``str.splitlines`` knows stays as it is, for :func:`~loopwright._terminal.visible`
+    to show (a line break made of it would split what is shown)."""
     text = text.strip()
-    lines = text.splitlines()
+    lines = text.split("\n")
     cut = 0
     if len(lines) > max_lines:
         cut = len("\n".join(lines[max_lines:]))
