@@ -3,7 +3,10 @@ tool name are shown on the prompt's own line, escaped and bounded."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 import loopwright as lw
 from loopwright.approval._human import _describe
@@ -99,3 +102,40 @@ async def test_runs_approve_shows_call_ids_that_differ_as_different(tmp_path: Pa
     assert all(s.isascii() and s.isprintable() for s in shown_ids), shown_ids
     assert shown_ids[0] == "deploy-1"  # a plain id as it is
     assert shown_ids[1] == '"deploy-1 "' and shown_ids[3] == '"d\\u0435ploy-1"'
+
+
+ran: list[str] = []
+
+
+@lw.tool
+def bash(cmd: str) -> str:
+    """Run a command.
+
+    Args:
+        cmd: The command.
+    """
+    ran.append(cmd)
+    return f"ran {cmd}"
+
+
+@pytest.mark.parametrize("closed", ["stdin", "stderr"])
+async def test_no_terminal_to_ask_on_rejects_the_call(
+    monkeypatch: pytest.MonkeyPatch, closed: str
+) -> None:
+    # Python's sys.stdin / sys.stderr are None when the file descriptor is closed
+    # (`loopwright run ... <&-`, a service, pythonw)
+    from loopwright.approval import human_approver
+    from loopwright.tools import approver, execute_tools
+    from loopwright.transcripts import ApprovalEvent, Transcript, transcript_context
+
+    ran.clear()
+    monkeypatch.setattr(sys, closed, None)
+    message = lw.AssistantMessage(
+        tool_calls=[lw.ToolCall(id="c1", function="bash", arguments={"cmd": "rm -rf ~"})]
+    )
+    t = Transcript()
+    with transcript_context(t), approver(human_approver()):
+        [result] = await execute_tools(message, [bash], messages=[message])
+    assert ran == [] and result.error is not None and result.error.type == "approval"
+    [event] = [e for e in t.walk() if isinstance(e, ApprovalEvent)]
+    assert event.decision == "reject" and f"no {closed}" in (event.explanation or "")

@@ -147,7 +147,8 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     defer (the run stops and waits for a decision made later: ``loopwright runs approve``).
     Questions are asked one at a time; the terminal is read in a worker thread, so the
     event loop keeps running. If the input ends before an answer, the call is rejected
-    (an answer given stands when the input ends at the optional reason).
+    (an answer given stands when the input ends at the optional reason); so is it when
+    there is no input or output to ask on (``sys.stdin`` or ``sys.stderr`` closed).
 
     Args:
         input: Where answers are read (default ``sys.stdin`` at the time of asking).
@@ -156,11 +157,17 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     """
 
     async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
+        answers, shown = input or sys.stdin, output or sys.stderr
+        if answers is None or shown is None:  # (closed: Python sets sys.stdin to None)
+            missing = "stdin" if answers is None else "stderr"
+            return Approval(
+                decision="reject",
+                explanation=f"no human reviewer could be asked (no {missing}: it is closed)",
+                approver="human",
+            )
         # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
         # readline after a time limit fired, kept the program from exiting
-        approval: Approval = await run_in_thread(
-            _ask, call, messages, input or sys.stdin, output or sys.stderr
-        )
+        approval: Approval = await run_in_thread(_ask, call, messages, answers, shown)
         return approval
 
     return recorded("human", human)
