@@ -18,6 +18,11 @@ line of a program's own (a call's id or tool name on a prompt), which must not b
 to end that line and forge the next.
 :func:`as_typed` shows a value a person types back (a call's id) so that two that
 differ look different: as it is when plain ASCII, else as a JSON string.
+:func:`asking` marks the time a person is asked a question on the terminal (the human
+approver's); the displays print through :func:`unless_asking`, which holds their lines
+until the question is answered: a line printed under the question (a parallel call's
+result, a subagent's streamed text) could pass for the question's own lines, a fake
+call to approve below the real one.
 :func:`json_text` dumps JSON that is terminal-safe and still valid JSON, every character
 of it seen (the joiners escaped too: it shows what a tool is given). None makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
@@ -25,11 +30,14 @@ text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=Fal
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["as_typed", "json_text", "one_line", "visible"]
+__all__ = ["as_typed", "asking", "json_text", "one_line", "unless_asking", "visible"]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
@@ -137,3 +145,53 @@ def json_text(value: Any, **kwargs: Any) -> str:
     same value, safe to print, every character of it seen (what a tool is given)."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)
     return text.translate(_JSON) if _EXACT_UNSAFE.search(text) else text
+
+
+MAX_HELD = 2_000
+"""The most prints held while a person is asked (the rest are dropped, and counted)."""
+
+_state = threading.Lock()
+_asking = 0
+_held: list[Callable[[], None]] = []
+_dropped: list[Any] = [0, None]  # how many were dropped, and who says so
+
+
+@contextlib.contextmanager
+def asking() -> Iterator[None]:
+    """Within: a person is being asked a question on the terminal. Prints made through
+    :func:`unless_asking` meanwhile wait, and are made, in order, when it ends."""
+    global _asking
+    with _state:
+        _asking += 1
+    try:
+        yield
+    finally:
+        with _state:
+            _asking -= 1
+            if not _asking:
+                held, (dropped, say) = list(_held), _dropped
+                _held.clear()
+                _dropped[:] = [0, None]
+                # (a display that fails to print must not lose the person's answer)
+                for show in held:
+                    with contextlib.suppress(Exception):
+                        show()
+                if dropped and say is not None:
+                    with contextlib.suppress(Exception):
+                        say(dropped)
+
+
+def unless_asking(
+    show: Callable[[], None], *, dropped: Callable[[int], None] | None = None
+) -> None:
+    """Call ``show`` (it prints) now, or, while a person is asked a question
+    (:func:`asking`), once the question ends. At most :data:`MAX_HELD` wait; past that
+    they are dropped, and ``dropped(count)`` is called at the end to say so."""
+    with _state:
+        if not _asking:
+            show()
+        elif len(_held) < MAX_HELD:
+            _held.append(show)
+        else:
+            _dropped[0] += 1
+            _dropped[1] = dropped

@@ -64,3 +64,19 @@ def test_as_typed_shows_values_that_differ_as_different() -> None:
     long = as_typed("a" * 10_000 + " b", 100)
     assert long.startswith('"aaa') and long.endswith('a b"') and "characters not shown" in long
     assert len(long) < 200
+
+
+def test_prints_wait_while_a_person_is_asked_and_are_bounded() -> None:
+    from loopwright._terminal import MAX_HELD, asking, unless_asking
+
+    printed: list[int] = []
+    said: list[int] = []
+    unless_asking(lambda: printed.append(-1))
+    assert printed == [-1]  # no question: at once
+    with asking():
+        for i in range(MAX_HELD + 5):
+            unless_asking(lambda i=i: printed.append(i), dropped=said.append)
+        assert printed == [-1]  # held
+    assert printed == [-1, *range(MAX_HELD)] and said == [5]  # in order; the rest counted
+    unless_asking(lambda: printed.append(-2))
+    assert printed[-1] == -2

@@ -7,7 +7,9 @@ conceal sequence shown as ``\\u001b[8m``), the call's id and tool name on the he
 line with line breaks escaped too, and bounded (:func:`~loopwright._terminal.one_line`),
 and the model's text before the call with
 the same characters made visible and every line quoted (``| ``), so it cannot pass for
-the prompt's own lines.
+the prompt's own lines. While the person is asked, the displays hold what they print
+(:func:`~loopwright._terminal.asking`): nothing another call or run shows can appear
+under the question and pass for it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import json_text, one_line, visible
+from .._terminal import asking, json_text, one_line, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
@@ -85,7 +87,7 @@ def _ask(
             raise _Closed
         return line.strip()
 
-    with _terminal:
+    with _terminal, asking():  # (the displays hold their lines until it is answered)
         output.write(_describe(call, messages))
         try:
             while True:
