@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["as_typed", "asking", "json_text", "one_line", "unless_asking", "visible"]
+__all__ = ["Question", "as_typed", "asking", "json_text", "one_line", "unless_asking", "visible"]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
@@ -156,29 +156,61 @@ _held: list[Callable[[], None]] = []
 _dropped: list[Any] = [0, None]  # how many were dropped, and who says so
 
 
-@contextlib.contextmanager
-def asking() -> Iterator[None]:
-    """Within: a person is being asked a question on the terminal. Prints made through
-    :func:`unless_asking` meanwhile wait, and are made, in order, when it ends."""
-    global _asking
-    with _state:
-        _asking += 1
-    try:
-        yield
-    finally:
+class Question:
+    """A question asked on the terminal (:func:`asking`): open from :meth:`begin` to
+    :meth:`end`. Either side may end it (the thread reading the answer, or the task
+    waiting for it, when it is cancelled), once."""
+
+    def __init__(self) -> None:
+        self._state = "new"
+
+    @property
+    def open(self) -> bool:
+        """Whether the question is on the screen, unanswered."""
+        return self._state == "open"
+
+    def begin(self) -> None:
+        """The question is on the screen: prints through :func:`unless_asking` wait."""
+        global _asking
         with _state:
+            if self._state == "new":
+                self._state = "open"
+                _asking += 1
+
+    def end(self) -> None:
+        """The question is answered or withdrawn: the prints held are made, in order,
+        once no question is open. (Ending one never begun keeps it from beginning.)"""
+        global _asking
+        with _state:
+            was, self._state = self._state, "ended"
+            if was != "open":
+                return
             _asking -= 1
-            if not _asking:
-                held, (dropped, say) = list(_held), _dropped
-                _held.clear()
-                _dropped[:] = [0, None]
-                # (a display that fails to print must not lose the person's answer)
-                for show in held:
-                    with contextlib.suppress(Exception):
-                        show()
-                if dropped and say is not None:
-                    with contextlib.suppress(Exception):
-                        say(dropped)
+            if _asking:
+                return
+            held, (dropped, say) = list(_held), _dropped
+            _held.clear()
+            _dropped[:] = [0, None]
+            # (a display that fails to print must not lose the person's answer)
+            for show in held:
+                with contextlib.suppress(Exception):
+                    show()
+            if dropped and say is not None:
+                with contextlib.suppress(Exception):
+                    say(dropped)
+
+
+@contextlib.contextmanager
+def asking(question: Question | None = None) -> Iterator[Question]:
+    """Within: a person is being asked ``question`` on the terminal (a new one by
+    default). Prints made through :func:`unless_asking` meanwhile wait, and are made, in
+    order, when it ends (here, or earlier by ``question.end()``)."""
+    question = question or Question()
+    question.begin()
+    try:
+        yield question
+    finally:
+        question.end()
 
 
 def unless_asking(

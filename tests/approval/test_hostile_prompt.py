@@ -208,3 +208,38 @@ async def test_nothing_is_displayed_under_a_question_until_it_is_answered() -> N
     shown = screen.getvalue()
     assert "staging" in shown  # shown once the question was answered, after it
     assert shown.index("staging") > shown.index('"env": "prod"')
+
+
+async def test_a_question_the_run_stopped_waiting_for_says_so_and_frees_the_display() -> None:
+    import os
+
+    from rich.console import Console
+
+    from loopwright.approval import human_approver
+
+    ran.clear()
+    r, w = os.pipe()  # an input nobody answers (yet)
+    answers = os.fdopen(r)
+    screen = io.StringIO()
+    out = Console(file=screen, width=200, color_system=None, force_terminal=False)
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("bash", {"cmd": "ls"})])
+    try:
+        with lw.console_display(out):
+            state = await lw.run(
+                lw.react(tools=[bash]),
+                "go",
+                model=model,
+                db=False,
+                approval=human_approver(input=answers, output=screen),
+                limits=[lw.time_limit(0.5)],
+            )
+        assert state.completed == "limit" and ran == []
+        shown = screen.getvalue()
+        # the person is told the question is void, and the display shows the rest
+        assert "the question was withdrawn" in shown
+        assert shown.index("withdrawn") > shown.index("Approve?")
+        assert "■" in shown[shown.index("withdrawn") :]  # the limit, shown after
+    finally:
+        os.write(w, b"y\n")  # (the reader thread, still waiting, ends: its answer is void)
+        os.close(w)
+    assert ran == []

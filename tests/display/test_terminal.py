@@ -80,3 +80,21 @@ def test_prints_wait_while_a_person_is_asked_and_are_bounded() -> None:
     assert printed == [-1, *range(MAX_HELD)] and said == [5]  # in order; the rest counted
     unless_asking(lambda: printed.append(-2))
     assert printed[-1] == -2
+
+
+def test_a_question_ended_from_outside_frees_the_prints_once() -> None:
+    from loopwright._terminal import Question, asking, unless_asking
+
+    printed: list[str] = []
+    question = Question()
+    with asking(question):
+        unless_asking(lambda: printed.append("held"))
+        question.end()  # withdrawn (the task waiting for the answer was cancelled)
+        assert printed == ["held"] and not question.open
+        unless_asking(lambda: printed.append("now"))
+        assert printed == ["held", "now"]
+    late = Question()
+    late.end()  # withdrawn before it was asked: it never holds anything
+    with asking(late):
+        unless_asking(lambda: printed.append("free"))
+    assert printed[-1] == "free"

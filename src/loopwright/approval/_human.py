@@ -14,13 +14,14 @@ under the question and pass for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import asking, json_text, one_line, visible
+from .._terminal import Question, asking, json_text, one_line, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
@@ -47,6 +48,7 @@ _ANSWERS: dict[str, ApprovalDecision] = {
     "defer": "defer",
 }
 _CONTEXT_CHARS = 400
+_WITHDRAWN = "the question was withdrawn: the run stopped waiting for the answer"
 _NAME_CHARS = 200  # of a call's id or tool name, shown on the header's line
 
 # one question at a time on a terminal, whatever the event loop or thread asking
@@ -77,7 +79,11 @@ def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
 
 
 def _ask(
-    call: ToolCall, messages: Sequence[ChatMessage], input: TextIO, output: TextIO
+    call: ToolCall,
+    messages: Sequence[ChatMessage],
+    input: TextIO,
+    output: TextIO,
+    question: Question,
 ) -> Approval:
     def prompt(text: str) -> str:
         output.write(text)
@@ -87,7 +93,10 @@ def _ask(
             raise _Closed
         return line.strip()
 
-    with _terminal, asking():  # (the displays hold their lines until it is answered)
+    # (the displays hold their lines until it is answered, or withdrawn)
+    with _terminal, asking(question):
+        if not question.open:  # withdrawn while it waited for the terminal
+            return Approval(decision="reject", explanation=_WITHDRAWN, approver="human")
         output.write(_describe(call, messages))
         try:
             while True:
@@ -169,7 +178,16 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
             )
         # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
         # readline after a time limit fired, kept the program from exiting
-        approval: Approval = await run_in_thread(_ask, call, messages, answers, shown)
+        question = Question()
+        try:
+            approval: Approval = await run_in_thread(_ask, call, messages, answers, shown, question)
+        except BaseException:  # cancelled (a time limit, Ctrl-C): the question is void
+            if question.open:
+                with contextlib.suppress(Exception):
+                    shown.write(f"\n({_WITHDRAWN}: an answer to it is ignored)\n")
+                    shown.flush()
+            question.end()  # (the displays print again; the thread reads on, unheard)
+            raise
         return approval
 
     return recorded("human", human)
