@@ -5,55 +5,225 @@ error bodies are untrusted: printed raw, an escape sequence can recolour or hide
 (``ESC[8m`` conceals what follows), move the cursor, set the window title or a
 hyperlink, ``\\r`` can overwrite a line, and bidi overrides (U+202E) can show a command
 in another order than it runs. A lone surrogate (``"\\ud800"``) cannot be encoded and
-makes printing fail.
+makes printing fail. And a terminal shows some characters as nothing at all (a
+zero-width space, a word joiner, the tag characters U+E0000-E007F, which can spell a
+whole instruction to a model, unseen), so a value can hold what no one sees.
 
 :func:`visible` makes every such character visible as an escape (``\\x1b``, ``\\r``,
-``\\u202e``), so nothing is lost and nothing acts on the terminal: once ESC is shown as
-``\\x1b``, the rest of its sequence is plain text. Line feeds and tabs are kept.
-:func:`json_text` dumps JSON that is terminal-safe and still valid JSON. Neither makes
+``\\u202e``, ``\\u200b``), so nothing is lost and nothing acts on the terminal or hides:
+once ESC is shown as ``\\x1b``, the rest of its sequence is plain text. Line feeds and
+tabs are kept, and the joiners and variation selectors an emoji needs.
+:func:`one_line` also escapes those, and bounds the text: for a value shown inside a
+line of a program's own (a call's id or tool name on a prompt), which must not be able
+to end that line and forge the next.
+:func:`as_typed` shows a value a person types back (a call's id) so that two that
+differ look different: as it is when plain ASCII, else as a JSON string.
+:func:`asking` marks the time a person is asked a question on the terminal (the human
+approver's); the displays print through :func:`unless_asking`, which holds their lines
+until the question is answered: a line printed under the question (a parallel call's
+result, a subagent's streamed text) could pass for the question's own lines, a fake
+call to approve below the real one.
+:func:`json_text` dumps JSON that is terminal-safe and still valid JSON, every character
+of it seen (the joiners escaped too: it shows what a tool is given). None makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["json_text", "visible"]
+__all__ = ["Question", "as_typed", "asking", "json_text", "one_line", "unless_asking", "visible"]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
 # surrogates, which only occur unpaired in a str
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_ACTING = [
+    *range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+    *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000),
+]  # fmt: skip
+# characters a terminal shows as nothing (Unicode's default-ignorable code points, the
+# line and paragraph separators): hidden text (tag characters can spell a whole
+# instruction to a model, unseen), an id that looks like another
+_HIDDEN = [
+    0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x200B,
+    0x2028, 0x2029, *range(0x2060, 0x2066), *range(0x206A, 0x2070), 0x3164, 0xFEFF,
+    0xFFA0, *range(0xFFF0, 0xFFF9), *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B),
+    *range(0xE0000, 0xE1000),
+]  # fmt: skip
+# the joiners and variation selectors: invisible too, but an emoji or a word of some
+# scripts needs them, so prose keeps them; an argument, an id or a name does not
+_JOINERS = [0x200C, 0x200D, *range(0xFE00, 0xFE10)]
 _NAMED = {"\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\x08": "\\b"}
 
 
 def _escape(code: int) -> str:
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return _NAMED.get(chr(code)) or f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-_CODES = [
-    *range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
-    *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000),
-]  # fmt: skip
+def _json_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # (JSON writes it as a surrogate pair)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+def _class(codes: list[int]) -> re.Pattern[str]:
+    """A regex matching any of ``codes`` (as ranges of consecutive code points)."""
+    parts, codes = [], sorted(codes)
+    first = last = codes[0]
+    for code in [*codes[1:], -1]:
+        if code == last + 1:
+            last = code
+            continue
+        parts.append(re.escape(chr(first)) + (f"-{re.escape(chr(last))}" if last > first else ""))
+        first = last = code
+    return re.compile(f"[{''.join(parts)}]")
+
+
 # str.translate: one pass in C, whatever the text holds
-_SHOWN = {code: _NAMED.get(chr(code)) or _escape(code) for code in _CODES}
-_JSON = {code: f"\\u{code:04x}" for code in _CODES}
+_PROSE = [*_ACTING, *_HIDDEN]
+_EXACT = [*_PROSE, *_JOINERS]
+_UNSAFE = _class(_PROSE)
+_SHOWN = {code: _escape(code) for code in _PROSE}
+_JSON = {code: _json_escape(code) for code in _EXACT}
+_EXACT_UNSAFE = _class(_EXACT)
+_LINE = {**{code: _escape(code) for code in _EXACT}, ord("\n"): "\\n", ord("\t"): "\\t"}
 
 
 def visible(text: str) -> str:
-    """``text`` with every character that acts on a terminal (or cannot be encoded)
-    shown as an escape: ``"a\\x1b[8mb"`` becomes ``a\\x1b[8mb`` as six plain
-    characters. ``\\n`` and ``\\t`` are kept. Linear in the length of ``text``."""
+    """``text`` with every character that acts on a terminal (or cannot be encoded),
+    or that it shows as nothing, shown as an escape: ``"a\\x1b[8mb"`` becomes
+    ``a\\x1b[8mb`` as six plain characters, a zero-width space ``\\u200b``, a tag
+    character ``\\U000e0041``. ``\\n`` and ``\\t`` are kept, and the joiners and
+    variation selectors prose needs (an emoji's). Linear in the length of ``text``."""
     return text.translate(_SHOWN) if _UNSAFE.search(text) else text
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as :func:`visible` shows it, with ``\\n``, ``\\t``, the joiners and the
+    variation selectors escaped too: one line, every character seen, whatever it
+    holds. Past ``limit`` characters (of ``text``), its middle is cut and the line says
+    how many characters were not shown (both ends stay: two ids differing only at one
+    end still look different)."""
+    if limit is None or len(text) <= limit:
+        plain = "\n" not in text and "\t" not in text and not _EXACT_UNSAFE.search(text)
+        return text if plain else text.translate(_LINE)
+    head = max(1, limit * 3 // 4)
+    tail = max(1, limit - head)
+    cut = len(text) - head - tail
+    middle = f"[... {cut:,} characters not shown ...]"
+    return text[:head].translate(_LINE) + middle + text[-tail:].translate(_LINE)
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.,:;@/+=~%#-]+")
+
+
+def as_typed(text: str, limit: int = 200) -> str:
+    """``text`` as a person reads it to type it back: as it is when it is plain ASCII
+    (letters, digits, ``_.,:;@/+=~%#-``), else as a JSON string with every other
+    character escaped (``"call 1"``, ``"d\\u0435ploy"``: a space, a lookalike letter, a
+    joiner all show). Past ``limit`` characters its middle is cut, saying so."""
+    if len(text) <= limit:
+        return text if _PLAIN.fullmatch(text) else json.dumps(text)
+    head = max(1, limit * 3 // 4)
+    tail = max(1, limit - head)
+    cut = f"[... {len(text) - head - tail:,} characters not shown ...]"
+    return json.dumps(text[:head])[:-1] + cut + json.dumps(text[-tail:])[1:]
 
 
 def json_text(value: Any, **kwargs: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, **kwargs)``, with the characters
-    :func:`visible` escapes written as ``\\uXXXX`` (JSON escapes the C0 controls
-    itself): valid JSON that reads back to the same value, safe to print."""
+    :func:`visible` escapes, and the joiners and variation selectors, written as
+    ``\\uXXXX`` (JSON escapes the C0 controls itself): valid JSON that reads back to the
+    same value, safe to print, every character of it seen (what a tool is given)."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)
-    return text.translate(_JSON) if _UNSAFE.search(text) else text
+    return text.translate(_JSON) if _EXACT_UNSAFE.search(text) else text
+
+
+MAX_HELD = 2_000
+"""The most prints held while a person is asked (the rest are dropped, and counted)."""
+
+_state = threading.Lock()
+_asking = 0
+_held: list[Callable[[], None]] = []
+_dropped: list[Any] = [0, None]  # how many were dropped, and who says so
+
+
+class Question:
+    """A question asked on the terminal (:func:`asking`): open from :meth:`begin` to
+    :meth:`end`. Either side may end it (the thread reading the answer, or the task
+    waiting for it, when it is cancelled), once."""
+
+    def __init__(self) -> None:
+        self._state = "new"
+
+    @property
+    def open(self) -> bool:
+        """Whether the question is on the screen, unanswered."""
+        return self._state == "open"
+
+    def begin(self) -> None:
+        """The question is on the screen: prints through :func:`unless_asking` wait."""
+        global _asking
+        with _state:
+            if self._state == "new":
+                self._state = "open"
+                _asking += 1
+
+    def end(self) -> None:
+        """The question is answered or withdrawn: the prints held are made, in order,
+        once no question is open. (Ending one never begun keeps it from beginning.)"""
+        global _asking
+        with _state:
+            was, self._state = self._state, "ended"
+            if was != "open":
+                return
+            _asking -= 1
+            if _asking:
+                return
+            held, (dropped, say) = list(_held), _dropped
+            _held.clear()
+            _dropped[:] = [0, None]
+            # (a display that fails to print must not lose the person's answer)
+            for show in held:
+                with contextlib.suppress(Exception):
+                    show()
+            if dropped and say is not None:
+                with contextlib.suppress(Exception):
+                    say(dropped)
+
+
+@contextlib.contextmanager
+def asking(question: Question | None = None) -> Iterator[Question]:
+    """Within: a person is being asked ``question`` on the terminal (a new one by
+    default). Prints made through :func:`unless_asking` meanwhile wait, and are made, in
+    order, when it ends (here, or earlier by ``question.end()``)."""
+    question = question or Question()
+    question.begin()
+    try:
+        yield question
+    finally:
+        question.end()
+
+
+def unless_asking(
+    show: Callable[[], None], *, dropped: Callable[[int], None] | None = None
+) -> None:
+    """Call ``show`` (it prints) now, or, while a person is asked a question
+    (:func:`asking`), once the question ends. At most :data:`MAX_HELD` wait; past that
+    they are dropped, and ``dropped(count)`` is called at the end to say so."""
+    with _state:
+        if not _asking:
+            show()
+        elif len(_held) < MAX_HELD:
+            _held.append(show)
+        else:
+            _dropped[0] += 1
+            _dropped[1] = dropped

@@ -353,10 +353,11 @@ async def test_an_interrupted_continuation_gives_its_decisions_to_the_next(tmp_p
     db = tmp_path / "runs.db"
     run_id = await _waiting_run(db, ("deploy", {"env": "prod"}))
     lw.approve(run_id, all=True, db=db)
-    assert callable(continuation_approver(run_id, "defer", db, waiting=True))  # taken
+    taken = continuation_approver(run_id, "defer", db, waiting=True, unanswered=["c0"])
+    assert callable(taken)
     with pytest.raises(lw.ApprovalRefused, match="being continued"):
         lw.approve(run_id, approve=["c0"], db=db)  # (claimed: its row says running)
-    again = continuation_approver(run_id, "defer", db, waiting=False)  # (it died)
+    again = continuation_approver(run_id, "defer", db, waiting=False, unanswered=["c0"])  # (died)
     assert callable(again)
     call = lw.ToolCall(id="c0", function="deploy", arguments={"env": "prod"})
     assert (await again(call, [])).decision == "approve"
@@ -394,7 +395,9 @@ async def test_a_hostile_call_id_and_explanation_are_shown_visible(tmp_path: Pat
     shown = cli("runs", "approve", state.run_id or "", "--db", str(db), cwd=tmp_path)
     assert shown.code == 0, shown.err
     assert "\x1b" not in shown.out and "\r" not in shown.out and "\u202e" not in shown.out
-    assert "c\\x1b[2J\\x1b]8;;http://evil\\x07" in shown.out and "looks fine\\x1b[8m" in shown.out
+    # (an id shown as a JSON string: it is not plain, and a person types it back)
+    assert '"c\\u001b[2J\\u001b]8;;http://evil\\u0007"' in shown.out
+    assert "looks fine\\x1b[8m" in shown.out
     approved = cli("runs", "approve", state.run_id or "", "--all", "--db", str(db), cwd=tmp_path)
     assert approved.code == 0 and "\x1b" not in approved.out + approved.err
 

@@ -179,7 +179,9 @@ async def test_untrusted_text_reaches_the_terminal_escaped_never_as_markup() -> 
     text = buffer.getvalue()
     assert_terminal_safe(text)
     assert text.count("ok\\x1b[8mhidden\\x1b]0;title\\x07 \\r\\x9b31m \\u202eevil\\u2066") == 6
-    assert text.count("[bold red]x[/] :warning:") == 6  # as written: not markup, no emoji
+    # (7: the call's argument too, as JSON, its \r not taken for the end of its line)
+    assert '→ echo(text="ok\\u001b[8mhidden\\u001b]0;title\\u0007 \\r\\u009b31m' in text
+    assert text.count("[bold red]x[/] :warning:") == 7  # as written: not markup, no emoji
     assert "← echo: ok\\x1b[8m" in text and "✗ model error: ModelAPIError: ok\\x1b" in text
 
 
@@ -215,3 +217,16 @@ async def test_a_logged_traceback_is_one_line_unless_asked_for() -> None:
         text = buffer.getvalue()
         assert "it failed (ValueError: deep down)" in text or tracebacks
         assert ("Traceback (most recent call last)" in text) == tracebacks
+
+
+def test_a_carriage_return_or_separator_in_long_text_is_shown_not_made_a_line_break() -> None:
+    # the first lines of a long text are kept: their \r, \x1c or U+2028 are shown as
+    # escapes, as in a short text, not turned into line breaks that split what is shown
+    text = "ok\rrm -rf ~\x1cz\u2028w\n" * 20
+    out, buffer = console()
+    display = lw.console_display(out, max_chars=10_000)
+    display(lw.InfoEvent(data=text))
+    shown = buffer.getvalue()
+    assert shown.count("\n") == 8  # the 8 lines kept, each on one line
+    assert shown.splitlines()[0] == "• ok\\rrm -rf ~\\x1cz\\u2028w"
+    assert abbreviate("a\rb\nc\nd", 100, max_lines=1) == "a\rb … (+3 chars)"

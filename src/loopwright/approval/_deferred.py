@@ -7,10 +7,12 @@ keeps it as pending. A person records a decision later, from any process
 asked about again through :func:`with_decisions`: the policy in force then is asked
 first (a call it would deny is denied, whatever the person said), and a call it defers,
 or approves, gets the person's decision, if that decision was made for the call's
-current arguments (:func:`~loopwright.tools.arguments_hash`). A call that was pending
-without a decision, or whose decision was made for other arguments, is deferred again;
-so is, when the run continues with no policy in force, a call of the interrupted step
-that no one was asked about (one after a deferred call).
+current arguments (:func:`~loopwright.tools.arguments_hash`). A decision is about one
+call: it is spent on the first call with its id the continued run asks about, so a model
+that repeats the call (same id, same arguments) in a later step gets no approval from it.
+A call that was pending without a decision, or whose decision was made for other
+arguments, is deferred again; so is, when the run continues with no policy in force, a
+call of the interrupted step that no one was asked about (one after a deferred call).
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ def with_decisions(
     without a decision) are deferred again unless the policy denies them (see the
     module's docstring). ``unasked``: ids of calls of the step the run stopped in that
     no one was asked about (those after a deferred one); with no ``policy`` in force,
-    such a call is deferred, never approved unseen."""
+    such a call is deferred, never approved unseen. Each decision answers one call,
+    the first with its id asked about; a later call with that id (a model repeating it)
+    is asked about as any other."""
+    spent: set[str] = set()
 
     async def decide(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
         asked = (
@@ -97,7 +102,9 @@ def with_decisions(
             if policy is not None
             else Approval(decision="approve", approver="none")
         )
-        decided = decisions.get(call.id)
+        decided = None if call.id in spent else decisions.get(call.id)
+        if decided is not None:
+            spent.add(call.id)  # (whatever it answers now: one decision, one call)
         if asked.decision in ("reject", "terminate", "escalate"):
             return asked  # the policy in force denies it: a person's approval is not enough
         if decided is None:

@@ -3,20 +3,25 @@
 What the person is shown comes from the model, so it must not be able to deceive them:
 the arguments are shown as JSON with every control character, bidi override and lone
 surrogate escaped (:func:`~loopwright._terminal.json_text`: exactly what will run, a
-conceal sequence shown as ``\\u001b[8m``), and the model's text before the call with
+conceal sequence shown as ``\\u001b[8m``), the call's id and tool name on the header's
+line with line breaks escaped too, and bounded (:func:`~loopwright._terminal.one_line`),
+and the model's text before the call with
 the same characters made visible and every line quoted (``| ``), so it cannot pass for
-the prompt's own lines.
+the prompt's own lines. While the person is asked, the displays hold what they print
+(:func:`~loopwright._terminal.asking`): nothing another call or run shows can appear
+under the question and pass for it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import json_text, visible
+from .._terminal import Question, asking, json_text, one_line, visible
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
@@ -43,6 +48,8 @@ _ANSWERS: dict[str, ApprovalDecision] = {
     "defer": "defer",
 }
 _CONTEXT_CHARS = 400
+_WITHDRAWN = "the question was withdrawn: the run stopped waiting for the answer"
+_NAME_CHARS = 200  # of a call's id or tool name, shown on the header's line
 
 # one question at a time on a terminal, whatever the event loop or thread asking
 _terminal = threading.Lock()
@@ -53,8 +60,10 @@ class _Closed(Exception):
 
 
 def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
-    name = visible(call.function)
-    lines = ["", f"--- tool call needs approval: {name} (id {visible(call.id)}) ---"]
+    # (on the prompt's own lines: a line break in them would forge the next line)
+    name = one_line(call.function, _NAME_CHARS)
+    call_id = one_line(call.id, _NAME_CHARS)
+    lines = ["", f"--- tool call needs approval: {name} (id {call_id}) ---"]
     said = next(
         (m.content for m in reversed(messages) if isinstance(m, AssistantMessage)), ""
     ).strip()
@@ -63,14 +72,18 @@ def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
         lines.append("the model said:")
         lines.extend(f"  | {line}" for line in visible(short).split("\n"))
     if call.parse_error:
-        lines.append(f"arguments could not be parsed: {visible(call.parse_error)}")
+        lines.append(f"arguments could not be parsed: {one_line(call.parse_error, 400)}")
     lines.append(f"arguments of {name}:")
     lines.append(json_text(call.arguments, indent=2, default=str))
     return "\n".join(lines) + "\n"
 
 
 def _ask(
-    call: ToolCall, messages: Sequence[ChatMessage], input: TextIO, output: TextIO
+    call: ToolCall,
+    messages: Sequence[ChatMessage],
+    input: TextIO,
+    output: TextIO,
+    question: Question,
 ) -> Approval:
     def prompt(text: str) -> str:
         output.write(text)
@@ -80,7 +93,10 @@ def _ask(
             raise _Closed
         return line.strip()
 
-    with _terminal:
+    # (the displays hold their lines until it is answered, or withdrawn)
+    with _terminal, asking(question):
+        if not question.open:  # withdrawn while it waited for the terminal
+            return Approval(decision="reject", explanation=_WITHDRAWN, approver="human")
         output.write(_describe(call, messages))
         try:
             while True:
@@ -142,7 +158,8 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     defer (the run stops and waits for a decision made later: ``loopwright runs approve``).
     Questions are asked one at a time; the terminal is read in a worker thread, so the
     event loop keeps running. If the input ends before an answer, the call is rejected
-    (an answer given stands when the input ends at the optional reason).
+    (an answer given stands when the input ends at the optional reason); so is it when
+    there is no input or output to ask on (``sys.stdin`` or ``sys.stderr`` closed).
 
     Args:
         input: Where answers are read (default ``sys.stdin`` at the time of asking).
@@ -151,11 +168,26 @@ def human_approver(*, input: TextIO | None = None, output: TextIO | None = None)
     """
 
     async def human(call: ToolCall, messages: Sequence[ChatMessage]) -> Approval:
+        answers, shown = input or sys.stdin, output or sys.stderr
+        if answers is None or shown is None:  # (closed: Python sets sys.stdin to None)
+            missing = "stdin" if answers is None else "stderr"
+            return Approval(
+                decision="reject",
+                explanation=f"no human reviewer could be asked (no {missing}: it is closed)",
+                approver="human",
+            )
         # a daemon thread of our own: asyncio.to_thread's executor thread, blocked in
         # readline after a time limit fired, kept the program from exiting
-        approval: Approval = await run_in_thread(
-            _ask, call, messages, input or sys.stdin, output or sys.stderr
-        )
+        question = Question()
+        try:
+            approval: Approval = await run_in_thread(_ask, call, messages, answers, shown, question)
+        except BaseException:  # cancelled (a time limit, Ctrl-C): the question is void
+            if question.open:
+                with contextlib.suppress(Exception):
+                    shown.write(f"\n({_WITHDRAWN}: an answer to it is ignored)\n")
+                    shown.flush()
+            question.end()  # (the displays print again; the thread reads on, unheard)
+            raise
         return approval
 
     return recorded("human", human)

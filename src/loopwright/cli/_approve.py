@@ -3,8 +3,11 @@
 What the person is shown came from a model: the tool's name, the call id, the
 arguments, even the policy's explanation (a rule may quote them). Each is made
 visible (:func:`~loopwright._terminal.visible` / ``json_text``: no escape sequence,
-``\\r`` or bidi override acts on the terminal) and bounded (a huge argument is cut in
-the middle, with how much was cut said), so a hostile call cannot hide what it does.
+``\\r`` or bidi override acts on the terminal, no invisible character hides) and
+bounded (a huge argument is cut in the middle, with how much was cut said), so a
+hostile call cannot hide what it does. A call id, which the person types back, is
+shown by :func:`~loopwright._terminal.as_typed`: as it is when plain ASCII, else as a
+JSON string, so two ids that differ (by a space, a lookalike letter) look different.
 The arguments' hash is shown in full: it is what the decision is recorded for.
 """
 
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import json_text, visible
+from .._terminal import as_typed, json_text, one_line, visible
 from ._options import EXIT_OK, db_option, json_option
 from ._views import console, line, reading, short
 
@@ -46,8 +49,8 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
         out.print(
             line(
                 ("call ", "bold"),
-                (short(c.call_id, 80), "bold"),
-                f"  tool {short(c.call.function, 80)}",
+                (as_typed(c.call_id), "bold"),  # (typed back: shown so ids that differ look so)
+                f"  tool {one_line(c.call.function, 120)}",
                 f"  deferred by {short(c.approver or '?', 60)}",
             )
         )
@@ -174,7 +177,7 @@ def approve_command(
     for c in decided:
         verb = "rejected" if c.call_id in rejected else "approved"
         click.echo(
-            f"{verb} call {short(c.call_id, 80)} ({short(c.call.function, 80)}), "
+            f"{verb} call {as_typed(c.call_id)} ({one_line(c.call.function, 120)}), "
             f"arguments hash {visible(c.arguments_hash[:16])}",
             err=continue_,  # (with --continue, stdout is the continued run's)
         )

@@ -48,12 +48,13 @@ class StreamingDisplay(ConsoleDisplay):
                 self._kind = type(delta)
                 self._end_text()  # a thought and the answer are never run into one line
             if self._terminal:
-                self.console.print(Text(text, style=style), end="", soft_wrap=True)
+                shown = Text(text, style=style)
+                self._show(lambda: self.console.print(shown, end="", soft_wrap=True))
                 self._open = text.rsplit("\n", 1)[-1]
                 return
             *lines, self._open = (self._open + text).split("\n")
-            for line in lines:
-                self.console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+            if lines:
+                self._show(lambda: self._print([Text(line, style=style) for line in lines]))
 
     def _end_text(self) -> None:
         """End the streamed text's last line."""
@@ -61,9 +62,10 @@ class StreamingDisplay(ConsoleDisplay):
 
         if self._open:
             if self._terminal:
-                self.console.print()
+                self._show(self.console.print)
             else:  # as Text: never read as rich markup
-                self.console.print(Text(self._open), soft_wrap=True, highlight=False)
+                shown = [Text(self._open)]
+                self._show(lambda: self._print(shown))
         self._open = ""
 
     def _render(self, ev: Event) -> list[Any]:

@@ -3,7 +3,9 @@
 Everything shown comes from models, tools and sandboxes, so it is untrusted: each text
 is cut to a bound, then its control characters (escape sequences, ``\\r``, bidi
 overrides, lone surrogates) are made visible (:func:`loopwright._terminal.visible`), and
-it is printed as ``rich.text.Text``, never read as rich markup.
+it is printed as ``rich.text.Text``, never read as rich markup. While a person is asked
+a question on the terminal (the human approver), what it prints waits until the answer
+(:func:`loopwright._terminal.unless_asking`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .._terminal import visible
+from .._terminal import unless_asking, visible
 from ..transcripts import (
     ApprovalEvent,
     ErrorEvent,
@@ -34,6 +36,7 @@ from ..transcripts import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from contextlib import AbstractContextManager
 
     from rich.console import Console
@@ -44,9 +47,11 @@ __all__ = ["ConsoleDisplay", "abbreviate", "console_display"]
 
 def abbreviate(text: str, limit: int, *, max_lines: int = 8) -> str:
     """``text`` cut to at most ``limit`` characters and ``max_lines`` lines, saying how
-    much was left out."""
+    much was left out. Lines end at ``\\n`` only: a ``\\r`` or another separator
+    ``str.splitlines`` knows stays as it is, for :func:`~loopwright._terminal.visible`
+    to show (a line break made of it would split what is shown)."""
     text = text.strip()
-    lines = text.splitlines()
+    lines = text.split("\n")
     cut = 0
     if len(lines) > max_lines:
         cut = len("\n".join(lines[max_lines:]))
@@ -139,9 +144,26 @@ class ConsoleDisplay:
             depth = self._depth.get(event.span_id, 0) if event.span_id else 0
             if isinstance(event, (ToolEvent, SubtaskEvent, SpanBegin)):
                 self._depth.setdefault(event.id, depth + 1)
-            for line in self._render(event):
+            lines = self._render(event)
+            for line in lines:
                 line.pad_left(2 * depth)
-                self.console.print(line, soft_wrap=True, highlight=False)
+            if lines:
+                self._show(lambda: self._print(lines))
+
+    def _print(self, lines: list[Text]) -> None:
+        for line in lines:
+            self.console.print(line, soft_wrap=True, highlight=False)
+
+    def _show(self, show: Callable[[], None]) -> None:
+        """Call ``show`` (it prints) now, or once a person asked a question on the
+        terminal (the human approver) has answered: a line printed under the question
+        could pass for its own."""
+        unless_asking(show, dropped=self._dropped)
+
+    def _dropped(self, count: int) -> None:
+        self.console.print(
+            self._text((f"[{count:,} display lines not shown while a person was asked]", "dim"))
+        )
 
     def _text(self, *parts: tuple[str, str] | str) -> Text:
         from rich.text import Text

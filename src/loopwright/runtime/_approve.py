@@ -149,11 +149,15 @@ def continuation_approver(
     :func:`~loopwright.log._approvals.claim_decisions`; ``waiting``: the run was seen
     waiting, its row is now ``running`` here); ``policy`` itself when the run deferred
     no call. ``unanswered``: the ids of the calls of the step it stopped in that have
-    no recorded result (without a policy, those never shown to a person wait again)."""
+    no recorded result: the decisions apply to those only (without a policy, those never
+    shown to a person wait again)."""
     from ..approval import get_approval_policy, with_decisions
 
     checked = get_approval_policy(policy)  # (a mistake is refused before the claim)
     decisions, still = claim_decisions(resolve_db(db), run_id, waiting=waiting)
+    # a decision is about a call of the step the run stopped in; one applied in an
+    # earlier continuation (its call ran) approves nothing now, even a repeat of it
+    decisions = {k: v for k, v in decisions.items() if k in unanswered}
     if not decisions and not still:
         return policy
     return with_decisions(checked, decisions, still, unasked=unanswered)
