@@ -19,7 +19,7 @@ from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
 from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
-from .._redact import redact
+from .._redact import redact, redact_url
 
 __all__ = [
     "RETRYABLE_STATUS",
@@ -174,7 +174,15 @@ def status_error(
     retry = retry and not invalid
     retry_after = parse_retry_after(headers) if retry else None
     detail = _shown(error_message(error), secrets)
-    if status in (401, 403):
+    location = (headers or {}).get("location")
+    if 300 <= status < 400:
+        where = f" to {_shown(redact_url(location), secrets)}" if location else ""
+        hint = (
+            f"the server redirects{where}; redirects are not followed, as they would "
+            "carry the request's headers and the conversation elsewhere: set base_url to "
+            "where it points, if you trust it"
+        )
+    elif status in (401, 403):
         hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
     elif status == 404:
         hint = "check the model name and the base URL"

@@ -46,12 +46,16 @@ class PerLoopClients(Generic[C]):
     (``Model`` retries, with its own policy and accounting) and a plain HTTP client from
     ``http_client()``: the SDK's default one closes itself at garbage collection by
     scheduling a task on whatever loop runs then, which fails noisily once a loop ended.
+    That HTTP client follows no redirect (the SDKs' follows them): httpx drops only the
+    ``Authorization`` header on the way to another host, so the extra headers (an
+    ``api-key`` header, say) and the conversation would go with it. A redirect is an
+    HTTP error that names where it points (:func:`._http_errors.status_error`).
     """
 
     def __init__(
         self,
         make: Callable[..., C],
-        http_client: Callable[[], Any],
+        http_client: Callable[..., Any],
         *,
         api_key: str,
         base_url: str,
@@ -74,7 +78,8 @@ class PerLoopClients(Generic[C]):
         client = self._clients.get(loop)
         if client is None:
             kwargs = dict(self._kwargs)
-            kwargs.setdefault("http_client", self._http_client())
+            if "http_client" not in kwargs:
+                kwargs["http_client"] = self._http_client(follow_redirects=False)
             client = self._clients[loop] = self._make(**kwargs)
         return client
 

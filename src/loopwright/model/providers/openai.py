@@ -47,7 +47,9 @@ overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
 A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
-UTF-8 is a retryable :class:`~loopwright.ModelAPIError`.
+UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. Redirects are not followed (they
+would carry the extra headers and the conversation to wherever they point): a 3xx is an
+error naming its target.
 
 An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
 form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
