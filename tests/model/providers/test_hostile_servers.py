@@ -9,7 +9,19 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.model._stream import stream_to
 
+from .sse_server import (
+    OPENAI_DONE,
+    SSEServer,
+    Stream,
+    anthropic_end,
+    anthropic_event,
+    anthropic_start,
+    anthropic_text_block,
+    openai_delta,
+    openai_text_stream,
+)
 from .wire_server import Reply, WireServer, anthropic_reply, openai_reply
 
 pytest.importorskip("openai", reason="the openai SDK is not installed (loopwright[openai])")
@@ -64,3 +76,69 @@ async def test_a_redirect_to_another_host_is_not_followed(
         assert f"HTTP {status}" in message and "redirects to " + elsewhere.url in message
         assert not info.value.retryable
         assert HEADER_SECRET not in message
+
+
+# --- streams of the wrong shape ----------------------------------------------------------
+
+BAD_CHUNKS = {
+    "a tool call id that is a number": [
+        openai_delta(tool_calls=[{"index": 0, "id": 123, "function": {"name": "f"}}]),
+        openai_delta(finish="tool_calls"),
+    ],
+    "arguments that are an object": [
+        openai_delta(
+            tool_calls=[{"index": 0, "id": "c1", "function": {"name": "f", "arguments": {"a": 1}}}]
+        ),
+        openai_delta(finish="tool_calls"),
+    ],
+    "choices that are a number": [
+        b'data: {"choices": 5}\n\n',
+        openai_delta(finish="stop"),
+    ],
+    "tool calls that are a number": [openai_delta(tool_calls=5), openai_delta(finish="stop")],
+    "a finish reason that is a list": [openai_delta(finish=["stop"])],
+}
+
+
+@pytest.mark.parametrize("events", BAD_CHUNKS.values(), ids=BAD_CHUNKS.keys())
+async def test_an_openai_chunk_of_the_wrong_shape_is_a_retryable_error(
+    events: list[bytes],
+) -> None:
+    with SSEServer() as sse:
+        sse.push(Stream([*events, OPENAI_DONE]), Stream(openai_text_stream(["fine"])))
+        model = lw.get_model(
+            "openai/test-model",
+            base_url=sse.url + "/v1",
+            api_key="sk-test",
+            config=ONCE.merge(lw.GenerateConfig(max_retries=1, retry_wait=0.01)),
+        )
+        seen: list[Any] = []
+        with stream_to(seen.append):
+            out = await model.generate(HI)
+        assert out.text == "fine"  # the malformed stream was retried
+        assert len(sse.bodies) == 2
+
+
+BAD_EVENTS = {
+    "a delta for a block that never started": [
+        anthropic_start(),
+        anthropic_event("content_block_delta", index=5, delta={"type": "text_delta", "text": "x"}),
+        *anthropic_end(),
+    ],
+    "a block before the message started": [*anthropic_text_block(0, ["x"]), *anthropic_end()],
+}
+
+
+@pytest.mark.parametrize("events", BAD_EVENTS.values(), ids=BAD_EVENTS.keys())
+async def test_an_anthropic_event_out_of_place_is_a_retryable_error(events: list[bytes]) -> None:
+    with SSEServer() as sse:
+        good = [anthropic_start(), *anthropic_text_block(0, ["fine"]), *anthropic_end()]
+        sse.push(Stream(events), Stream(good))
+        model = lw.get_model(
+            "anthropic/claude-test", base_url=sse.url, api_key="sk-ant-test", config=ONCE
+        )
+        with pytest.raises(lw.ModelAPIError) as info, stream_to(lambda delta: None):
+            await model.generate(HI)
+        assert info.value.retryable and "malformed response" in str(info.value)
+        with stream_to(lambda delta: None):
+            assert (await model.generate(HI)).text == "fine"

@@ -22,6 +22,7 @@ from .._output import ModelOutput
 from .._redact import redact, redact_url
 
 __all__ = [
+    "MALFORMED",
     "RETRYABLE_STATUS",
     "error_message",
     "failure_cause",
@@ -211,13 +212,19 @@ def _shown(text: str, secrets: Sequence[str]) -> str:
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
 
 
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError, AssertionError)
+"""What reading a reply of the wrong shape raises, in a converter or in an SDK's stream
+accumulator (a field missing or of the wrong type, a block index out of range, an event
+before the message began): :func:`malformed_reply`, never the exception itself."""
+
+
 def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
     """The error for a reply the provider's converter could not read (a field missing,
-    null or of the wrong type): retryable, naming the model and what was wrong."""
+    null or of the wrong type): retryable, naming the model and what was wrong (and how
+    ``response`` began, unless it is None)."""
+    began = "" if response is None else f"; the reply began {str(response)[:200]}"
     return ModelAPIError(
-        f"{model}: malformed response ({type(error).__name__}: {error}); the reply began "
-        f"{str(response)[:200]}",
-        retryable=True,
+        f"{model}: malformed response ({type(error).__name__}: {error}){began}", retryable=True
     )
 
 

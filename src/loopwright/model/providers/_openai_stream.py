@@ -10,7 +10,7 @@ from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._stream import StreamDelta
-from ._http_errors import failure_cause, stream_broke
+from ._http_errors import MALFORMED, failure_cause, malformed_reply, stream_broke
 from ._openai_convert import ChunkAssembler
 
 if TYPE_CHECKING:
@@ -30,9 +30,10 @@ async def stream_chat(
     finish reason. The request is sent as ``generate`` sends it (a lone surrogate
     replaced, ``content: ""`` after a server rejects null), and its failures are
     translated the same way. A stream that ends before the finish reason, or whose
-    connection breaks, is a retryable :class:`ModelAPIError` (``Model`` decides whether
-    it may still be retried); tool calls are only built from the complete reply
-    (:class:`ChunkAssembler`)."""
+    connection breaks, or a chunk of the wrong shape (a tool call's id that is not a
+    string, ``choices`` that is not a list...), is a retryable :class:`ModelAPIError`
+    (``Model`` decides whether it may still be retried); tool calls are only built from
+    the complete reply (:class:`ChunkAssembler`)."""
     body, options = api._request(messages, tools, config)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
@@ -47,21 +48,24 @@ async def stream_chat(
             return
         raise failure from failure_cause(api._sdk, ex)
     assembler = ChunkAssembler()
+    chunk: object = None
     try:
         async for chunk in stream:
             for delta in assembler.add(chunk):
                 yield delta
+        output = assembler.output(tools, api.name)
     except Exception as ex:
         broke = stream_broke(api.name, ex, api.secrets())
         if broke is not None:
             raise broke from ex
         failure = api._failure(ex, config)
+        if failure is ex and isinstance(ex, MALFORMED):  # a chunk of the wrong shape
+            raise malformed_reply(api.name, chunk, ex) from ex
         if isinstance(failure, ModelOutput) or failure is ex:
             raise
         raise failure from failure_cause(api._sdk, ex)
     finally:
         await stream.close()
-    output = assembler.output(tools, api.name)
     if output is None:
         raise ModelAPIError(
             f"{api.name}: the stream ended before the reply was complete (no finish_reason)",

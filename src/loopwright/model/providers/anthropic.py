@@ -44,7 +44,13 @@ from .._output import ModelOutput
 from .._redact import credentials, split_credentials
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
 from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
-from ._http_errors import failure_cause, malformed_reply, sdk_failure, stream_broke
+from ._http_errors import (
+    MALFORMED,
+    failure_cause,
+    malformed_reply,
+    sdk_failure,
+    stream_broke,
+)
 from ._sdk_clients import PerLoopClients
 from ._wire_text import valid_body, valid_text
 
@@ -182,8 +188,9 @@ class AnthropicAPI(ModelAPI):
     ) -> AsyncIterator[StreamDelta | ModelOutput]:
         """The Messages API's event stream (the SDK's ``messages.stream``): text and
         thinking deltas as they come, the output from the final message once
-        ``message_stop`` arrived. A stream that ends before is a retryable
-        :class:`ModelAPIError`; tool calls come only from the final message."""
+        ``message_stop`` arrived. A stream that ends before, or an event the SDK cannot
+        place (a delta for a block that never started, before ``message_start``), is a
+        retryable :class:`ModelAPIError`; tool calls come only from the final message."""
         request, timeout = self._request(messages, tools, config)
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -225,6 +232,8 @@ class AnthropicAPI(ModelAPI):
             if isinstance(failure, ModelOutput):
                 yield failure
                 return
+            if failure is ex and isinstance(ex, MALFORMED):  # an event of the wrong shape
+                raise malformed_reply(self.name, None, ex) from ex
             if failure is ex:
                 raise
             raise failure from failure_cause(self._sdk, ex)
