@@ -4,6 +4,7 @@ another host."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -142,3 +143,49 @@ async def test_an_anthropic_event_out_of_place_is_a_retryable_error(events: list
         assert info.value.retryable and "malformed response" in str(info.value)
         with stream_to(lambda delta: None):
             assert (await model.generate(HI)).text == "fine"
+
+
+# --- usage that is no count --------------------------------------------------------------
+
+NO_COUNTS = {
+    "negative": "-1",
+    "infinite": "1e400",
+    "400 digits": "9" * 400,
+    "not whole": "2.5",
+    "not a number": '"many"',
+}
+
+
+@pytest.mark.parametrize("count", NO_COUNTS.values(), ids=NO_COUNTS.keys())
+async def test_a_token_count_that_is_no_count_makes_the_usage_unknown(count: str) -> None:
+    first = openai_reply("kept", usage={"prompt_tokens": 7, "completion_tokens": 3})
+    body = json.dumps(openai_reply("kept", usage={"prompt_tokens": 0, "completion_tokens": 3}))
+    body = body.replace('"prompt_tokens": 0', f'"prompt_tokens": {count}')
+    anthropic_body = json.dumps(anthropic_reply({"type": "text", "text": "kept"}))
+    anthropic_body = anthropic_body.replace('"input_tokens": 12', f'"input_tokens": {count}')
+    with WireServer() as wire:
+        wire.push(first, Reply(body), Reply(anthropic_body))
+        # a priced model: its cost is worked out from the usage
+        model = lw.get_model(
+            "openai/gpt-4o-mini", base_url=wire.url + "/v1", api_key="sk-t1234567", config=ONCE
+        )
+        assert (await model.generate(HI)).usage is not None
+        out = await model.generate(HI)
+        assert out.text == "kept" and out.usage is None
+        # the first call's usage stands, untouched by the second's
+        assert model.usage.input_tokens == 7 and model.usage.total_tokens == 10
+        out = await _anthropic(wire.url).generate(HI)
+        assert out.text == "kept" and out.usage is None
+
+
+@pytest.mark.parametrize("count", NO_COUNTS.values(), ids=NO_COUNTS.keys())
+async def test_a_streamed_token_count_that_is_no_count_makes_the_usage_unknown(
+    count: str,
+) -> None:
+    usage = f'data: {{"choices": [], "usage": {{"prompt_tokens": {count}}}}}\n\n'.encode()
+    with SSEServer() as sse:
+        sse.push(Stream([openai_delta(content="kept", finish="stop"), usage, OPENAI_DONE]))
+        seen: list[Any] = []
+        with stream_to(seen.append):
+            out = await _openai(sse.url).generate(HI)
+        assert out.text == "kept" and out.usage is None

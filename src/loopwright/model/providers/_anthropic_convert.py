@@ -8,6 +8,7 @@ from typing import Any
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput, StopReason, Usage
+from ._tokens import optional_count, token_count
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
@@ -121,20 +122,25 @@ def request_options(config: GenerateConfig, tools: Sequence[ToolInfo]) -> dict[s
 
 
 def _usage(usage: Any) -> Usage | None:
+    """The usage of a reply; None when it has none, or counts that are none (see
+    :mod:`._tokens`)."""
     if usage is None:
         return None
-    fresh = int(getattr(usage, "input_tokens", 0) or 0)
-    read = getattr(usage, "cache_read_input_tokens", None)
-    write = getattr(usage, "cache_creation_input_tokens", None)
-    out = int(getattr(usage, "output_tokens", 0) or 0)
+    try:
+        fresh = token_count(getattr(usage, "input_tokens", None))
+        read = optional_count(getattr(usage, "cache_read_input_tokens", None))
+        write = optional_count(getattr(usage, "cache_creation_input_tokens", None))
+        out = token_count(getattr(usage, "output_tokens", None))
+    except ValueError:
+        return None
     # Anthropic counts cached input apart; input_tokens here is all input, as elsewhere
-    total_in = fresh + int(read or 0) + int(write or 0)
+    total_in = fresh + (read or 0) + (write or 0)
     return Usage(
         input_tokens=total_in,
         output_tokens=out,
         total_tokens=total_in + out,
-        cache_read_tokens=int(read) if read is not None else None,
-        cache_write_tokens=int(write) if write is not None else None,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
     )
 
 

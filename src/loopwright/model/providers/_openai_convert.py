@@ -15,6 +15,7 @@ from .._output import ModelOutput, StopReason, Usage
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
 from ..protocols._cache import LRU
 from ._strict_tools import StrictTools
+from ._tokens import optional_count, token_count
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
@@ -188,21 +189,26 @@ def request_options(
 
 
 def _usage(usage: Any) -> Usage | None:
+    """The usage of a reply; None when it has none, or counts that are none (see
+    :mod:`._tokens`)."""
     if usage is None:
         return None
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    total = int(getattr(usage, "total_tokens", 0) or 0) or prompt + completion
     prompt_details = getattr(usage, "prompt_tokens_details", None)
     completion_details = getattr(usage, "completion_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None)
-    reasoning = getattr(completion_details, "reasoning_tokens", None)
+    try:
+        prompt = token_count(getattr(usage, "prompt_tokens", None))
+        completion = token_count(getattr(usage, "completion_tokens", None))
+        total = token_count(getattr(usage, "total_tokens", None)) or prompt + completion
+        cached = optional_count(getattr(prompt_details, "cached_tokens", None))
+        reasoning = optional_count(getattr(completion_details, "reasoning_tokens", None))
+    except ValueError:
+        return None
     return Usage(
         input_tokens=prompt,
         output_tokens=completion,
         total_tokens=total,
-        cache_read_tokens=int(cached) if cached is not None else None,
-        reasoning_tokens=int(reasoning) if reasoning is not None else None,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
     )
 
 

@@ -16,7 +16,8 @@ sent. ``stop_reason`` maps to :data:`~loopwright.StopReason` (``end_turn`` and
 ``stop_sequence``: ``stop``; ``tool_use``: ``tool_calls``; ``refusal``:
 ``content_filter``; ``model_context_window_exceeded``: ``model_length``; ``pause_turn``:
 ``unknown``). Thinking blocks become the message's ``reasoning``. Usage counts cached
-input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_tokens``).
+input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_tokens``);
+a count that is negative, not whole or absurd makes the usage unknown (:mod:`._tokens`).
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with

@@ -38,7 +38,8 @@ What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
 ``max_completion_tokens`` to OpenAI itself, ``max_tokens`` elsewhere) are passed through;
 ``response_schema`` becomes a ``json_schema`` ``response_format``; ``finish_reason`` maps
-to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded.
+to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded
+(a count that is negative, not whole or absurd makes it unknown: :mod:`._tokens`).
 Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
 context-length error comes back as an output with ``stop_reason="model_length"``.
 Streamed (``lw.run_stream``, ``loopwright run``), the request carries ``stream: true``
