@@ -189,3 +189,26 @@ async def test_a_streamed_token_count_that_is_no_count_makes_the_usage_unknown(
         with stream_to(seen.append):
             out = await _openai(sse.url).generate(HI)
         assert out.text == "kept" and out.usage is None
+
+
+# --- a 200 that is no reply --------------------------------------------------------------
+
+NOT_REPLIES = {
+    "an HTML page": Reply(
+        b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"}
+    ),
+    "an empty object": Reply({}),
+    "a list": Reply([1, 2]),
+    "content that is not a list": Reply({"type": "message", "content": "hi"}),
+}
+
+
+@pytest.mark.parametrize("reply", NOT_REPLIES.values(), ids=NOT_REPLIES.keys())
+async def test_an_anthropic_200_that_is_no_message_is_a_retryable_error(reply: Reply) -> None:
+    with WireServer() as wire:
+        wire.push(reply, anthropic_reply({"type": "text", "text": "the reply"}))
+        model = _anthropic(wire.url)
+        with pytest.raises(lw.ModelAPIError) as info:
+            await model.generate(HI)  # not an empty reply the run would take as the answer
+        assert info.value.retryable and "malformed response" in str(info.value)
+        assert (await model.generate(HI)).text == "the reply"

@@ -145,11 +145,19 @@ def _usage(usage: Any) -> Usage | None:
 
 
 def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) -> ModelOutput:
-    """The :class:`ModelOutput` of a Messages API response."""
+    """The :class:`ModelOutput` of a Messages API response.
+
+    Raises:
+        TypeError: ``response`` has no list of content blocks: it is no message (a 200
+            whose body is an HTML page or ``{}``), not an empty reply.
+    """
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
-    for block in getattr(response, "content", None) or []:
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise TypeError(f"the response is not a message (its content is {type(content).__name__})")
+    for block in content:
         kind = getattr(block, "type", None)
         if kind == "text":
             texts.append(block.text)

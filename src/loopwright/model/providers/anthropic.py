@@ -21,7 +21,8 @@ a count that is negative, not whole or absurd makes the usage unknown (:mod:`._t
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
-``stop_reason="model_length"``. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
+``stop_reason="model_length"``. A 200 whose body is no message (an HTML page, ``{}``) is a
+retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
 ``messages.stream`` gives the text and thinking deltas as they come.
 """
 
