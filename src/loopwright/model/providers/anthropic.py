@@ -22,8 +22,9 @@ a count that is negative, not whole or absurd makes the usage unknown (:mod:`._t
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
 ``stop_reason="model_length"``. A 200 whose body is no message (an HTML page, ``{}``) is a
-retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
-``messages.stream`` gives the text and thinking deltas as they come.
+retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed
+(``lw.run_stream``, ``loopwright run``), the SDK's ``messages.stream`` gives the text and
+thinking deltas as they come.
 """
 
 from __future__ import annotations
