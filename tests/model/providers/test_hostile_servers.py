@@ -4,6 +4,7 @@ another host."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
@@ -212,3 +213,79 @@ async def test_an_anthropic_200_that_is_no_message_is_a_retryable_error(reply: R
             await model.generate(HI)  # not an empty reply the run would take as the answer
         assert info.value.retryable and "malformed response" in str(info.value)
         assert (await model.generate(HI)).text == "the reply"
+
+
+# --- replies too large: gzip bombs, huge bodies, events that never end --------------------
+
+LIMIT = 2**20
+PAD = 8 * LIMIT  # what a small bomb inflates to
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replies are read up to 1 MiB (the limit is 64 MiB), so no test inflates gigabytes."""
+    monkeypatch.setattr(
+        "loopwright.model.providers._sdk_clients.MAX_RESPONSE_BYTES", LIMIT, raising=False
+    )
+
+
+def _padded(reply: dict[str, Any], size: int) -> bytes:
+    return json.dumps({**reply, "padding": " " * size}).encode()
+
+
+BOMB = gzip.compress(_padded(openai_reply("x"), PAD))
+assert len(BOMB) < PAD // 100  # a few kilobytes
+BODIES = {
+    "a gzip bomb": (BOMB, {"content-encoding": "gzip"}),
+    "a huge body": (_padded(openai_reply("x"), PAD), {}),
+}
+
+
+@pytest.mark.usefixtures("small_limit")
+@pytest.mark.parametrize(("body", "headers"), BODIES.values(), ids=BODIES.keys())
+async def test_a_reply_larger_than_the_limit_is_not_read_further(
+    body: bytes, headers: dict[str, str]
+) -> None:
+    anthropic_body = _padded(anthropic_reply({"type": "text", "text": "x"}), PAD)
+    if headers:
+        anthropic_body = gzip.compress(anthropic_body)
+    with WireServer() as wire:
+        wire.push(Reply(body, headers=headers), Reply(anthropic_body, headers=headers))
+        for model in (_openai(wire.url), _anthropic(wire.url)):
+            with pytest.raises(lw.ModelAPIError) as info:
+                await model.generate(HI, config=lw.GenerateConfig(max_retries=2))
+            assert f"more than {LIMIT:,} bytes" in str(info.value)
+            assert not info.value.retryable and model.name in str(info.value)
+        assert len(wire.requests) == 2  # not retried
+
+
+@pytest.mark.usefixtures("small_limit")
+async def test_a_compressed_reply_within_the_limit_is_read() -> None:
+    body = _padded(openai_reply("compressed"), LIMIT // 2)
+    with WireServer() as wire:
+        wire.push(Reply(gzip.compress(body), headers={"content-encoding": "gzip"}))
+        assert (await _openai(wire.url).generate(HI)).text == "compressed"
+
+
+@pytest.mark.usefixtures("small_limit")
+async def test_a_stream_event_that_never_ends_is_not_read_further() -> None:
+    endless = [b"data: " + b"x" * 65536] + [b"x" * 65536] * (PAD // 65536)
+    with SSEServer() as sse:
+        sse.push(Stream(endless), Stream([b"event: message_start\n", *endless]))
+        for model in (_openai(sse.url), _anthropic(sse.url)):
+            with pytest.raises(lw.ModelAPIError) as info, stream_to(lambda delta: None):
+                await model.generate(HI)
+            message = str(info.value)
+            assert f"an event of its stream is more than {LIMIT:,} bytes" in message
+            assert not info.value.retryable
+
+
+@pytest.mark.usefixtures("small_limit")
+async def test_a_long_stream_of_small_events_is_read_whole() -> None:
+    pieces = ["y" * 100] * 8000  # 800,000 characters, in events of some 250 bytes
+    with SSEServer() as sse:
+        sse.push(Stream(openai_text_stream(pieces)))
+        with stream_to(lambda delta: None):
+            out = await _openai(sse.url).generate(HI)
+        assert out.text == "".join(pieces)
+        assert sum(len(event) for event in openai_text_stream(pieces)) > 2 * LIMIT

@@ -20,6 +20,7 @@ from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
 from .._redact import redact, redact_url
+from ._http_bounds import too_large
 
 __all__ = [
     "MALFORMED",
@@ -278,6 +279,9 @@ def sdk_failure(
     (classified for retries) for every other SDK error and for a body the SDK could not
     decode (:func:`unreadable_body`), and None for anything else.
     """
+    big = too_large(error)
+    if big is not None:
+        return ModelAPIError(f"{model}: {big}", retryable=False)
     unreadable = unreadable_body(model, error)
     if unreadable is not None:
         return unreadable

@@ -9,8 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..._errors import ConfigurationError
+from ._http_bounds import bound_response
 
-__all__ = ["PerLoopClients"]
+__all__ = ["MAX_RESPONSE_BYTES", "PerLoopClients"]
+
+MAX_RESPONSE_BYTES = 64 * 2**20
+"""The most bytes of a server's reply read, decoded: a body, or one event of a stream
+(:mod:`._http_bounds`). A reply of 1,000,000 characters (the default
+``max_output_chars``) is well below it, even with every character escaped."""
 
 
 def _check_client_args(make: Callable[..., Any], client_args: Mapping[str, Any]) -> None:
@@ -49,7 +55,8 @@ class PerLoopClients(Generic[C]):
     That HTTP client follows no redirect (the SDKs' follows them): httpx drops only the
     ``Authorization`` header on the way to another host, so the extra headers (an
     ``api-key`` header, say) and the conversation would go with it. A redirect is an
-    HTTP error that names where it points (:func:`._http_errors.status_error`).
+    HTTP error that names where it points (:func:`._http_errors.status_error`). What the
+    server sends is read up to :data:`MAX_RESPONSE_BYTES` (:mod:`._http_bounds`).
     """
 
     def __init__(
@@ -79,7 +86,14 @@ class PerLoopClients(Generic[C]):
         if client is None:
             kwargs = dict(self._kwargs)
             if "http_client" not in kwargs:
-                kwargs["http_client"] = self._http_client(follow_redirects=False)
+                limit = MAX_RESPONSE_BYTES
+
+                async def bound(response: Any) -> None:
+                    bound_response(response, limit)
+
+                kwargs["http_client"] = self._http_client(
+                    follow_redirects=False, event_hooks={"response": [bound]}
+                )
             client = self._clients[loop] = self._make(**kwargs)
         return client
 

@@ -50,7 +50,10 @@ A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
 UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. Redirects are not followed (they
 would carry the extra headers and the conversation to wherever they point): a 3xx is an
-error naming its target.
+error naming its target. A reply is read up to 64 MiB, decoded (a gzip bomb stops there),
+and a stream's event too (one that never ends): past it, a :class:`~loopwright.ModelAPIError`
+that is not retried. Both hold for the HTTP client the provider makes, not one passed as
+``http_client=``.
 
 An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
 form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
