@@ -4,8 +4,10 @@ another host."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -21,8 +23,10 @@ from .sse_server import (
     anthropic_event,
     anthropic_start,
     anthropic_text_block,
+    anthropic_tool_block,
     openai_delta,
     openai_text_stream,
+    openai_tool_delta,
 )
 from .wire_server import Reply, WireServer, anthropic_reply, openai_reply
 
@@ -289,3 +293,57 @@ async def test_a_long_stream_of_small_events_is_read_whole() -> None:
             out = await _openai(sse.url).generate(HI)
         assert out.text == "".join(pieces)
         assert sum(len(event) for event in openai_text_stream(pieces)) > 2 * LIMIT
+
+
+# --- a stream longer than max_output_chars -----------------------------------------------
+
+CHARS = 20_000  # reached before the server begins to wait
+PIECE = "z" * 1000
+NEVER = 40  # events the server sends before it waits, 10 s an event, for a gate never opened
+
+
+def _endless(events: list[bytes]) -> Stream:
+    """``events`` then, after ``NEVER`` of them, one every 10 s: a stream without end."""
+    return Stream(events, gate=threading.Event(), gate_after=NEVER)
+
+
+ENDLESS = {
+    "openai text": (
+        [openai_delta(role="assistant", content="")] + [openai_delta(content=PIECE)] * (2 * NEVER)
+    ),
+    "openai tool arguments": (
+        [openai_tool_delta(0, id="call_1", name="echo", arguments='{"text": "')]
+        + [openai_tool_delta(0, arguments=PIECE)] * (2 * NEVER)
+    ),
+    "anthropic text": [anthropic_start(), *anthropic_text_block(0, [PIECE] * (2 * NEVER))],
+    "anthropic tool input": [
+        anthropic_start(),
+        *anthropic_tool_block(0, "toolu_1", "echo", ['{"text": "', *[PIECE] * (2 * NEVER)]),
+    ],
+}
+
+
+@pytest.mark.parametrize("events", ENDLESS.values(), ids=ENDLESS.keys())
+async def test_a_stream_longer_than_max_output_chars_is_read_no_further(
+    events: list[bytes],
+) -> None:
+    echo = lw.ToolInfo(
+        name="echo",
+        description="Echo.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+    )
+    config = lw.GenerateConfig(max_output_chars=CHARS)
+    with SSEServer() as sse:
+        sse.push(_endless(events))
+        model = _anthropic(sse.url) if b"message_start" in events[0] else _openai(sse.url)
+        seen: list[Any] = []
+        with stream_to(seen.append):
+            # (read to its end, the stream would take minutes: the bound is generous)
+            out = await asyncio.wait_for(model.generate(HI, [echo], config), 60)
+    assert out.stop_reason == "max_tokens"
+    assert sum(len(d.text) for d in seen) <= CHARS + len(PIECE)
+    if out.tool_calls:  # cut short: not run
+        [call] = out.tool_calls
+        assert call.arguments == {} and call.parse_error
+    else:
+        assert out.text.startswith("z" * CHARS) and "output cut here" in out.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
@@ -12,7 +13,13 @@ from ._tokens import optional_count, token_count
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
-__all__ = ["STOP_REASONS", "messages_to_anthropic", "output_from_anthropic", "request_options"]
+__all__ = [
+    "STOP_REASONS",
+    "cut_reply",
+    "messages_to_anthropic",
+    "output_from_anthropic",
+    "request_options",
+]
 
 STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -180,3 +187,20 @@ def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) 
         usage=_usage(getattr(response, "usage", None)),
         model=model,
     )
+
+
+def cut_reply(output: ModelOutput, limit: int) -> ModelOutput:
+    """``output`` of a stream read no further than ``limit`` characters: ``max_tokens``,
+    and its tool calls not run (the SDK parses a partial input into an object, so a
+    call cut short would look whole)."""
+    error = (
+        f"the reply was longer than {limit:,} characters (GenerateConfig.max_output_chars) "
+        "and was cut before this call was complete; send it again, shorter"
+    )
+    message = output.message
+    calls = [
+        c.model_copy(update={"arguments": {}, "parse_error": c.parse_error or error})
+        for c in message.tool_calls
+    ]
+    message = message.model_copy(update={"tool_calls": calls, "id": message.id})
+    return replace(output, message=message, stop_reason="max_tokens")

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..._errors import ModelAPIError
+from .._bounds import output_char_limit
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
@@ -33,7 +34,8 @@ async def stream_chat(
     connection breaks, or a chunk of the wrong shape (a tool call's id that is not a
     string, ``choices`` that is not a list...), is a retryable :class:`ModelAPIError`
     (``Model`` decides whether it may still be retried); tool calls are only built from
-    the complete reply (:class:`ChunkAssembler`)."""
+    the complete reply (:class:`ChunkAssembler`). A reply longer than ``max_output_chars``
+    is read no further: its output is cut there (``max_tokens``)."""
     body, options = api._request(messages, tools, config)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
@@ -47,12 +49,14 @@ async def stream_chat(
             yield failure
             return
         raise failure from failure_cause(api._sdk, ex)
-    assembler = ChunkAssembler()
+    assembler = ChunkAssembler(output_char_limit(config))
     chunk: object = None
     try:
         async for chunk in stream:
             for delta in assembler.add(chunk):
                 yield delta
+            if assembler.full:  # longer than would be kept: read no more
+                break
         output = assembler.output(tools, api.name)
     except Exception as ex:
         broke = stream_broke(api.name, ex, api.secrets())

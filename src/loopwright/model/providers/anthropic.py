@@ -41,12 +41,18 @@ from ..._errors import (
     ModelAPIError,
 )
 from .._api import ModelAPI
+from .._bounds import output_char_limit
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import credentials, split_credentials
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
-from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
+from ._anthropic_convert import (
+    cut_reply,
+    messages_to_anthropic,
+    output_from_anthropic,
+    request_options,
+)
 from ._http_errors import (
     MALFORMED,
     failure_cause,
@@ -70,6 +76,9 @@ DEFAULT_TIMEOUT = 600.0
 the SDK from refusing non-streaming requests with a large ``max_tokens``."""
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+# the SDK's stream events of a reply's pieces: their kind -> the field with the piece
+_PIECES = {"text": "text", "thinking": "thinking", "input_json": "partial_json"}
 
 
 def _import_sdk() -> Any:
@@ -193,7 +202,9 @@ class AnthropicAPI(ModelAPI):
         thinking deltas as they come, the output from the final message once
         ``message_stop`` arrived. A stream that ends before, or an event the SDK cannot
         place (a delta for a block that never started, before ``message_start``), is a
-        retryable :class:`ModelAPIError`; tool calls come only from the final message."""
+        retryable :class:`ModelAPIError`; tool calls come only from the final message.
+        A reply whose text, thinking or tool input is longer than ``max_output_chars`` is
+        read no further: its output is cut there (:func:`cut_reply`)."""
         request, timeout = self._request(messages, tools, config)
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -206,16 +217,19 @@ class AnthropicAPI(ModelAPI):
                     stream = await stack.enter_async_context(
                         self._client().messages.stream(**request, timeout=timeout)
                     )
+                limit = output_char_limit(config)
+                sizes = dict.fromkeys(("text", "thinking", "input_json"), 0)
                 async for event in stream:
                     kind = getattr(event, "type", None)
-                    if kind == "text":
-                        text = getattr(event, "text", None)
-                        if text:
-                            yield TextDelta(valid_text(text))
-                    elif kind == "thinking":
-                        thinking = getattr(event, "thinking", None)
-                        if thinking:
-                            yield ReasoningDelta(valid_text(thinking))
+                    piece = getattr(event, _PIECES.get(kind or "", "text"), None)
+                    if kind in sizes and isinstance(piece, str):
+                        sizes[kind] += len(piece)
+                        if piece and kind == "text":
+                            yield TextDelta(valid_text(piece))
+                        elif piece and kind == "thinking":
+                            yield ReasoningDelta(valid_text(piece))
+                        if sizes[kind] > limit:  # longer than would be kept: read no more
+                            break
                     elif kind == "message_stop":
                         break
                 else:
@@ -224,7 +238,11 @@ class AnthropicAPI(ModelAPI):
                         "message_stop)",
                         retryable=True,
                     )
-                response = await stream.get_final_message()
+                cut = max(sizes.values()) > limit
+                if cut:
+                    response = stream.current_message_snapshot
+                else:
+                    response = await stream.get_final_message()
         except ModelAPIError:
             raise
         except Exception as ex:
@@ -244,7 +262,7 @@ class AnthropicAPI(ModelAPI):
             output = output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
             raise malformed_reply(self.name, response, ex) from ex
-        yield output
+        yield cut_reply(output, limit) if cut else output
 
     def _failure(self, ex: Exception, config: GenerateConfig) -> Any:
         """What a failed request becomes: an error to raise (``ex`` itself when the SDK
