@@ -347,3 +347,27 @@ async def test_a_stream_longer_than_max_output_chars_is_read_no_further(
         assert call.arguments == {} and call.parse_error
     else:
         assert out.text.startswith("z" * CHARS) and "output cut here" in out.text
+
+
+# --- a 200 that echoes the request -------------------------------------------------------
+
+ECHOES = {
+    "no choices": {"headers": {"api-key": HEADER_SECRET}, "choices": []},
+    "a choice without a message": {"choices": [{"message": None, "echo": HEADER_SECRET}]},
+}
+
+
+@pytest.mark.parametrize("body", ECHOES.values(), ids=ECHOES.keys())
+async def test_a_reply_echoing_the_headers_keeps_them_out_of_the_error(
+    body: dict[str, Any],
+) -> None:
+    anthropic_echo = {"headers": {"x-custom-auth": HEADER_SECRET}}
+    with WireServer() as wire:
+        wire.push(Reply(body), Reply(anthropic_echo))
+        for model in (_openai(wire.url), _anthropic(wire.url)):
+            with pytest.raises(lw.ModelAPIError) as info:
+                await model.generate(HI)
+            assert info.value.retryable and model.name in str(info.value)
+            assert "header-se" not in str(info.value)  # (nor a part of it, cut)
+            if model.name.startswith("openai"):  # (the echo is in the message)
+                assert "[redacted]" in str(info.value)

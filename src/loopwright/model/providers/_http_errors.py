@@ -31,6 +31,7 @@ __all__ = [
     "malformed_reply",
     "model_length_output",
     "parse_retry_after",
+    "reply_start",
     "says_invalid_request",
     "sdk_failure",
     "should_retry_status",
@@ -219,14 +220,22 @@ accumulator (a field missing or of the wrong type, a block index out of range, a
 before the message began): :func:`malformed_reply`, never the exception itself."""
 
 
-def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
+def malformed_reply(
+    model: str, response: Any, error: Exception, secrets: Sequence[str] = ()
+) -> ModelAPIError:
     """The error for a reply the provider's converter could not read (a field missing,
     null or of the wrong type): retryable, naming the model and what was wrong (and how
-    ``response`` began, unless it is None)."""
-    began = "" if response is None else f"; the reply began {str(response)[:200]}"
-    return ModelAPIError(
-        f"{model}: malformed response ({type(error).__name__}: {error}){began}", retryable=True
-    )
+    ``response`` began, unless it is None), ``secrets`` redacted (a server that echoes
+    the request, headers and all, answers 200)."""
+    began = "" if response is None else f"; the reply began {reply_start(response, secrets)}"
+    what = _shown(f"{type(error).__name__}: {error}", secrets)
+    return ModelAPIError(f"{model}: malformed response ({what}){began}", retryable=True)
+
+
+def reply_start(response: Any, secrets: Sequence[str], length: int = 200) -> str:
+    """How a reply begins, for an error message: its first ``length`` characters,
+    redacted before they are cut (a secret across the cut goes whole, not half)."""
+    return redact(str(response)[: length + 4096], secrets)[:length]
 
 
 def unreadable_body(model: str, error: BaseException) -> ModelAPIError | None:

@@ -64,7 +64,7 @@ async def stream_chat(
             raise broke from ex
         failure = api._failure(ex, config)
         if failure is ex and isinstance(ex, MALFORMED):  # a chunk of the wrong shape
-            raise malformed_reply(api.name, chunk, ex) from ex
+            raise malformed_reply(api.name, chunk, ex, api.secrets()) from ex
         if isinstance(failure, ModelOutput) or failure is ex:
             raise
         raise failure from failure_cause(api._sdk, ex)

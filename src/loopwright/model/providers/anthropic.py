@@ -190,7 +190,7 @@ class AnthropicAPI(ModelAPI):
         try:
             return output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
 
     async def generate_stream(
         self,
@@ -254,14 +254,14 @@ class AnthropicAPI(ModelAPI):
                 yield failure
                 return
             if failure is ex and isinstance(ex, MALFORMED):  # an event of the wrong shape
-                raise malformed_reply(self.name, None, ex) from ex
+                raise malformed_reply(self.name, None, ex, self._secrets) from ex
             if failure is ex:
                 raise
             raise failure from failure_cause(self._sdk, ex)
         try:
             output = output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
         yield cut_reply(output, limit) if cut else output
 
     def _failure(self, ex: Exception, config: GenerateConfig) -> Any:

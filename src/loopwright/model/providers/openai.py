@@ -85,6 +85,7 @@ from ._http_errors import (
     failure_cause,
     is_context_length_error,
     malformed_reply,
+    reply_start,
     sdk_failure,
 )
 from ._openai_convert import WireCache, messages_to_openai, output_from_openai, request_options
@@ -300,10 +301,11 @@ class OpenAIAPI(ModelAPI):
         try:
             output = output_from_openai(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
         if output is None:
             raise ModelAPIError(
-                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                f"{self.name}: the response had no choices: "
+                f"{reply_start(response, self._secrets, 300)}",
                 retryable=True,
             )
         return output
