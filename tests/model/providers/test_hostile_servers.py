@@ -371,3 +371,45 @@ async def test_a_reply_echoing_the_headers_keeps_them_out_of_the_error(
             assert "header-se" not in str(info.value)  # (nor a part of it, cut)
             if model.name.startswith("openai"):  # (the echo is in the message)
                 assert "[redacted]" in str(info.value)
+
+
+# --- an error event in a stream, after its 200 -------------------------------------------
+
+
+def _openai_error_event(kind: str) -> bytes:
+    error = {"message": f"{kind} in the stream", "type": kind, "code": kind}
+    return b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
+
+
+STREAM_ERRORS = {
+    "openai": (
+        _openai,
+        lambda kind: [_openai_error_event(kind)],
+        openai_text_stream(["fine"]),
+        "server_error",
+    ),
+    "anthropic": (
+        _anthropic,
+        lambda kind: [anthropic_start(), anthropic_event("error", error={"type": kind})],
+        [anthropic_start(), *anthropic_text_block(0, ["fine"]), *anthropic_end()],
+        "overloaded_error",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "good", "transient"), STREAM_ERRORS.values(), ids=STREAM_ERRORS.keys()
+)
+async def test_a_transient_error_event_in_a_stream_is_retried(
+    make: Any, error: Any, good: list[bytes], transient: str
+) -> None:
+    config = lw.GenerateConfig(max_retries=1, retry_wait=0.01)
+    with SSEServer() as sse:
+        sse.push(Stream(error(transient)), Stream(good), Stream(error("invalid_request_error")))
+        model = make(sse.url)
+        with stream_to(lambda delta: None):
+            assert (await model.generate(HI, config=config)).text == "fine"
+            with pytest.raises(lw.ModelAPIError) as info:  # the request's fault: not retried
+                await model.generate(HI, config=config)
+        assert not info.value.retryable and "invalid_request_error" in str(info.value)
+        assert len(sse.bodies) == 3

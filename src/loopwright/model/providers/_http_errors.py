@@ -36,6 +36,7 @@ __all__ = [
     "sdk_failure",
     "should_retry_status",
     "status_error",
+    "transient_stream_error",
     "unreadable_body",
 ]
 
@@ -58,6 +59,18 @@ _INVALID_REQUEST = re.compile(
     r"invalid[_ ]?request|validation|unprocessable|bad[_ ]?request|malformed request",
     re.IGNORECASE,
 )
+
+
+# the type or code of an error a stream sent after its 200: worth another attempt
+_TRANSIENT = re.compile(
+    r"overloaded|rate[_ ]?limit|server[_ ]?error|^api_error$|timeout|unavailable", re.IGNORECASE
+)
+
+
+def transient_stream_error(error: BaseException) -> bool:
+    """Whether an error a stream sent after its 200 (an ``error`` event) says it is
+    transient: overloaded, rate limited, a server error (by its type or code)."""
+    return bool(_TRANSIENT.search(_error_code(error)))
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -167,7 +180,8 @@ def status_error(
     ``x-should-retry`` header asks for it."""
     status = int(getattr(error, "status_code", 0) or 0)
     headers = _headers(error)
-    retry = should_retry_status(status, headers)
+    in_stream = 200 <= status < 300  # an error event of a stream, after its 200
+    retry = transient_stream_error(error) if in_stream else should_retry_status(status, headers)
     invalid = (
         retry
         and status >= 500
@@ -178,7 +192,10 @@ def status_error(
     retry_after = parse_retry_after(headers) if retry else None
     detail = _shown(error_message(error), secrets)
     location = (headers or {}).get("location")
-    if 300 <= status < 400:
+    if in_stream:
+        kind = _error_code(error) or "an error"
+        hint = f"{kind} sent in the stream; {'retried' if retry else 'it is not retried'}"
+    elif 300 <= status < 400:
         where = f" to {_shown(redact_url(location), secrets)}" if location else ""
         hint = (
             f"the server redirects{where}; redirects are not followed, as they would "
@@ -318,8 +335,11 @@ def sdk_failure(
         if is_context_length_error(error):
             return model_length_output(model, _shown(error_message(error), secrets))
         return status_error(model, error, key_env=key_env, secrets=secrets)
-    if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
-        return ModelAPIError(f"{model}: {_shown(error_message(error), secrets)}")
+    if isinstance(error, sdk.APIError):  # e.g. an error event in a stream (openai's)
+        return ModelAPIError(
+            f"{model}: {_shown(error_message(error), secrets)}",
+            retryable=transient_stream_error(error),
+        )
     return None
 
 

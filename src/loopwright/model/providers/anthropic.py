@@ -24,7 +24,8 @@ classified for :class:`~loopwright.Model`'s retries as for the openai provider (
 ``stop_reason="model_length"``. A 200 whose body is no message (an HTML page, ``{}``) is a
 retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed
 (``lw.run_stream``, ``loopwright run``), the SDK's ``messages.stream`` gives the text and
-thinking deltas as they come.
+thinking deltas as they come. An ``error`` event in the stream (after its 200) is retried when it
+says the API is overloaded, rate limited or failing (``overloaded_error``...), not otherwise.
 """
 
 from __future__ import annotations
