@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.model._stream import stream_to
+from loopwright.model._stream import StreamCutError, stream_to
 
 from .sse_server import (
     OPENAI_DONE,
@@ -413,3 +413,22 @@ async def test_a_transient_error_event_in_a_stream_is_retried(
                 await model.generate(HI, config=config)
         assert not info.value.retryable and "invalid_request_error" in str(info.value)
         assert len(sse.bodies) == 3
+
+
+# --- a stream cut by its deadline --------------------------------------------------------
+
+
+async def test_a_stream_past_its_deadline_after_text_is_cut_not_retried() -> None:
+    config = lw.GenerateConfig(timeout=3, max_retries=2, retry_wait=0.01)
+    with SSEServer() as sse:
+        # 20 pieces, one every 0.5 s: the 3 s deadline passes half-way
+        sse.push(
+            Stream(openai_text_stream(["a"] * 20), interval=0.5),
+            Stream(openai_text_stream(["b"])),
+        )
+        seen: list[Any] = []
+        with pytest.raises(StreamCutError) as info, stream_to(seen.append):
+            await _openai(sse.url).generate(HI, config=config)
+        text = "".join(d.text for d in seen)
+        assert text and set(text) == {"a"}  # never the retry's text after it
+        assert len(sse.bodies) == 1 and "did not finish within 3s" in str(info.value)
