@@ -5,10 +5,12 @@ another host."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
 import threading
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -432,3 +434,28 @@ async def test_a_stream_past_its_deadline_after_text_is_cut_not_retried() -> Non
         text = "".join(d.text for d in seen)
         assert text and set(text) == {"a"}  # never the retry's text after it
         assert len(sse.bodies) == 1 and "did not finish within 3s" in str(info.value)
+
+
+# --- an error echoing the key, encoded ---------------------------------------------------
+
+ODD_KEY = "key+with/odd=chars&12345"
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        quote(ODD_KEY, safe=""),
+        base64.b64encode(ODD_KEY.encode()).decode(),
+        base64.urlsafe_b64encode(ODD_KEY.encode()).decode().rstrip("="),
+    ],
+    ids=["percent-encoded", "base64", "url-safe base64"],
+)
+async def test_an_error_echoing_the_key_encoded_is_redacted(echo: str) -> None:
+    with WireServer() as wire:
+        wire.push(Reply({"error": {"message": f"no such key: {echo}"}}, status=401))
+        model = lw.get_model(
+            "openai/test-model", base_url=wire.url + "/v1", api_key=ODD_KEY, config=ONCE
+        )
+        with pytest.raises(lw.ModelAPIError) as info:
+            await model.generate(HI)
+        assert echo not in str(info.value) and "no such key: [redacted]" in str(info.value)
