@@ -459,3 +459,28 @@ async def test_an_error_echoing_the_key_encoded_is_redacted(echo: str) -> None:
         with pytest.raises(lw.ModelAPIError) as info:
             await model.generate(HI)
         assert echo not in str(info.value) and "no such key: [redacted]" in str(info.value)
+
+
+# --- a server that does not stream -------------------------------------------------------
+
+
+async def test_a_streamed_request_answered_with_one_json_body_is_read_whole() -> None:
+    with WireServer() as wire:
+        wire.push(
+            openai_reply("all at once", reasoning_content="thought"),
+            Reply({"error": {"message": "streaming is not supported"}}),
+            Reply(b"{not json"),
+        )
+        model = _openai(wire.url)
+        seen: list[Any] = []
+        with stream_to(seen.append):
+            out = await model.generate(HI)
+            assert out.text == "all at once" and out.usage is not None
+            assert [d.text for d in seen] == ["thought", "all at once"]
+            with pytest.raises(lw.ModelAPIError) as info:
+                await model.generate(HI)
+            assert "streaming is not supported" in str(info.value)
+            with pytest.raises(lw.ModelAPIError) as info:
+                await model.generate(HI)
+            assert info.value.retryable and "could not be read" in str(info.value)
+        assert wire.requests[0].body["stream"] is True
