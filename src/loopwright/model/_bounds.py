@@ -44,6 +44,7 @@ __all__ = [
     "bound_text",
     "cut_text",
     "flat_call",
+    "output_char_limit",
 ]
 
 DEFAULT_MAX_OUTPUT_CHARS = 1_000_000
@@ -60,6 +61,14 @@ def cut_text(text: str, limit: int) -> str:
         f"{text[:limit]}\n[... output cut here: it had {len(text):,} characters, more than "
         f"the limit of {limit:,} (GenerateConfig.max_output_chars)]"
     )
+
+
+def output_char_limit(config: GenerateConfig) -> int:
+    """The characters of a reply kept: ``max_output_chars``, else the default. A
+    streaming provider stops reading a reply once a part of it (text, reasoning, tool
+    calls' arguments) is longer: the rest would be cut anyway."""
+    chars = config.max_output_chars
+    return chars if chars is not None else DEFAULT_MAX_OUTPUT_CHARS
 
 
 def _limits(config: GenerateConfig) -> tuple[int, int]:

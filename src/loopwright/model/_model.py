@@ -29,7 +29,7 @@ from ._redact import redact
 from ._slots import AdaptiveSlots, slots_for
 from ._step import take_step
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
-from ._streaming import stream_attempt
+from ._streaming import DELIVERED, cut_at_deadline, stream_attempt
 from .protocols import NativeProtocol, ToolProtocol, resolve_tool_protocol
 
 __all__ = ["DEFAULT_CONFIG", "Model", "ModelCall", "ModelHook", "model_hook"]
@@ -420,6 +420,8 @@ class Model:
         except TimeoutError as ex:
             if isinstance(ex, ModelError):
                 raise
+            if call.data.get(DELIVERED):  # (text reached the consumer: not retried)
+                raise cut_at_deadline(self.name, timeout) from ex
             raise ModelTimeoutError(
                 f"{self.name} did not answer within {timeout:g}s; raise "
                 "GenerateConfig.timeout or check the provider"
@@ -435,6 +437,7 @@ class Model:
             sink,
             thoughts,
             lambda ex: _reason(ex, self.api.secrets()),
+            call.data,
         )
         call.data["thought_passed"] = thoughts is not None and thoughts.passed
         return output

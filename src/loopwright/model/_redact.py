@@ -48,7 +48,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .._errors import error_text
 
@@ -254,10 +254,13 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with each of ``secrets`` and of the secrets learnt (of :data:`MIN_LENGTH`
     characters or more) and everything shaped like a secret (``sk-...`` keys,
     ``Bearer ...`` / ``Basic ...`` credentials, ``api_key=...``-style values, a URL's
-    ``user:password@``) replaced by :data:`REDACTED`. For error text, not for a model's
-    or a tool's (see the module documentation)."""
+    ``user:password@``) replaced by :data:`REDACTED`; each of ``secrets`` also as a
+    server may echo it encoded (percent-encoded, base64). For error text, not for a
+    model's or a tool's (see the module documentation)."""
     learn_env_secrets()
-    given = [s for s in secrets if s and len(s) >= MIN_LENGTH and s not in _known]
+    given = [s for s in secrets if s and len(s) >= MIN_LENGTH]
+    # (a server may echo them encoded: percent-encoded, in base64)
+    given = [*(s for s in given if s not in _known), *(f for s in given for f in _encoded(s))]
     for secret in _longest_first([*given, *_plain_forms]) if given else _plain_forms:
         if secret in text:
             text = text.replace(secret, REDACTED)
@@ -265,6 +268,17 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     for pattern, replacement in _SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _encoded(secret: str) -> set[str]:
+    """How a server may echo ``secret`` encoded: percent-encoded, and in base64
+    (standard or URL-safe, padded or not)."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    b64 = base64.b64encode(raw).decode("ascii")
+    url_safe = base64.urlsafe_b64encode(raw).decode("ascii")
+    forms = {quote(secret, safe=""), b64, b64.rstrip("="), url_safe, url_safe.rstrip("=")}
+    forms.discard(secret)
+    return forms
 
 
 def error_summary(

@@ -12,7 +12,12 @@ transcript, tool-call parsing) sees the complete output, exactly as without a si
 tool call is only ever built from a finished reply. A stream that breaks before any
 delta reached the sink is an ordinary failed attempt (retried when the error is
 retryable); once a delta reached it, the attempt cannot be repeated without the
-consumer seeing text twice, so the failure is a :class:`StreamCutError` (not retried).
+consumer seeing text twice, so the failure is a :class:`StreamCutError` (not retried),
+the attempt's deadline passing included.
+The openai and anthropic providers read a stream no further than ``max_output_chars``
+(of text, reasoning or tool-call arguments): the output is cut there (``max_tokens``,
+any tool call it holds not run), as a reply that long would be cut anyway, and a server
+that streams without end would otherwise fill the memory until the deadline.
 
 Text protocols (``react``, ``json``) send the model's raw text, which is not shown as
 it is: the sink gets the thought as :class:`ReasoningDelta`\\ s (the parsed message keeps

@@ -13,7 +13,20 @@ from ._config import GenerateConfig
 from ._output import ModelOutput
 from ._stream import ReasoningDelta, StreamCutError, StreamSink, TextDelta, ThoughtFilter
 
-__all__ = ["stream_attempt"]
+__all__ = ["DELIVERED", "cut_at_deadline", "stream_attempt"]
+
+DELIVERED = "stream_delivered"
+"""The key, in a call's scratch data, of whether its streamed attempt delivered a delta."""
+
+
+def cut_at_deadline(model: str, timeout: float) -> StreamCutError:
+    """The error of a streamed attempt whose deadline passed after a delta reached the
+    consumer: not retried (a retry would send that text again), unlike a timeout."""
+    return StreamCutError(
+        f"{model} did not finish within {timeout:g}s, after part of the reply reached the "
+        "consumer; not retried, since a retry would send that text again (raise "
+        "GenerateConfig.timeout)"
+    )
 
 
 async def stream_attempt(
@@ -22,15 +35,20 @@ async def stream_attempt(
     sink: StreamSink,
     thoughts: ThoughtFilter | None,
     reason: Callable[[BaseException], str],
+    data: dict[str, Any] | None = None,
 ) -> ModelOutput:
     """Call ``api.generate_stream`` with ``request``; hand each delta to ``sink``
     (through ``thoughts`` for a text protocol, whose thought goes as reasoning).
+    ``data[DELIVERED]`` (the call's scratch data) says whether a delta reached the sink,
+    also when the attempt is cancelled (its deadline passed: :func:`cut_at_deadline`).
 
     Raises:
         StreamCutError: The stream broke, or ended early, after a delta reached the sink.
         ModelAPIError: It ended before the reply did, with nothing delivered (retryable).
     """
     delivered = False
+    if data is not None:
+        data[DELIVERED] = False
     output: ModelOutput | None = None
     stream: Any = api.generate_stream(*request)
     try:
@@ -58,6 +76,8 @@ async def stream_attempt(
             if item.text:
                 sink(item)
                 delivered = True
+                if data is not None:
+                    data[DELIVERED] = True
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from .._chat import AssistantMessage, ChatMessage, ToolCall, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput, StopReason, Usage
+from ._tokens import optional_count, token_count
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
-__all__ = ["STOP_REASONS", "messages_to_anthropic", "output_from_anthropic", "request_options"]
+__all__ = [
+    "STOP_REASONS",
+    "cut_reply",
+    "messages_to_anthropic",
+    "output_from_anthropic",
+    "request_options",
+]
 
 STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -121,29 +129,42 @@ def request_options(config: GenerateConfig, tools: Sequence[ToolInfo]) -> dict[s
 
 
 def _usage(usage: Any) -> Usage | None:
+    """The usage of a reply; None when it has none, or counts that are none (see
+    :mod:`._tokens`)."""
     if usage is None:
         return None
-    fresh = int(getattr(usage, "input_tokens", 0) or 0)
-    read = getattr(usage, "cache_read_input_tokens", None)
-    write = getattr(usage, "cache_creation_input_tokens", None)
-    out = int(getattr(usage, "output_tokens", 0) or 0)
+    try:
+        fresh = token_count(getattr(usage, "input_tokens", None))
+        read = optional_count(getattr(usage, "cache_read_input_tokens", None))
+        write = optional_count(getattr(usage, "cache_creation_input_tokens", None))
+        out = token_count(getattr(usage, "output_tokens", None))
+    except ValueError:
+        return None
     # Anthropic counts cached input apart; input_tokens here is all input, as elsewhere
-    total_in = fresh + int(read or 0) + int(write or 0)
+    total_in = fresh + (read or 0) + (write or 0)
     return Usage(
         input_tokens=total_in,
         output_tokens=out,
         total_tokens=total_in + out,
-        cache_read_tokens=int(read) if read is not None else None,
-        cache_write_tokens=int(write) if write is not None else None,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
     )
 
 
 def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) -> ModelOutput:
-    """The :class:`ModelOutput` of a Messages API response."""
+    """The :class:`ModelOutput` of a Messages API response.
+
+    Raises:
+        TypeError: ``response`` has no list of content blocks: it is no message (a 200
+            whose body is an HTML page or ``{}``), not an empty reply.
+    """
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
-    for block in getattr(response, "content", None) or []:
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise TypeError(f"the response is not a message (its content is {type(content).__name__})")
+    for block in content:
         kind = getattr(block, "type", None)
         if kind == "text":
             texts.append(block.text)
@@ -166,3 +187,20 @@ def output_from_anthropic(response: Any, tools: Sequence[ToolInfo], model: str) 
         usage=_usage(getattr(response, "usage", None)),
         model=model,
     )
+
+
+def cut_reply(output: ModelOutput, limit: int) -> ModelOutput:
+    """``output`` of a stream read no further than ``limit`` characters: ``max_tokens``,
+    and its tool calls not run (the SDK parses a partial input into an object, so a
+    call cut short would look whole)."""
+    error = (
+        f"the reply was longer than {limit:,} characters (GenerateConfig.max_output_chars) "
+        "and was cut before this call was complete; send it again, shorter"
+    )
+    message = output.message
+    calls = [
+        c.model_copy(update={"arguments": {}, "parse_error": c.parse_error or error})
+        for c in message.tool_calls
+    ]
+    message = message.model_copy(update={"tool_calls": calls, "id": message.id})
+    return replace(output, message=message, stop_reason="max_tokens")

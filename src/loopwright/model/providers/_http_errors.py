@@ -19,9 +19,11 @@ from ..._errors import LoopwrightError, ModelAPIError, ModelTimeoutError
 from .._api import refused_on_this_machine
 from .._chat import AssistantMessage
 from .._output import ModelOutput
-from .._redact import redact
+from .._redact import redact, redact_url
+from ._http_bounds import too_large
 
 __all__ = [
+    "MALFORMED",
     "RETRYABLE_STATUS",
     "error_message",
     "failure_cause",
@@ -29,10 +31,12 @@ __all__ = [
     "malformed_reply",
     "model_length_output",
     "parse_retry_after",
+    "reply_start",
     "says_invalid_request",
     "sdk_failure",
     "should_retry_status",
     "status_error",
+    "transient_stream_error",
     "unreadable_body",
 ]
 
@@ -55,6 +59,18 @@ _INVALID_REQUEST = re.compile(
     r"invalid[_ ]?request|validation|unprocessable|bad[_ ]?request|malformed request",
     re.IGNORECASE,
 )
+
+
+# the type or code of an error a stream sent after its 200: worth another attempt
+_TRANSIENT = re.compile(
+    r"overloaded|rate[_ ]?limit|server[_ ]?error|^api_error$|timeout|unavailable", re.IGNORECASE
+)
+
+
+def transient_stream_error(error: BaseException) -> bool:
+    """Whether an error a stream sent after its 200 (an ``error`` event) says it is
+    transient: overloaded, rate limited, a server error (by its type or code)."""
+    return bool(_TRANSIENT.search(_error_code(error)))
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -164,7 +180,8 @@ def status_error(
     ``x-should-retry`` header asks for it."""
     status = int(getattr(error, "status_code", 0) or 0)
     headers = _headers(error)
-    retry = should_retry_status(status, headers)
+    in_stream = 200 <= status < 300  # an error event of a stream, after its 200
+    retry = transient_stream_error(error) if in_stream else should_retry_status(status, headers)
     invalid = (
         retry
         and status >= 500
@@ -174,7 +191,18 @@ def status_error(
     retry = retry and not invalid
     retry_after = parse_retry_after(headers) if retry else None
     detail = _shown(error_message(error), secrets)
-    if status in (401, 403):
+    location = (headers or {}).get("location")
+    if in_stream:
+        kind = _error_code(error) or "an error"
+        hint = f"{kind} sent in the stream; {'retried' if retry else 'it is not retried'}"
+    elif 300 <= status < 400:
+        where = f" to {_shown(redact_url(location), secrets)}" if location else ""
+        hint = (
+            f"the server redirects{where}; redirects are not followed, as they would "
+            "carry the request's headers and the conversation elsewhere: set base_url to "
+            "where it points, if you trust it"
+        )
+    elif status in (401, 403):
         hint = f"check the API key{f' (${key_env})' if key_env else ''} and its permissions"
     elif status == 404:
         hint = "check the model name and the base URL"
@@ -203,14 +231,28 @@ def _shown(text: str, secrets: Sequence[str]) -> str:
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
 
 
-def malformed_reply(model: str, response: Any, error: Exception) -> ModelAPIError:
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError, AssertionError)
+"""What reading a reply of the wrong shape raises, in a converter or in an SDK's stream
+accumulator (a field missing or of the wrong type, a block index out of range, an event
+before the message began): :func:`malformed_reply`, never the exception itself."""
+
+
+def malformed_reply(
+    model: str, response: Any, error: Exception, secrets: Sequence[str] = ()
+) -> ModelAPIError:
     """The error for a reply the provider's converter could not read (a field missing,
-    null or of the wrong type): retryable, naming the model and what was wrong."""
-    return ModelAPIError(
-        f"{model}: malformed response ({type(error).__name__}: {error}); the reply began "
-        f"{str(response)[:200]}",
-        retryable=True,
-    )
+    null or of the wrong type): retryable, naming the model and what was wrong (and how
+    ``response`` began, unless it is None), ``secrets`` redacted (a server that echoes
+    the request, headers and all, answers 200)."""
+    began = "" if response is None else f"; the reply began {reply_start(response, secrets)}"
+    what = _shown(f"{type(error).__name__}: {error}", secrets)
+    return ModelAPIError(f"{model}: malformed response ({what}){began}", retryable=True)
+
+
+def reply_start(response: Any, secrets: Sequence[str], length: int = 200) -> str:
+    """How a reply begins, for an error message: its first ``length`` characters,
+    redacted before they are cut (a secret across the cut goes whole, not half)."""
+    return redact(str(response)[: length + 4096], secrets)[:length]
 
 
 def unreadable_body(model: str, error: BaseException) -> ModelAPIError | None:
@@ -263,6 +305,9 @@ def sdk_failure(
     (classified for retries) for every other SDK error and for a body the SDK could not
     decode (:func:`unreadable_body`), and None for anything else.
     """
+    big = too_large(error)
+    if big is not None:
+        return ModelAPIError(f"{model}: {big}", retryable=False)
     unreadable = unreadable_body(model, error)
     if unreadable is not None:
         return unreadable
@@ -290,8 +335,11 @@ def sdk_failure(
         if is_context_length_error(error):
             return model_length_output(model, _shown(error_message(error), secrets))
         return status_error(model, error, key_env=key_env, secrets=secrets)
-    if isinstance(error, sdk.APIError):  # e.g. a 200 whose body is not what it should be
-        return ModelAPIError(f"{model}: {_shown(error_message(error), secrets)}")
+    if isinstance(error, sdk.APIError):  # e.g. an error event in a stream (openai's)
+        return ModelAPIError(
+            f"{model}: {_shown(error_message(error), secrets)}",
+            retryable=transient_stream_error(error),
+        )
     return None
 
 

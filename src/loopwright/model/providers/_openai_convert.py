@@ -15,6 +15,7 @@ from .._output import ModelOutput, StopReason, Usage
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
 from ..protocols._cache import LRU
 from ._strict_tools import StrictTools
+from ._tokens import optional_count, token_count
 from ._tool_args import make_tool_call, tool_result_text
 from ._wire_text import valid_text
 
@@ -188,21 +189,26 @@ def request_options(
 
 
 def _usage(usage: Any) -> Usage | None:
+    """The usage of a reply; None when it has none, or counts that are none (see
+    :mod:`._tokens`)."""
     if usage is None:
         return None
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    total = int(getattr(usage, "total_tokens", 0) or 0) or prompt + completion
     prompt_details = getattr(usage, "prompt_tokens_details", None)
     completion_details = getattr(usage, "completion_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None)
-    reasoning = getattr(completion_details, "reasoning_tokens", None)
+    try:
+        prompt = token_count(getattr(usage, "prompt_tokens", None))
+        completion = token_count(getattr(usage, "completion_tokens", None))
+        total = token_count(getattr(usage, "total_tokens", None)) or prompt + completion
+        cached = optional_count(getattr(prompt_details, "cached_tokens", None))
+        reasoning = optional_count(getattr(completion_details, "reasoning_tokens", None))
+    except ValueError:
+        return None
     return Usage(
         input_tokens=prompt,
         output_tokens=completion,
         total_tokens=total,
-        cache_read_tokens=int(cached) if cached is not None else None,
-        reasoning_tokens=int(reasoning) if reasoning is not None else None,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
     )
 
 
@@ -256,19 +262,31 @@ class ChunkAssembler:
     every delta). Tool-call pieces are kept by their ``index``, so parallel calls whose
     argument deltas interleave are assembled apart. Only choice 0 is read. The usage
     comes from whichever chunk carries it (the last, with ``include_usage``).
+
+    ``limit``: once the text, the reasoning, the refusal or the tool calls (their
+    arguments, ids and names) are longer than this many characters, the reply is
+    :attr:`full`: the caller stops reading, and the output says ``max_tokens`` (a
+    server streaming without end would otherwise fill the memory until the deadline).
     """
 
-    __slots__ = ("_calls", "_reasoning", "_refusal", "_text", "finish", "usage")
+    __slots__ = ("_calls", "_reasoning", "_refusal", "_sizes", "_text", "finish", "limit", "usage")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._refusal: list[str] = []
         # index -> [id, name, argument pieces]
         self._calls: dict[int, list[Any]] = {}
+        self._sizes = [0, 0, 0, 0]  # characters of text, reasoning, refusal, tool calls
+        self.limit = limit
         self.finish: str | None = None
         """The finish reason, once a chunk said it (None: the reply is not complete)."""
         self.usage: Any = None
+
+    @property
+    def full(self) -> bool:
+        """Whether a part of the reply is longer than ``limit`` characters."""
+        return self.limit is not None and max(self._sizes) > self.limit
 
     def add(self, chunk: Any) -> list[StreamDelta]:
         """Take one chunk; the text and reasoning deltas it carries."""
@@ -286,14 +304,17 @@ class ChunkAssembler:
                 )
                 if isinstance(reasoning, str) and reasoning:
                     self._reasoning.append(reasoning)
+                    self._sizes[1] += len(reasoning)
                     out.append(ReasoningDelta(valid_text(reasoning)))
                 content = getattr(delta, "content", None)
                 if isinstance(content, str) and content:
                     self._text.append(content)
+                    self._sizes[0] += len(content)
                     out.append(TextDelta(valid_text(content)))
                 refusal = getattr(delta, "refusal", None)
                 if isinstance(refusal, str) and refusal:
                     self._refusal.append(refusal)
+                    self._sizes[2] += len(refusal)
                 for tc in getattr(delta, "tool_calls", None) or ():
                     self._tool_delta(tc)
             finish = getattr(choice, "finish_reason", None)
@@ -303,21 +324,31 @@ class ChunkAssembler:
 
     def _tool_delta(self, tc: Any) -> None:
         index = getattr(tc, "index", None)
-        entry = self._calls.setdefault(index if isinstance(index, int) else 0, [None, None, []])
+        index = index if isinstance(index, int) else 0
+        entry = self._calls.get(index)
+        if entry is None:
+            entry = self._calls[index] = [None, None, []]
+            self._sizes[3] += 1
         if getattr(tc, "id", None):
             entry[0] = tc.id
+            self._sizes[3] += len(str(tc.id))
         function = getattr(tc, "function", None)
         if function is None:
             return
         name = getattr(function, "name", None)
         if name and entry[1] is None:
             entry[1] = name
+            self._sizes[3] += len(str(name))
         arguments = getattr(function, "arguments", None)
         if arguments:
             entry[2].append(arguments)
+            self._sizes[3] += len(arguments)
 
     def output(self, tools: Sequence[ToolInfo], model: str) -> ModelOutput | None:
-        """The complete output; None while no chunk has said how the reply finished."""
+        """The complete output; None while no chunk has said how the reply finished.
+        A :attr:`full` reply is complete, cut: its finish reason is ``length``."""
+        if self.full:
+            self.finish = "length"
         if self.finish is None:
             return None
         calls = [

@@ -9,8 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..._errors import ConfigurationError
+from ._http_bounds import bound_response
 
-__all__ = ["PerLoopClients"]
+__all__ = ["MAX_RESPONSE_BYTES", "PerLoopClients"]
+
+MAX_RESPONSE_BYTES = 64 * 2**20
+"""The most bytes of a server's reply read, decoded: a body, or one event of a stream
+(:mod:`._http_bounds`). A reply of 1,000,000 characters (the default
+``max_output_chars``) is well below it, even with every character escaped."""
 
 
 def _check_client_args(make: Callable[..., Any], client_args: Mapping[str, Any]) -> None:
@@ -46,12 +52,17 @@ class PerLoopClients(Generic[C]):
     (``Model`` retries, with its own policy and accounting) and a plain HTTP client from
     ``http_client()``: the SDK's default one closes itself at garbage collection by
     scheduling a task on whatever loop runs then, which fails noisily once a loop ended.
+    That HTTP client follows no redirect (the SDKs' follows them): httpx drops only the
+    ``Authorization`` header on the way to another host, so the extra headers (an
+    ``api-key`` header, say) and the conversation would go with it. A redirect is an
+    HTTP error that names where it points (:func:`._http_errors.status_error`). What the
+    server sends is read up to :data:`MAX_RESPONSE_BYTES` (:mod:`._http_bounds`).
     """
 
     def __init__(
         self,
         make: Callable[..., C],
-        http_client: Callable[[], Any],
+        http_client: Callable[..., Any],
         *,
         api_key: str,
         base_url: str,
@@ -74,7 +85,15 @@ class PerLoopClients(Generic[C]):
         client = self._clients.get(loop)
         if client is None:
             kwargs = dict(self._kwargs)
-            kwargs.setdefault("http_client", self._http_client())
+            if "http_client" not in kwargs:
+                limit = MAX_RESPONSE_BYTES
+
+                async def bound(response: Any) -> None:
+                    bound_response(response, limit)
+
+                kwargs["http_client"] = self._http_client(
+                    follow_redirects=False, event_hooks={"response": [bound]}
+                )
             client = self._clients[loop] = self._make(**kwargs)
         return client
 

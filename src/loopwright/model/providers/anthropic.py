@@ -16,12 +16,16 @@ sent. ``stop_reason`` maps to :data:`~loopwright.StopReason` (``end_turn`` and
 ``stop_sequence``: ``stop``; ``tool_use``: ``tool_calls``; ``refusal``:
 ``content_filter``; ``model_context_window_exceeded``: ``model_length``; ``pause_turn``:
 ``unknown``). Thinking blocks become the message's ``reasoning``. Usage counts cached
-input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_tokens``).
+input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_tokens``);
+a count that is negative, not whole or absurd makes the usage unknown (:mod:`._tokens`).
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
 529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
-``stop_reason="model_length"``. Streamed (``lw.run_stream``, ``loopwright run``), the SDK's
-``messages.stream`` gives the text and thinking deltas as they come.
+``stop_reason="model_length"``. A 200 whose body is no message (an HTML page, ``{}``) is a
+retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed
+(``lw.run_stream``, ``loopwright run``), the SDK's ``messages.stream`` gives the text and
+thinking deltas as they come. An ``error`` event in the stream (after its 200) is retried when it
+says the API is overloaded, rate limited or failing (``overloaded_error``...), not otherwise.
 """
 
 from __future__ import annotations
@@ -38,13 +42,25 @@ from ..._errors import (
     ModelAPIError,
 )
 from .._api import ModelAPI
+from .._bounds import output_char_limit
 from .._chat import ChatMessage, ToolInfo
 from .._config import GenerateConfig
 from .._output import ModelOutput
 from .._redact import credentials, split_credentials
 from .._stream import ReasoningDelta, StreamDelta, TextDelta
-from ._anthropic_convert import messages_to_anthropic, output_from_anthropic, request_options
-from ._http_errors import failure_cause, malformed_reply, sdk_failure, stream_broke
+from ._anthropic_convert import (
+    cut_reply,
+    messages_to_anthropic,
+    output_from_anthropic,
+    request_options,
+)
+from ._http_errors import (
+    MALFORMED,
+    failure_cause,
+    malformed_reply,
+    sdk_failure,
+    stream_broke,
+)
 from ._sdk_clients import PerLoopClients
 from ._wire_text import valid_body, valid_text
 
@@ -61,6 +77,9 @@ DEFAULT_TIMEOUT = 600.0
 the SDK from refusing non-streaming requests with a large ``max_tokens``."""
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+# the SDK's stream events of a reply's pieces: their kind -> the field with the piece
+_PIECES = {"text": "text", "thinking": "thinking", "input_json": "partial_json"}
 
 
 def _import_sdk() -> Any:
@@ -172,7 +191,7 @@ class AnthropicAPI(ModelAPI):
         try:
             return output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
 
     async def generate_stream(
         self,
@@ -182,8 +201,11 @@ class AnthropicAPI(ModelAPI):
     ) -> AsyncIterator[StreamDelta | ModelOutput]:
         """The Messages API's event stream (the SDK's ``messages.stream``): text and
         thinking deltas as they come, the output from the final message once
-        ``message_stop`` arrived. A stream that ends before is a retryable
-        :class:`ModelAPIError`; tool calls come only from the final message."""
+        ``message_stop`` arrived. A stream that ends before, or an event the SDK cannot
+        place (a delta for a block that never started, before ``message_start``), is a
+        retryable :class:`ModelAPIError`; tool calls come only from the final message.
+        A reply whose text, thinking or tool input is longer than ``max_output_chars`` is
+        read no further: its output is cut there (:func:`cut_reply`)."""
         request, timeout = self._request(messages, tools, config)
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -196,16 +218,19 @@ class AnthropicAPI(ModelAPI):
                     stream = await stack.enter_async_context(
                         self._client().messages.stream(**request, timeout=timeout)
                     )
+                limit = output_char_limit(config)
+                sizes = dict.fromkeys(("text", "thinking", "input_json"), 0)
                 async for event in stream:
                     kind = getattr(event, "type", None)
-                    if kind == "text":
-                        text = getattr(event, "text", None)
-                        if text:
-                            yield TextDelta(valid_text(text))
-                    elif kind == "thinking":
-                        thinking = getattr(event, "thinking", None)
-                        if thinking:
-                            yield ReasoningDelta(valid_text(thinking))
+                    piece = getattr(event, _PIECES.get(kind or "", "text"), None)
+                    if kind in sizes and isinstance(piece, str):
+                        sizes[kind] += len(piece)
+                        if piece and kind == "text":
+                            yield TextDelta(valid_text(piece))
+                        elif piece and kind == "thinking":
+                            yield ReasoningDelta(valid_text(piece))
+                        if sizes[kind] > limit:  # longer than would be kept: read no more
+                            break
                     elif kind == "message_stop":
                         break
                 else:
@@ -214,7 +239,11 @@ class AnthropicAPI(ModelAPI):
                         "message_stop)",
                         retryable=True,
                     )
-                response = await stream.get_final_message()
+                cut = max(sizes.values()) > limit
+                if cut:
+                    response = stream.current_message_snapshot
+                else:
+                    response = await stream.get_final_message()
         except ModelAPIError:
             raise
         except Exception as ex:
@@ -225,14 +254,16 @@ class AnthropicAPI(ModelAPI):
             if isinstance(failure, ModelOutput):
                 yield failure
                 return
+            if failure is ex and isinstance(ex, MALFORMED):  # an event of the wrong shape
+                raise malformed_reply(self.name, None, ex, self._secrets) from ex
             if failure is ex:
                 raise
             raise failure from failure_cause(self._sdk, ex)
         try:
             output = output_from_anthropic(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
-        yield output
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
+        yield cut_reply(output, limit) if cut else output
 
     def _failure(self, ex: Exception, config: GenerateConfig) -> Any:
         """What a failed request becomes: an error to raise (``ex`` itself when the SDK

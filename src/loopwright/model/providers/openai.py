@@ -38,7 +38,8 @@ What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
 ``max_completion_tokens`` to OpenAI itself, ``max_tokens`` elsewhere) are passed through;
 ``response_schema`` becomes a ``json_schema`` ``response_format``; ``finish_reason`` maps
-to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded.
+to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded
+(unknown if a count is negative, not whole or absurd: :mod:`._tokens`).
 Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
 context-length error comes back as an output with ``stop_reason="model_length"``.
 Streamed (``lw.run_stream``, ``loopwright run``), the request carries ``stream: true``
@@ -47,7 +48,9 @@ overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
 A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
-UTF-8 is a retryable :class:`~loopwright.ModelAPIError`.
+UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. The provider's HTTP client (not
+one passed as ``http_client=``) follows no redirect (a 3xx is an error naming its target)
+and reads a reply, or a stream's event, up to 64 MiB decoded (:mod:`._http_bounds`).
 
 An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
 form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
@@ -79,6 +82,7 @@ from ._http_errors import (
     failure_cause,
     is_context_length_error,
     malformed_reply,
+    reply_start,
     sdk_failure,
 )
 from ._openai_convert import WireCache, messages_to_openai, output_from_openai, request_options
@@ -294,10 +298,11 @@ class OpenAIAPI(ModelAPI):
         try:
             output = output_from_openai(response, tools, self.name)
         except (AttributeError, TypeError, KeyError, ValueError) as ex:
-            raise malformed_reply(self.name, response, ex) from ex
+            raise malformed_reply(self.name, response, ex, self._secrets) from ex
         if output is None:
             raise ModelAPIError(
-                f"{self.name}: the response had no choices: {str(response)[:300]}",
+                f"{self.name}: the response had no choices: "
+                f"{reply_start(response, self._secrets, 300)}",
                 retryable=True,
             )
         return output
