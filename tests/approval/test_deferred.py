@@ -395,8 +395,11 @@ async def test_a_hostile_call_id_and_explanation_are_shown_visible(tmp_path: Pat
     shown = cli("runs", "approve", state.run_id or "", "--db", str(db), cwd=tmp_path)
     assert shown.code == 0, shown.err
     assert "\x1b" not in shown.out and "\r" not in shown.out and "\u202e" not in shown.out
-    # (an id shown as a JSON string: it is not plain, and a person types it back)
-    assert '"c\\u001b[2J\\u001b]8;;http://evil\\u0007"' in shown.out
+    # (the model's id is not plain: the reply's bounds gave the call a fresh one, which
+    # a person can read and type back; a store's own odd ids are shown as JSON strings)
+    [pending] = lw.pending_calls(state.run_id or "", db=db)
+    assert pending.call.id != bad.id and pending.call.id.isalnum()
+    assert "evil" not in shown.out and pending.call.id in shown.out
     assert "looks fine\\x1b[8m" in shown.out
     approved = cli("runs", "approve", state.run_id or "", "--all", "--db", str(db), cwd=tmp_path)
     assert approved.code == 0 and "\x1b" not in approved.out + approved.err

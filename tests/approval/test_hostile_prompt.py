@@ -103,7 +103,9 @@ async def test_runs_approve_shows_call_ids_that_differ_as_different(tmp_path: Pa
     assert len(set(shown_ids)) == len(ids), shown_ids
     assert all(s.isascii() and s.isprintable() for s in shown_ids), shown_ids
     assert shown_ids[0] == "deploy-1"  # a plain id as it is
-    assert shown_ids[1] == '"deploy-1 "' and shown_ids[3] == '"d\\u0435ploy-1"'
+    # the others are not plain: the reply's bounds gave each call a fresh id (a store's
+    # own odd ids are shown as JSON strings: tests/display/test_terminal.py, as_typed)
+    assert all(s.isalnum() and s not in ids for s in shown_ids[1:]), shown_ids
 
 
 ran: list[str] = []

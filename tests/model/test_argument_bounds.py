@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 import loopwright as lw
 from loopwright.model._bounds import argument_chars
 
@@ -65,3 +67,27 @@ def test_argument_chars_is_flat_and_stops_early() -> None:
     assert argument_chars({"a": "y" * 10_000_000}, 100) > 100
     small = argument_chars({"a": 1, "b": [True, None]}, 1000)
     assert 10 <= small <= len('{"a": 1, "b": [true, null]}')  # about its JSON size
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["c1\n", "c 1", "\u0441\u0031", "c\u200b1", "c1\x1b[2K", "x" * 129, "\U0001f600"],
+)
+def test_a_call_id_that_is_not_plain_is_replaced(hostile: str) -> None:
+    """A person approving a deferred call reads its id and types it back: an id with a
+    line break, a space, a lookalike or invisible letter, an escape, or of a flood's
+    length is replaced by a fresh one (a plain one, a provider's, is kept)."""
+    from loopwright.model._bounds import bound_calls
+
+    calls = [
+        lw.ToolCall(id=hostile, function="echo", arguments={"text": "a"}),
+        lw.ToolCall(id="call_AbC-12.3:x", function="echo", arguments={"text": "b"}),
+    ]
+    reply = lw.ModelOutput(
+        message=lw.AssistantMessage(content="", tool_calls=calls), stop_reason="tool_calls"
+    )
+    out = bound_calls(reply, lw.GenerateConfig())
+    new, kept = out.message.tool_calls
+    assert new.id != hostile and new.id.isascii() and new.id.isalnum()
+    assert kept.id == "call_AbC-12.3:x"
+    assert [c.arguments for c in out.message.tool_calls] == [{"text": "a"}, {"text": "b"}]

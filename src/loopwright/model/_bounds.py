@@ -18,15 +18,18 @@ through :func:`bound_calls` after, before it is stored or acted on:
 - the arguments of a reply's calls share one budget of ``max_output_chars`` characters
   (their strings, keys and scalars, about their JSON size): a call past it is not run
   either (empty arguments and ``parse_error``), so a native reply is bounded like text;
-- a call whose id is empty, or the same as an earlier call's of the reply, gets a fresh
-  unique id (ids come from the model: a server may repeat one), since the results,
-  approvals and recorded answers of a step's calls are kept by call id.
+- a call whose id is empty, or the same as an earlier call's of the reply, or not plain
+  (over 128 characters, or anything but visible ASCII: a line break, a lookalike letter,
+  an invisible character), gets a fresh unique id (ids come from the model: a server may
+  repeat one), since the results, approvals and recorded answers of a step's calls are
+  kept by call id, and a person approving a deferred call reads its id and types it back.
 
 Each bound costs time linear in the output.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -136,10 +139,17 @@ def _too_large(call: ToolCall, size: int, limit: int) -> ToolCall:
     return call.model_copy(update={"arguments": {}, "parse_error": call.parse_error or error})
 
 
+_PLAIN_ID = re.compile(r"[!-~]{1,128}")
+"""A call id kept as the model gave it: visible ASCII, no space, at most 128 characters
+(providers' own are 9-64)."""
+
+
 def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     """``output`` with at most ``max_tool_calls`` tool calls (a note in its text tells the
     model how many were dropped), calls nested too deeply or past the reply's size
-    budget marked unparseable, and an empty or repeated call id replaced by a fresh one."""
+    budget marked unparseable, and a call id that is empty, repeated or not plain (over
+    128 characters, or other than visible ASCII: what a person approving reads and types
+    back, and providers echo) replaced by a fresh one."""
     limit, cap = _limits(config)
     message = output.message
     calls = message.tool_calls
@@ -152,7 +162,7 @@ def bound_calls(output: ModelOutput, config: GenerateConfig) -> ModelOutput:
     seen: set[str] = set()
     for call in calls[:cap]:
         flat = flat_call(call)
-        if not flat.id or flat.id in seen:
+        if not _PLAIN_ID.fullmatch(flat.id) or flat.id in seen:
             fresh = new_id()
             while fresh in ids:  # (a model could send an id shaped like ours)
                 fresh = new_id()
