@@ -164,9 +164,11 @@ class MCPServer:
         self, what: str, fn: str, *args: Any, timeout: float | None = None, **kwargs: Any
     ) -> Any:
         """Run one request on the session: a dead server is an :class:`MCPServerError`
-        (and the next request reconnects); a timeout a ``TimeoutError``."""
+        (and the next request reconnects), so is an answer the SDK refuses (the
+        connection stays); a timeout is a ``TimeoutError``."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
+        from pydantic import ValidationError
 
         conn = await self._session()
         session = conn.session
@@ -185,6 +187,15 @@ class MCPServer:
             await self._drop(conn)
             raise MCPServerError(
                 f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}"
+            ) from None
+        except (ValidationError, RuntimeError) as ex:
+            # the SDK refused the answer: a result of the wrong shape, content of an
+            # unknown type, structured content its output schema refuses (or a schema
+            # that cannot be used: a RecursionError is a RuntimeError), a result kind
+            # this client did not ask for. The server's fault, not this process's.
+            raise MCPServerError(
+                f"MCP server {self.name!r}: {what} got an invalid answer: "
+                f"{clean(str(ex)[:1000])}"
             ) from None
         except TimeoutError:
             if not await self._answers_ping(conn):
@@ -309,7 +320,8 @@ class MCPServer:
         """Call tool ``name`` (the server's name for it) and return the SDK's result.
 
         Raises:
-            MCPServerError: The server could not be started or went away.
+            MCPServerError: The server could not be started or went away, or its
+                answer is not a valid result.
             TimeoutError: No answer within ``timeout`` (default: the server's).
             mcp.MCPError: The server answered with a JSON-RPC error.
         """

@@ -37,7 +37,8 @@ STOP_TIMEOUT = 10.0
 
 
 class MCPServerError(LoopwrightError):
-    """An MCP server could not be started or reached, or went away."""
+    """An MCP server could not be started or reached, went away, or answered with
+    something that is not a valid result."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,62 @@
+"""An MCP server that speaks JSON-RPC by hand (stdio), to send what no SDK would.
+
+    python raw_server.py SPEC.json
+
+``SPEC.json`` holds ``{"tools": [...], "answers": {name: answer}}``: ``tools`` is the
+``tools/list`` result's list as is, and a ``tools/call`` of ``name`` is answered with
+``answer["result"]`` (any JSON, valid or not) or with the bytes ``answer["raw"]`` (a
+latin-1 string, ``{ID}`` replaced by the request's id) written as they are. A call of
+a tool without an answer gets its arguments back as text.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main() -> None:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        spec = json.load(f)
+    out = sys.stdout.buffer
+
+    def send(message: object) -> None:
+        out.write(json.dumps(message).encode() + b"\n")
+        out.flush()
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        rid, method = request["id"], request.get("method")
+        if method == "initialize":
+            result: object = {
+                "protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "raw", "version": "0"},
+            }
+        elif method == "tools/list":
+            result = {"tools": spec["tools"]}
+        elif method == "ping":
+            result = {}
+        elif method == "tools/call":
+            params = request["params"]
+            answer = spec["answers"].get(params["name"])
+            if answer is None:
+                text = json.dumps(params.get("arguments"))
+                result = {"content": [{"type": "text", "text": text}]}
+            elif "raw" in answer:
+                raw = answer["raw"].encode("latin-1").replace(b"{ID}", json.dumps(rid).encode())
+                out.write(raw + b"\n")
+                out.flush()
+                continue
+            else:
+                result = answer["result"]
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "unknown"}})
+            continue
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+if __name__ == "__main__":
+    main()

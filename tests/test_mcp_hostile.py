@@ -1,0 +1,64 @@
+"""MCP servers that break the protocol, against loopwright's client: each is a real
+process (``mcp_servers/raw_server.py``, JSON-RPC written by hand) whose answers no SDK
+would send. Whatever it sends, a call ends as a result or an error for the model, and
+the run goes on."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import loopwright as lw  # noqa: E402
+from loopwright.mcp import MCPServer, mcp_server  # noqa: E402
+
+RAW = Path(__file__).parent / "mcp_servers" / "raw_server.py"
+OBJECT = {"type": "object", "properties": {}}
+pytestmark = pytest.mark.timeout(90)
+
+
+def raw_server(
+    tmp_path: Path, tools: list[dict[str, Any]], answers: dict[str, Any], **kwargs: Any
+) -> MCPServer:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tools": tools, "answers": answers}))
+    return mcp_server([sys.executable, str(RAW), str(spec)], name="raw", **kwargs)
+
+
+def tool(name: str, **more: Any) -> dict[str, Any]:
+    return {"name": name, "inputSchema": OBJECT, **more}
+
+
+async def run_one(tools: list[lw.Tool], name: str, **arguments: object) -> lw.ToolMessage:
+    message = lw.AssistantMessage(tool_calls=[lw.ToolCall(function=name, arguments=arguments)])
+    [result] = await lw.execute_tools(message, tools)
+    return result
+
+
+async def test_malformed_results_are_errors_for_the_model(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    answers = {
+        "not_a_list": {"result": {"content": "text where a list belongs"}},
+        "unknown_kind": {"result": {"content": [{"type": "hologram", "data": 1}]}},
+        "no_text": {"result": {"content": [{"type": "text"}]}},
+        "unstructured": {"result": {"content": [{"type": "text", "text": "no data"}]}},
+        "wrong_structure": {
+            "result": {"content": [], "structuredContent": {"n": "not an integer"}}
+        },
+    }
+    tools = [tool(n) for n in answers if n not in ("unstructured", "wrong_structure")]
+    tools += [tool(n, outputSchema=schema) for n in ("unstructured", "wrong_structure")]
+    async with raw_server(tmp_path, [*tools, tool("echo")], answers) as s:
+        found = await s.tools()
+        for name in answers:
+            result = await run_one(found, name)
+            assert result.error is not None and result.error.type == "tool_error", name
+            assert "invalid answer" in result.content and len(result.content) < 1500, name
+        # the server is still the same one, and still used
+        assert (await run_one(found, "echo", x=1)).content == '{"x": 1}'
+        assert s.connects == 1
