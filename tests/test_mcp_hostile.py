@@ -5,6 +5,7 @@ the run goes on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -61,4 +62,16 @@ async def test_malformed_results_are_errors_for_the_model(tmp_path: Path) -> Non
             assert "invalid answer" in result.content and len(result.content) < 1500, name
         # the server is still the same one, and still used
         assert (await run_one(found, "echo", x=1)).content == '{"x": 1}'
+        assert s.connects == 1
+
+
+async def test_invalid_utf8_on_stdout_is_replaced_not_a_dead_connection(tmp_path: Path) -> None:
+    raw = '{"jsonrpc": "2.0", "id": {ID}, "result": {"content": [{"type": "text", "text": "a\xff\xfeb"}]}}'
+    answers = {"bytes": {"raw": raw}}
+    async with raw_server(tmp_path, [tool("bytes"), tool("echo")], answers, timeout=600) as s:
+        found = await s.tools()
+        # the SDK's strict decoding used to kill its reader: the call waited its timeout
+        result = await asyncio.wait_for(run_one(found, "bytes"), 60)
+        assert result.error is None and result.content == "a\ufffd\ufffdb"
+        assert (await asyncio.wait_for(run_one(found, "echo", x=2), 60)).content == '{"x": 2}'
         assert s.connects == 1

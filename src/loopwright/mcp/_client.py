@@ -194,8 +194,7 @@ class MCPServer:
             # that cannot be used: a RecursionError is a RuntimeError), a result kind
             # this client did not ask for. The server's fault, not this process's.
             raise MCPServerError(
-                f"MCP server {self.name!r}: {what} got an invalid answer: "
-                f"{clean(str(ex)[:1000])}"
+                f"MCP server {self.name!r}: {what} got an invalid answer: {clean(str(ex)[:1000])}"
             ) from None
         except TimeoutError:
             if not await self._answers_ping(conn):

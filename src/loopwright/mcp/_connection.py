@@ -176,8 +176,14 @@ class Connection:
         assert t.command is not None
         # closed by stop() once the server is gone (its tail is kept for messages)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        # bytes that are not UTF-8 become U+FFFD: with "strict", the SDK's reader dies
+        # on them and waits for the server to end, so calls wait for their timeout
         params = StdioServerParameters(
-            command=t.command, args=list(t.args), env=dict(t.env or {}), cwd=t.cwd
+            command=t.command,
+            args=list(t.args),
+            env=dict(t.env or {}),
+            cwd=t.cwd,
+            encoding_error_handler="replace",
         )
         return stdio_client(params, errlog=self._stderr)
 
