@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import loopwright as lw  # noqa: E402
-from loopwright.mcp import MCPServer, mcp_server  # noqa: E402
+import loopwright as lw
+from loopwright.mcp import MCPServer, mcp_server
 
 RAW = Path(__file__).parent / "mcp_servers" / "raw_server.py"
 OBJECT = {"type": "object", "properties": {}}
@@ -66,7 +66,8 @@ async def test_malformed_results_are_errors_for_the_model(tmp_path: Path) -> Non
 
 
 async def test_invalid_utf8_on_stdout_is_replaced_not_a_dead_connection(tmp_path: Path) -> None:
-    raw = '{"jsonrpc": "2.0", "id": {ID}, "result": {"content": [{"type": "text", "text": "a\xff\xfeb"}]}}'
+    text = '{"type": "text", "text": "a\xff\xfeb"}'
+    raw = '{"jsonrpc": "2.0", "id": {ID}, "result": {"content": [' + text + "]}}"
     answers = {"bytes": {"raw": raw}}
     async with raw_server(tmp_path, [tool("bytes"), tool("echo")], answers, timeout=600) as s:
         found = await s.tools()
