@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +80,58 @@ async def test_invalid_utf8_on_stdout_is_replaced_not_a_dead_connection(tmp_path
         assert result.error is None and result.content == "a\ufffd\ufffdb"
         assert (await asyncio.wait_for(run_one(found, "echo", x=2), 60)).content == '{"x": 2}'
         assert s.connects == 1
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_demo() -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    demo = Path(__file__).parent / "mcp_servers" / "demo_server.py"
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(demo), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    yield port, proc
+    proc.kill()
+    proc.wait()
+
+
+async def test_a_urls_credentials_are_in_no_name_message_or_transcript(
+    http_demo: tuple[int, subprocess.Popen[bytes]],
+) -> None:
+    """The user, password and query of a server's URL are credentials (httpx sends the
+    user and password as basic authentication): they are not its name, and neither an
+    error for the model nor an exception quotes them."""
+    port, proc = http_demo
+    url = f"http://alice:pw-hunter2@127.0.0.1:{port}/mcp?api_key=KEY-s3cr3t&v=1"
+    secrets = ("alice", "pw-hunter2", "KEY-s3cr3t")
+    s = mcp_server(url=url, retries=0, headers={"X-Key": "header-s3cr3t"})
+    shown = f"{s.name} {s!r}"
+    with lw.transcript_context(lw.Transcript()) as t:
+        async with s:
+            tools = await s.tools()
+            assert (await run_one(tools, "echo", text="up")).content == "up"
+            slow = asyncio.create_task(run_one(tools, "sleep", seconds=30))
+            await asyncio.sleep(0.5)
+            proc.kill()
+            died = await asyncio.wait_for(slow, 60)
+            gone = await asyncio.wait_for(run_one(tools, "echo", text="x"), 60)
+    assert died.error is not None and gone.error is not None
+    assert "could not be reached" in gone.content
+    assert "127.0.0.1" in gone.content and "api_key=***" in gone.content
+    with pytest.raises(lw.MCPServerError) as info:
+        await mcp_server(url=url.replace(str(port), str(free_port())), retries=0).tools()
+    for text in (shown, died.content, gone.content, str(info.value), repr(t.events)):
+        assert not any(secret in text for secret in secrets), text

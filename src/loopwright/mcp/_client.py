@@ -410,8 +410,10 @@ def mcp_server(
     if (command is None) == (url is None):
         raise ValueError("mcp_server: give either command (a stdio server) or url (HTTP)")
     if url is not None:
+        from urllib.parse import urlsplit
+
         transport = Transport(url=url, headers=dict(headers or {}))
-        default = re.sub(r"^\w+://([^/:]+).*$", r"\1", url)
+        default = urlsplit(url).hostname or "mcp"  # never its user or password
     else:
         argv = [command] if isinstance(command, str) else list(command or [])
         if not argv or not all(isinstance(a, str) for a in argv):

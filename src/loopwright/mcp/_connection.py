@@ -53,12 +53,40 @@ class Transport:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # authorization
 
     def describe(self) -> str:
-        """The command line or the URL, for messages (header values are never shown)."""
+        """The command line or the URL, for messages: a URL without its user and
+        password, its query's values as ``***`` (header values are never shown)."""
         if self.url is not None:
-            return self.url
+            from urllib.parse import urlsplit
+
+            u = urlsplit(self.url)
+            host = u.netloc.rpartition("@")[2]
+            query = "&".join(
+                f"{part.partition('=')[0]}=***" if "=" in part else "***"
+                for part in u.query.split("&")
+                if part
+            )
+            return f"{u.scheme}://{host}{u.path}" + (f"?{query}" if query else "")
         import shlex
 
         return shlex.join([self.command or "", *self.args])
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error's message) without the secrets the URL and headers hold:
+        the user, the password, the query's values, the header values."""
+        if self.url is None:
+            return text
+        from urllib.parse import unquote, urlsplit
+
+        u = urlsplit(self.url)
+        found = [self.url]
+        userinfo = u.netloc.rpartition("@")[0]
+        found += [userinfo, *userinfo.split(":", 1)] if userinfo else []
+        found += [part.partition("=")[2] or part for part in u.query.split("&") if part]
+        found += list(self.headers.values())
+        secrets = {s for f in found for s in (f, unquote(f)) if len(s) >= 3}
+        for secret in sorted(secrets, key=len, reverse=True):  # the longest first
+            text = text.replace(secret, self.describe() if secret == self.url else "***")
+        return text
 
 
 class Connection:
@@ -112,7 +140,7 @@ class Connection:
         why = f" ({_describe(self.error)})" if self.error is not None else ""
         tail = self.stderr_tail()
         err = f"; its stderr ends with:\n{tail}" if tail else ""
-        return f"the server went away{why}{err}"
+        return self.transport.redact(f"the server went away{why}{err}")
 
     async def stop(self) -> None:
         """End the connection (the SDK stops a stdio server's whole process tree)."""
@@ -236,9 +264,10 @@ async def open_connection(
         err = f"\nIts stderr ends with:\n{tail}" if tail else " (nothing on its stderr)"
         if transport.url is not None:
             err = ""
-        raise MCPServerError(
-            f"{what} could not {kind}: `{clean(transport.describe(), 500)}` failed with {why}.{err}"
-        ) from ex
+        message = (
+            f"{what} could not {kind}: `{clean(transport.describe(), 500)}` failed with {why}."
+        )
+        raise MCPServerError(transport.redact(message + err)) from ex
     return conn
 
 
