@@ -135,3 +135,39 @@ async def test_a_urls_credentials_are_in_no_name_message_or_transcript(
         await mcp_server(url=url.replace(str(port), str(free_port())), retries=0).tools()
     for text in (shown, died.content, gone.content, str(info.value), repr(t.events)):
         assert not any(secret in text for secret in secrets), text
+
+
+async def test_schemas_whose_refs_loop_or_lead_nowhere(tmp_path: Path) -> None:
+    """jsonschema recursed without end (a RecursionError) or failed to resolve (an
+    Unresolvable) on the values that reach such a $ref, and the run ended."""
+    loop = {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    tools = [
+        {
+            "name": "self",
+            "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}},
+        },
+        {
+            "name": "cycle",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"x": {"$ref": "#/$defs/a"}},
+                "$defs": loop,
+            },
+        },
+        {
+            "name": "nowhere",
+            "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/gone"}}},
+        },
+        {
+            "name": "anchor",
+            "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#nope"}}},
+        },
+    ]
+    async with raw_server(tmp_path, tools, {}) as s:
+        found = await s.tools()
+        for name in ("self", "cycle", "nowhere", "anchor"):
+            result = await run_one(found, name, x=1)
+            assert result.error is not None and result.error.type == "validation", name
+            assert "cannot check these arguments" in result.content, name
+            # a call whose values do not reach the $ref is checked and made
+            assert (await run_one(found, name)).content == "{}", name
