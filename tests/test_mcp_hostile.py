@@ -171,3 +171,25 @@ async def test_schemas_whose_refs_loop_or_lead_nowhere(tmp_path: Path) -> None:
             assert "cannot check these arguments" in result.content, name
             # a call whose values do not reach the $ref is checked and made
             assert (await run_one(found, name)).content == "{}", name
+
+
+async def test_tools_that_change_then_cannot_be_listed_end_no_run(tmp_path: Path) -> None:
+    """The server says its tools changed, then does not answer ``tools/list``: the run
+    goes on with the tools it had (the next step lists them again); listing them raised
+    out of the run's hook and ended the run."""
+    answers = {
+        "change": {"notify": ["notifications/tools/list_changed"], "then_list": "mute"},
+    }
+    s = raw_server(tmp_path, [tool("change"), tool("echo")], answers, timeout=1)
+    script = [
+        lw.ModelOutput.for_tool_call("change", {}),
+        lw.ModelOutput.for_tool_call("echo", {"x": 1}),
+        "done",
+    ]
+    model = lw.get_model("mock", outputs=script)
+    state = await lw.run(lw.with_mcp(lw.react(submit=False), s), "go", model=model, db=False)
+    results = [m for m in state.messages if isinstance(m, lw.ToolMessage)]
+    assert [r.function for r in results] == ["change", "echo"]
+    assert results[1].error is None and results[1].content == '{"x": 1}'
+    assert state.text == "done"
+    assert s.tools_changed  # never listed since: the next use lists them

@@ -5,8 +5,10 @@
 ``SPEC.json`` holds ``{"tools": [...], "answers": {name: answer}}``: ``tools`` is the
 ``tools/list`` result's list as is, and a ``tools/call`` of ``name`` is answered with
 ``answer["result"]`` (any JSON, valid or not) or with the bytes ``answer["raw"]`` (a
-latin-1 string, ``{ID}`` replaced by the request's id) written as they are. A call of
-a tool without an answer gets its arguments back as text.
+latin-1 string, ``{ID}`` replaced by the request's id) written as they are; before
+it, the notifications ``answer["notify"]`` names are sent, and ``answer["then_list"]``
+("mute": no answer) is the ``tools/list`` answer from then on. A call of a tool without
+an answer gets its arguments back as text.
 """
 
 from __future__ import annotations
@@ -36,13 +38,19 @@ def main() -> None:
                 "serverInfo": {"name": "raw", "version": "0"},
             }
         elif method == "tools/list":
+            if spec["tools"] == "mute":
+                continue
             result = {"tools": spec["tools"]}
         elif method == "ping":
             result = {}
         elif method == "tools/call":
             params = request["params"]
             answer = spec["answers"].get(params["name"])
-            if answer is None:
+            for notification in (answer or {}).get("notify", ()):
+                send({"jsonrpc": "2.0", "method": notification})
+            if answer is not None and "then_list" in answer:
+                spec["tools"] = answer["then_list"]
+            if answer is None or not ("raw" in answer or "result" in answer):
                 text = json.dumps(params.get("arguments"))
                 result = {"content": [{"type": "text", "text": text}]}
             elif "raw" in answer:

@@ -11,6 +11,7 @@ from loopwright._errors import ConfigurationError
 from loopwright.agents import Agent, AgentState, Hooks, ModelRequest
 from loopwright.agents._lifecycle import run_hooks
 from loopwright.mcp._client import MCPServer
+from loopwright.mcp._connection import MCPServerError
 
 __all__ = ["MCPAgent", "with_mcp"]
 
@@ -61,7 +62,18 @@ class _Refresh(Hooks):
         if state is not self.state or not any(s.tools_changed for s in self.servers):
             return
         own = {t.name for t in state.tools if not any(t is c for c in self.current)}
-        fresh = [t for s in self.servers for t in await s.tools() if t.name not in own]
+        try:
+            listed = [await s.tools() for s in self.servers]
+        except (MCPServerError, TimeoutError) as ex:
+            # the run goes on with the tools it has (their calls say what is wrong);
+            # the server's tools are still stale: the next step lists them again
+            from loopwright.transcripts import current_transcript
+
+            t = current_transcript()
+            if t is not None:
+                t.info(f"The MCP tools were not listed again: {ex}", source="mcp")
+            return
+        fresh = [t for tools in listed for t in tools if t.name not in own]
         self.removed = [t for t in self.current if not any(t is f for f in fresh)]
         gone = {id(t) for t in self.removed}
         state.tools[:] = [t for t in state.tools if id(t) not in gone]
@@ -95,7 +107,9 @@ def with_mcp(agent: Agent, *servers: MCPServer) -> MCPAgent:
         lw.run_sync(agent, "What time is it in Tokyo?")
 
     The tool list is read when each run starts; when a server says its tools changed
-    (``tools/list_changed``), the agent is offered the new list from its next step.
+    (``tools/list_changed``), the agent is offered the new list from its next step (a
+    server that cannot list them then leaves the run its tools, and the step after that
+    tries again).
     """
     for s in servers:
         if not isinstance(s, MCPServer):

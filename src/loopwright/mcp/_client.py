@@ -228,6 +228,7 @@ class MCPServer:
 
         Raises:
             MCPServerError: The server could not be started or reached.
+            TimeoutError: It did not answer within ``timeout`` seconds.
         """
         if self._stale or self._conn is None or not self._conn.alive:
             self._stale = False
@@ -235,12 +236,16 @@ class MCPServer:
 
             listed: list[mcp_types.Tool] = []
             params: PaginatedRequestParams | None = None
-            for _ in range(100):  # a bound on pages: a server could loop its cursors
-                page = await self._request("tools/list", "list_tools", params=params)
-                listed.extend(page.tools)
-                if not page.next_cursor:
-                    break
-                params = PaginatedRequestParams(cursor=page.next_cursor)
+            try:
+                for _ in range(100):  # a bound on pages: a server could loop its cursors
+                    page = await self._request("tools/list", "list_tools", params=params)
+                    listed.extend(page.tools)
+                    if not page.next_cursor:
+                        break
+                    params = PaginatedRequestParams(cursor=page.next_cursor)
+            except BaseException:
+                self._stale = True  # not listed: the next call lists them again
+                raise
             self._update(listed)
         return list(self._tools.values())
 
