@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -28,10 +30,14 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def raw_server(
-    tmp_path: Path, tools: list[dict[str, Any]], answers: dict[str, Any], **kwargs: Any
+    tmp_path: Path,
+    tools: list[dict[str, Any]],
+    answers: dict[str, Any],
+    stderr_lines: int = 0,
+    **kwargs: Any,
 ) -> MCPServer:
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tools": tools, "answers": answers}))
+    spec.write_text(json.dumps({"tools": tools, "answers": answers, "stderr_lines": stderr_lines}))
     return mcp_server([sys.executable, str(RAW), str(spec)], name="raw", **kwargs)
 
 
@@ -193,3 +199,19 @@ async def test_tools_that_change_then_cannot_be_listed_end_no_run(tmp_path: Path
     assert results[1].error is None and results[1].content == '{"x": 1}'
     assert state.text == "done"
     assert s.tools_changed  # never listed since: the next use lists them
+
+
+async def test_a_server_that_logs_without_end_fills_no_disk(tmp_path: Path) -> None:
+    """A stdio server's stderr was a temporary file that grew with all it wrote (a
+    server logging for hours filled the disk, out of sight: the file is unlinked).
+    Only its end is kept, and still quoted when the server dies."""
+    psutil = pytest.importorskip("psutil")
+    answers = {"die": {"last_words": "the last words of this server"}}
+    async with raw_server(tmp_path, [tool("die"), tool("echo")], answers, 400_000) as s:
+        found = await s.tools()  # the server wrote its 20 MB of log before answering
+        [proc] = [p for p in psutil.Process().children(recursive=True) if str(RAW) in p.cmdline()]
+        err = os.stat(f"/proc/{proc.pid}/fd/2")
+        assert not stat.S_ISREG(err.st_mode) or err.st_size < 1_000_000
+        result = await asyncio.wait_for(run_one(found, "die"), 60)
+        assert result.error is not None and "the last words of this server" in result.content
+        assert len(result.content) < 20_000

@@ -7,7 +7,9 @@
 ``answer["result"]`` (any JSON, valid or not) or with the bytes ``answer["raw"]`` (a
 latin-1 string, ``{ID}`` replaced by the request's id) written as they are; before
 it, the notifications ``answer["notify"]`` names are sent, and ``answer["then_list"]``
-("mute": no answer) is the ``tools/list`` answer from then on. A call of a tool without
+("mute": no answer) is the ``tools/list`` answer from then on; with
+``answer["last_words"]``, they are written to stderr and the server ends. At start, it
+writes ``spec["stderr_lines"]`` lines to stderr. A call of a tool without
 an answer gets its arguments back as text.
 """
 
@@ -20,6 +22,10 @@ import sys
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
+    line = b"a line of this server's log, written without end\n"
+    for _ in range(spec.get("stderr_lines", 0)):  # a server that logs a lot
+        sys.stderr.buffer.write(line)
+    sys.stderr.flush()
     out = sys.stdout.buffer
 
     def send(message: object) -> None:
@@ -50,6 +56,9 @@ def main() -> None:
                 send({"jsonrpc": "2.0", "method": notification})
             if answer is not None and "then_list" in answer:
                 spec["tools"] = answer["then_list"]
+            if answer is not None and "last_words" in answer:
+                print(answer["last_words"], file=sys.stderr, flush=True)
+                return  # dies without an answer
             if answer is None or not ("raw" in answer or "result" in answer):
                 text = json.dumps(params.get("arguments"))
                 result = {"content": [{"type": "text", "text": text}]}

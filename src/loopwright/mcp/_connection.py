@@ -7,8 +7,8 @@ and waits until it is told to stop or the server goes away. Calls run in the cal
 tasks on the session it handed over, and race the connection's end: a server that dies
 fails the calls in flight at once instead of leaving them waiting.
 
-A stdio server's stderr goes to a temporary file, whose end is quoted when the server
-cannot start or dies.
+A stdio server's stderr goes to a pipe read as it is written, whose end (the last 16,000
+bytes; the rest is dropped) is quoted when the server cannot start or dies.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -34,6 +33,8 @@ T = TypeVar("T")
 
 #: How long a stopping connection may take (the SDK closes stdin, waits, then kills).
 STOP_TIMEOUT = 10.0
+#: How much of a stdio server's stderr is kept, to quote when it fails (bytes).
+TAIL_BYTES = 16_000
 
 
 class MCPServerError(LoopwrightError):
@@ -98,8 +99,7 @@ class Connection:
         self.ended = asyncio.Event()  # the task ended: the server is gone
         self.error: BaseException | None = None
         self._stop = asyncio.Event()
-        self._stderr: IO[str] | None = None
-        self._last_tail = ""  # the stderr's end when the file was closed
+        self._stderr: _StderrTail | None = None
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -108,17 +108,7 @@ class Connection:
 
     def stderr_tail(self) -> str:
         """The end of the server's stderr so far (stdio servers; "" otherwise)."""
-        f = self._stderr
-        if f is None or f.closed:
-            return self._last_tail
-        try:
-            f.flush()
-            size = os.fstat(f.fileno()).st_size
-            with open(f.fileno(), encoding="utf-8", errors="replace", closefd=False) as r:
-                r.seek(max(0, size - 16_000))
-                return clean(r.read().strip())
-        except (OSError, ValueError):
-            return ""
+        return self._stderr.text() if self._stderr is not None else ""
 
     async def race(self, call: Awaitable[T]) -> T:
         """Await ``call``, failing with :class:`MCPServerError` if the server goes away."""
@@ -154,12 +144,6 @@ class Connection:
             except asyncio.CancelledError:
                 task.cancel()
                 raise
-        self._close_stderr()
-
-    def _close_stderr(self) -> None:
-        if self._stderr is not None and self.ended.is_set() and not self._stderr.closed:
-            self._last_tail = self.stderr_tail()
-            self._stderr.close()
 
     async def _run(
         self,
@@ -172,6 +156,8 @@ class Connection:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._open(stack))
+                if self._stderr is not None:  # the server has it: this end is not needed
+                    self._stderr.writer.close()
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)  # type: ignore[arg-type]
                 )
@@ -189,6 +175,8 @@ class Connection:
         finally:
             self.ended.set()
             self.session = None
+            if self._stderr is not None:  # the server is stopped: read the rest, close
+                self._stderr.close()
 
     def _open(self, stack: AsyncExitStack) -> Any:
         t = self.transport
@@ -202,8 +190,7 @@ class Connection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         assert t.command is not None
-        # closed by stop() once the server is gone (its tail is kept for messages)
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._stderr = _StderrTail()
         # bytes that are not UTF-8 become U+FFFD: with "strict", the SDK's reader dies
         # on them and waits for the server to end, so calls wait for their timeout
         params = StdioServerParameters(
@@ -213,7 +200,57 @@ class Connection:
             cwd=t.cwd,
             encoding_error_handler="replace",
         )
-        return stdio_client(params, errlog=self._stderr)
+        return stdio_client(params, errlog=self._stderr.writer)
+
+
+class _StderrTail:
+    """A stdio server's stderr: a pipe read as the server writes it, of which only the
+    last ``TAIL_BYTES`` are kept (a server that logs for hours fills no disk, and never
+    blocks on a full pipe)."""
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        self.writer: IO[str] = os.fdopen(write, "w", encoding="utf-8", errors="replace")
+        self._fd: int | None = read
+        self._kept = bytearray()
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(read, self._read)
+
+    def _read(self) -> None:
+        for _ in range(64):  # at most 4 MiB a turn: the loop calls again
+            if self._fd is None:
+                return
+            try:
+                data = os.read(self._fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:  # every writer is gone
+                self._stop_reading()
+                return
+            self._kept += data
+            if len(self._kept) > 2 * TAIL_BYTES:
+                del self._kept[:-TAIL_BYTES]
+
+    def text(self) -> str:
+        """The end of what the server wrote so far, stripped of control sequences."""
+        self._read()
+        return clean(self._kept[-TAIL_BYTES:].decode("utf-8", "replace").strip())
+
+    def _stop_reading(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            if not self._loop.is_closed():
+                self._loop.remove_reader(fd)
+            os.close(fd)
+
+    def close(self) -> None:
+        """Read what is left and close the pipe (the text stays)."""
+        self.writer.close()
+        self._read()
+        self._stop_reading()
 
 
 def _leaf(ex: BaseException) -> BaseException:
