@@ -19,7 +19,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from loopwright._errors import LoopwrightError
 from loopwright.mcp._results import clean
@@ -211,7 +211,7 @@ class _StderrTail:
     def __init__(self) -> None:
         read, write = os.pipe()
         os.set_blocking(read, False)
-        self.writer: IO[str] = os.fdopen(write, "w", encoding="utf-8", errors="replace")
+        self.writer: TextIO = os.fdopen(write, "w", encoding="utf-8", errors="replace")
         self._fd: int | None = read
         self._kept = bytearray()
         self._loop = asyncio.get_running_loop()
