@@ -34,10 +34,12 @@ def raw_server(
     tools: list[dict[str, Any]],
     answers: dict[str, Any],
     stderr_lines: int = 0,
+    more: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> MCPServer:
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tools": tools, "answers": answers, "stderr_lines": stderr_lines}))
+    data = {"tools": tools, "answers": answers, "stderr_lines": stderr_lines, **(more or {})}
+    spec.write_text(json.dumps(data))
     return mcp_server([sys.executable, str(RAW), str(spec)], name="raw", **kwargs)
 
 
@@ -215,3 +217,29 @@ async def test_a_server_that_logs_without_end_fills_no_disk(tmp_path: Path) -> N
         result = await asyncio.wait_for(run_one(found, "die"), 60)
         assert result.error is not None and "the last words of this server" in result.content
         assert len(result.content) < 20_000
+
+
+def wait_gone(pid: int, seconds: float = 30) -> bool:
+    psutil = pytest.importorskip("psutil")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_a_process_the_server_leaves_behind_is_stopped_with_it(tmp_path: Path) -> None:
+    """A server that ends when its stdin closes but leaves a process of its own running
+    (a browser, a worker): the SDK stops the process group only when the server itself
+    does not end, so that process ran on after the run."""
+    pid_file = tmp_path / "helper"
+    more = {"helper_pid_file": str(pid_file)}
+    async with raw_server(tmp_path, [tool("echo")], {}, more=more) as s:
+        assert (await run_one(await s.tools(), "echo", x=1)).content == '{"x": 1}'
+        helper = int(pid_file.read_text())
+        assert not wait_gone(helper, 0)
+    assert wait_gone(helper), "a process of the MCP server outlived it"

@@ -9,8 +9,9 @@ latin-1 string, ``{ID}`` replaced by the request's id) written as they are; befo
 it, the notifications ``answer["notify"]`` names are sent, and ``answer["then_list"]``
 ("mute": no answer) is the ``tools/list`` answer from then on; with
 ``answer["last_words"]``, they are written to stderr and the server ends. At start, it
-writes ``spec["stderr_lines"]`` lines to stderr. A call of a tool without
-an answer gets its arguments back as text.
+writes ``spec["stderr_lines"]`` lines to stderr, and with ``spec["helper_pid_file"]``
+starts a process that outlives it (it ends when its stdin does), writing its id there.
+A call of a tool without an answer gets its arguments back as text.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ import sys
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
+    if "helper_pid_file" in spec:  # a process of its own it leaves behind when it ends
+        import subprocess
+
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        with open(spec["helper_pid_file"], "w", encoding="utf-8") as f:
+            f.write(str(helper.pid))
     line = b"a line of this server's log, written without end\n"
     for _ in range(spec.get("stderr_lines", 0)):  # a server that logs a lot
         sys.stderr.buffer.write(line)

@@ -7,6 +7,10 @@ and waits until it is told to stop or the server goes away. Calls run in the cal
 tasks on the session it handed over, and race the connection's end: a server that dies
 fails the calls in flight at once instead of leaving them waiting.
 
+When a stdio server's connection ends, the SDK has stopped the server (closed its
+stdin, then stopped its process group if it did not end); what is left of its process
+group (a process it started and left behind) is then killed.
+
 A stdio server's stderr goes to a pipe read as it is written, whose end (the last 16,000
 bytes; the rest is dropped) is quoted when the server cannot start or dies.
 """
@@ -14,8 +18,10 @@ bytes; the rest is dropped) is quoted when the server cannot start or dies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
+import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -100,6 +106,7 @@ class Connection:
         self.error: BaseException | None = None
         self._stop = asyncio.Event()
         self._stderr: _StderrTail | None = None
+        self._group: int | None = None  # a stdio server's process group
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -158,6 +165,7 @@ class Connection:
                 read, write = await stack.enter_async_context(self._open(stack))
                 if self._stderr is not None:  # the server has it: this end is not needed
                     self._stderr.writer.close()
+                    self._group = _group_of(self._stderr.holder())
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)  # type: ignore[arg-type]
                 )
@@ -175,6 +183,9 @@ class Connection:
         finally:
             self.ended.set()
             self.session = None
+            if self._group is not None:  # what the server left running stops with it
+                with contextlib.suppress(OSError):
+                    os.killpg(self._group, signal.SIGKILL)
             if self._stderr is not None:  # the server is stopped: read the rest, close
                 self._stderr.close()
 
@@ -234,6 +245,27 @@ class _StderrTail:
             if len(self._kept) > 2 * TAIL_BYTES:
                 del self._kept[:-TAIL_BYTES]
 
+    def holder(self) -> int | None:
+        """The child process of this one whose stderr is this pipe: the server (Linux;
+        ``None`` elsewhere)."""
+        if self._fd is None:
+            return None
+        link = f"pipe:[{os.fstat(self._fd).st_ino}]"
+        me = os.getpid()
+        try:
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return None
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                if ppid == me and os.readlink(f"/proc/{pid}/fd/2") == link:
+                    return pid
+            except (OSError, IndexError, ValueError):
+                continue
+        return None
+
     def text(self) -> str:
         """The end of what the server wrote so far, stripped of control sequences."""
         self._read()
@@ -251,6 +283,17 @@ class _StderrTail:
         self.writer.close()
         self._read()
         self._stop_reading()
+
+
+def _group_of(pid: int | None) -> int | None:
+    """The process group ``pid`` leads (the SDK starts a stdio server in a session of
+    its own), never this process's."""
+    try:
+        if pid is not None and os.getpgid(pid) == pid != os.getpgrp():
+            return pid
+    except OSError:
+        pass
+    return None
 
 
 def _leaf(ex: BaseException) -> BaseException:
