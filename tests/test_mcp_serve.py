@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 pytest.importorskip("mcp")
 
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 import loopwright as lw
 from loopwright.cli import main
@@ -178,3 +179,41 @@ def test_stdout_carries_only_protocol_messages() -> None:
     assert answers[1]["id"] == 2
     assert answers[1]["result"]["content"][0]["text"] == "clean"
     assert proc.stderr is not None and "noise on stdout" in proc.stderr.read()
+
+
+async def test_a_tools_bug_tells_the_client_nothing_of_this_side(tmp_path: Path) -> None:
+    """A served tool that raises (a bug, not a ToolError): the SDK answered the client
+    with the exception's message, which holds whatever this side put there."""
+    (tmp_path / "buggy.py").write_text(
+        textwrap.dedent(
+            '''
+            import loopwright as lw
+
+            @lw.tool
+            def buggy(x: int) -> str:
+                """Has a bug.
+
+                Args:
+                    x: Anything.
+                """
+                raise RuntimeError("cannot open /home/alice/.config token=sk-s3cr3t")
+            '''
+        )
+    )
+    log = tmp_path / "stderr"
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(stdio_params(f"{tmp_path / 'buggy.py'}:buggy"), errlog=errlog) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            with pytest.raises(MCPError) as info:
+                await session.call_tool("buggy", {"x": 1})
+            assert "sk-s3cr3t" not in str(info.value) and "alice" not in str(info.value)
+            assert "RuntimeError" in info.value.message
+            # the server lives on
+            assert (await session.list_tools()).tools[0].name == "buggy"
+    assert "sk-s3cr3t" in log.read_text()  # this side's log has it

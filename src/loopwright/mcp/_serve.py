@@ -4,12 +4,15 @@ The server is the SDK's low-level ``Server``: ``tools/list`` answers each tool's
 description and JSON schema; ``tools/call`` runs the call through ``execute_tools``,
 the path every model's call takes (the one argument binder, the tool's timeout, the
 approval policy in force, output bounds), and a failure the model would be told about
-is a result with ``isError``. Served over stdio or Streamable HTTP (uvicorn).
+is a result with ``isError``; any other exception (a bug) is a JSON-RPC internal error
+naming only its type (its message could hold anything of this side's: a path, a
+token), the traceback logged on this side. Served over stdio or Streamable HTTP (uvicorn).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 __all__ = ["mcp_app", "serve_mcp", "served_tools"]
+
+_log = logging.getLogger("loopwright.mcp.serve")
 
 
 def served_tools(items: Tool[..., Any] | Sequence[Any]) -> list[Tool[..., Any]]:
@@ -72,9 +77,21 @@ def mcp_app(
         return listed
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        from mcp import MCPError
+
         call = ToolCall(function=params.name, arguments=dict(params.arguments or {}))
         message = AssistantMessage(tool_calls=[call])
-        [result] = await execute_tools(message, tools, max_output=max_output)
+        try:
+            [result] = await execute_tools(message, tools, max_output=max_output)
+        except Exception as ex:
+            # a bug in the tool: its message (a path, a token...) is this side's, not
+            # the client's; the traceback goes to this server's log (its stderr)
+            _log.exception("tool %r raised", params.name)
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"Tool {params.name!r} failed with an internal error ({type(ex).__name__}); "
+                "the server's log has the details.",
+            ) from None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.content)],
             is_error=result.error is not None,
