@@ -40,7 +40,8 @@ def raw_server(
     spec = tmp_path / "spec.json"
     data = {"tools": tools, "answers": answers, "stderr_lines": stderr_lines, **(more or {})}
     spec.write_text(json.dumps(data))
-    return mcp_server([sys.executable, str(RAW), str(spec)], name="raw", **kwargs)
+    kwargs.setdefault("name", "raw")
+    return mcp_server([sys.executable, str(RAW), str(spec)], **kwargs)
 
 
 def tool(name: str, **more: Any) -> dict[str, Any]:
@@ -243,3 +244,28 @@ async def test_a_process_the_server_leaves_behind_is_stopped_with_it(tmp_path: P
         helper = int(pid_file.read_text())
         assert not wait_gone(helper, 0)
     assert wait_gone(helper), "a process of the MCP server outlived it"
+
+
+async def test_two_servers_listing_one_name_end_no_run(tmp_path: Path) -> None:
+    """Two servers list a tool of one name (or one adds it mid-run): the run refused
+    two tools of one name and ended; the first server's is used, with a warning."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    a = raw_server(first, [tool("echo")], {}, name="a")
+    b = raw_server(
+        second, [tool("echo"), tool("other")], {"echo": {"result": {"content": []}}}, name="b"
+    )
+    offered: list[list[str]] = []
+    script = [lw.ModelOutput.for_tool_call("echo", {"x": 1}), "done"]
+
+    def respond(messages: object, tools: list[lw.ToolInfo], config: object) -> lw.ModelOutput:
+        offered.append([t.name for t in tools])
+        return script[len(offered) - 1]  # type: ignore[return-value]
+
+    model = lw.get_model("mock", outputs=respond)
+    with pytest.warns(UserWarning, match="'echo' is left out: server 'a' has one"):
+        state = await lw.run(lw.with_mcp(lw.react(submit=False), a, b), "go", model=model, db=False)
+    result = next(m for m in state.messages if isinstance(m, lw.ToolMessage))
+    assert result.content == '{"x": 1}'  # server a's (b answers nothing)
+    assert sorted(offered[0]) == ["echo", "other"]

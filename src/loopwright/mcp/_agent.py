@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import warnings
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -30,12 +31,11 @@ class MCPAgent:
 
     async def __call__(self, state: AgentState) -> AgentState:
         async with AsyncExitStack() as stack:
-            added: list[Any] = []
+            listed: list[list[Any]] = []
             for server in self.servers:
                 await stack.enter_async_context(server)
-                added.extend(await server.tools())
-            known = {t.name for t in state.extra_tools}
-            extra = [t for t in added if t.name not in known]
+                listed.append(await server.tools())
+            extra = _first_of_each_name(self.servers, listed, {t.name for t in state.extra_tools})
             state.extra_tools.extend(extra)
             stack.callback(_remove, state, extra)
             refresh = _Refresh(self.servers, state, extra)
@@ -73,7 +73,7 @@ class _Refresh(Hooks):
             if t is not None:
                 t.info(f"The MCP tools were not listed again: {ex}", source="mcp")
             return
-        fresh = [t for tools in listed for t in tools if t.name not in own]
+        fresh = _first_of_each_name(self.servers, listed, own)
         self.removed = [t for t in self.current if not any(t is f for f in fresh)]
         gone = {id(t) for t in self.removed}
         state.tools[:] = [t for t in state.tools if id(t) not in gone]
@@ -92,6 +92,30 @@ class _Refresh(Hooks):
         return dataclasses.replace(request, tools=offered)
 
 
+def _first_of_each_name(
+    servers: tuple[MCPServer, ...], listed: list[list[Any]], taken: set[str]
+) -> list[Any]:
+    """The servers' tools whose name is not ``taken``, the first server's where two
+    servers list one name (with a warning): a run refuses two tools of one name."""
+    found: dict[str, str] = {}
+    out = []
+    for server, tools in zip(servers, listed, strict=True):
+        for t in tools:
+            if t.name in taken:
+                continue
+            if t.name in found:
+                warnings.warn(
+                    f"MCP server {server.name!r}: tool {t.name!r} is left out: server "
+                    f"{found[t.name]!r} has one of that name (give one a prefix=)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            found[t.name] = server.name
+            out.append(t)
+    return out
+
+
 def _remove(state: AgentState, tools: list[Any]) -> None:
     ids = {id(t) for t in tools}
     state.extra_tools = [t for t in state.extra_tools if id(t) not in ids]
@@ -99,9 +123,10 @@ def _remove(state: AgentState, tools: list[Any]) -> None:
 
 def with_mcp(agent: Agent, *servers: MCPServer) -> MCPAgent:
     """``agent``, offered the tools of ``servers`` beside its own (the agent's own win a
-    name both use), each server started when a run starts and stopped when it ends,
-    however it ends (an answer, an error, a limit, a cancellation) — unless the server
-    is also held by an ``async with`` block or another run, which keeps it running::
+    name both use, and the first server's a name two servers use), each server started
+    when a run starts and stopped when it ends, however it ends (an answer, an error, a
+    limit, a cancellation) — unless the server is also held by an ``async with`` block
+    or another run, which keeps it running::
 
         agent = lw.with_mcp(lw.react(), lw.mcp_server(["mcp-server-time"]))
         lw.run_sync(agent, "What time is it in Tokyo?")
