@@ -269,3 +269,33 @@ async def test_two_servers_listing_one_name_end_no_run(tmp_path: Path) -> None:
     result = next(m for m in state.messages if isinstance(m, lw.ToolMessage))
     assert result.content == '{"x": 1}'  # server a's (b answers nothing)
     assert sorted(offered[0]) == ["echo", "other"]
+
+
+async def test_a_server_tool_named_like_the_agents_own_is_not_offered_twice(
+    tmp_path: Path,
+) -> None:
+    """The agent's own tool wins a name a server's uses too: the model was offered both
+    (two tools of one name, which providers refuse), though only the agent's ran."""
+
+    @lw.tool
+    def echo(x: int) -> str:
+        """The agent's own echo.
+
+        Args:
+            x: Anything.
+        """
+        return "own"
+
+    s = raw_server(tmp_path, [tool("echo"), tool("other")], {})
+    offered: list[list[str]] = []
+    script = [lw.ModelOutput.for_tool_call("echo", {"x": 1}), "done"]
+
+    def respond(messages: object, tools: list[lw.ToolInfo], config: object) -> lw.ModelOutput:
+        offered.append([t.name for t in tools])
+        return script[len(offered) - 1]  # type: ignore[return-value]
+
+    model = lw.get_model("mock", outputs=respond)
+    agent = lw.with_mcp(lw.react(tools=[echo], submit=False), s)
+    state = await lw.run(agent, "go", model=model, db=False)
+    assert next(m for m in state.messages if isinstance(m, lw.ToolMessage)).content == "own"
+    assert [sorted(names) for names in offered] == [["echo", "other"]] * 2

@@ -84,7 +84,8 @@ class _Refresh(Hooks):
         if request.messages is not self.state.messages or not (self.removed or self.current):
             return None  # another agent of the run (one used as a tool)
         offered = [t for t in request.tools if not any(t is r for r in self.removed)]
-        offered += [t for t in self.current if not any(t is o for o in offered)]
+        names = {t.name for t in offered}  # the agent's own win a name a server uses too
+        offered += [t for t in self.current if t.name not in names]
         if len(offered) == len(request.tools) and all(
             a is b for a, b in zip(offered, request.tools, strict=True)
         ):
