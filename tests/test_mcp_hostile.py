@@ -299,3 +299,14 @@ async def test_a_server_tool_named_like_the_agents_own_is_not_offered_twice(
     state = await lw.run(agent, "go", model=model, db=False)
     assert next(m for m in state.messages if isinstance(m, lw.ToolMessage)).content == "own"
     assert [sorted(names) for names in offered] == [["echo", "other"]] * 2
+
+
+async def test_an_enormous_schema_is_left_out(tmp_path: Path) -> None:
+    """A tool whose schema is megabytes (every model call would carry it, every step's
+    record store it): left out with a warning, its neighbours kept."""
+    props = {f"p{i}": {"type": "string", "description": "d" * 1000} for i in range(2000)}
+    big = {"name": "big", "inputSchema": {"type": "object", "properties": props}}
+    async with raw_server(tmp_path, [big, tool("echo")], {}) as s:
+        with pytest.warns(UserWarning, match=r"'big' is left out: its input schema is 2,"):
+            names = [t.name for t in await s.tools()]
+    assert names == ["echo"]

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ __all__ = ["MCPServer", "mcp_server"]
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _PING_TIMEOUT = 5.0
 _MAX_DESCRIPTION = 8000  # characters of a tool's description the model is shown
+_MAX_SCHEMA = 100_000  # characters of a tool's input schema (JSON); a larger one is left out
 
 
 class MCPServer:
@@ -287,10 +289,16 @@ class MCPServer:
             return await server._call_for_model(remote, arguments)
 
         try:
+            size = len(json.dumps(schema))  # JSON as the server sent it: it dumps
+            if size > _MAX_SCHEMA:  # sent to the model at every step, and stored
+                raise ToolDefinitionError(
+                    f"its input schema is {size:,} characters of JSON (at most {_MAX_SCHEMA:,})"
+                )
             return Tool.from_info(info, call, parallel=True)
         except ToolDefinitionError as ex:
             warnings.warn(
-                f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: {ex}",
+                f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: "
+                f"{clean(str(ex)[:1000])}",
                 UserWarning,
                 stacklevel=4,
             )
