@@ -120,12 +120,13 @@ def http_demo() -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
 async def test_a_urls_credentials_are_in_no_name_message_or_transcript(
     http_demo: tuple[int, subprocess.Popen[bytes]],
 ) -> None:
-    """The user, password and query of a server's URL are credentials (httpx sends the
-    user and password as basic authentication): they are not its name, and neither an
-    error for the model nor an exception quotes them."""
+    """The password and query of a server's URL and its header values are credentials
+    (httpx sends the user and password as basic authentication): the server's name was
+    its user (or ``token@host``), and errors for the model and exceptions quoted the
+    URL as it was."""
     port, proc = http_demo
     url = f"http://alice:pw-hunter2@127.0.0.1:{port}/mcp?api_key=KEY-s3cr3t&v=1"
-    secrets = ("alice", "pw-hunter2", "KEY-s3cr3t")
+    secrets = ("pw-hunter2", "KEY-s3cr3t", "header-s3cr3t")
     s = mcp_server(url=url, retries=0, headers={"X-Key": "header-s3cr3t"})
     shown = f"{s.name} {s!r}"
     with lw.transcript_context(lw.Transcript()) as t:
@@ -139,7 +140,9 @@ async def test_a_urls_credentials_are_in_no_name_message_or_transcript(
             gone = await asyncio.wait_for(run_one(tools, "echo", text="x"), 60)
     assert died.error is not None and gone.error is not None
     assert "could not be reached" in gone.content
-    assert "127.0.0.1" in gone.content and "api_key=***" in gone.content
+    assert f"http://127.0.0.1:{port}/mcp`" in gone.content
+    assert s.name == "127.0.0.1"
+    assert mcp_server(url="https://tok3n-s3cr3t@example.com/mcp").name == "example.com"
     with pytest.raises(lw.MCPServerError) as info:
         await mcp_server(url=url.replace(str(port), str(free_port())), retries=0).tools()
     for text in (shown, died.content, gone.content, str(info.value), repr(t.events)):
@@ -310,3 +313,25 @@ async def test_an_enormous_schema_is_left_out(tmp_path: Path) -> None:
         with pytest.warns(UserWarning, match=r"'big' is left out: its input schema is 2,"):
             names = [t.name for t in await s.tools()]
     assert names == ["echo"]
+
+
+def read_all(folder: Path, pattern: str) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.glob(pattern))
+
+
+async def test_a_servers_token_it_echoes_reaches_neither_model_nor_store(tmp_path: Path) -> None:
+    """A stdio server given a token in its environment writes it on its stderr, then
+    dies mid-call: the end of its stderr, quoted in the error for the model, held the
+    token, and the run store recorded it."""
+    token = "tok-1234567890abcdef"
+    answers = {"die": {"last_words": f"auth failed for SERVICE_TOKEN {token}"}}
+    s = raw_server(tmp_path, [tool("die")], answers, env={"SERVICE_TOKEN": token})
+    script = [lw.ModelOutput.for_tool_call("die", {}), "done"]
+    model = lw.get_model("mock", outputs=script)
+    db = tmp_path / "runs.db"
+    state = await lw.run(lw.with_mcp(lw.react(submit=False), s), "go", model=model, db=db)
+    result = next(m for m in state.messages if isinstance(m, lw.ToolMessage))
+    assert result.error is not None and "auth failed for SERVICE_TOKEN" in result.content
+    assert token not in result.content
+    stored = read_all(tmp_path, "runs.db*")
+    assert b"auth failed for SERVICE_TOKEN" in stored and token.encode() not in stored

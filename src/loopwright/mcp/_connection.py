@@ -60,40 +60,40 @@ class Transport:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # authorization
 
     def describe(self) -> str:
-        """The command line or the URL, for messages: a URL without its user and
-        password, its query's values as ``***`` (header values are never shown)."""
+        """The command line, or the URL without its credentials, query and fragment, for
+        messages (header values are never shown)."""
         if self.url is not None:
-            from urllib.parse import urlsplit
+            from loopwright.model._redact import scrub_secrets
 
-            u = urlsplit(self.url)
-            host = u.netloc.rpartition("@")[2]
-            query = "&".join(
-                f"{part.partition('=')[0]}=***" if "=" in part else "***"
-                for part in u.query.split("&")
-                if part
-            )
-            return f"{u.scheme}://{host}{u.path}" + (f"?{query}" if query else "")
+            return str(scrub_secrets(self.url))
         import shlex
 
         return shlex.join([self.command or "", *self.args])
 
-    def redact(self, text: str) -> str:
-        """``text`` (an error's message) without the secrets the URL and headers hold:
-        the user, the password, the query's values, the header values."""
-        if self.url is None:
-            return text
-        from urllib.parse import unquote, urlsplit
+    def secrets(self) -> list[str]:
+        """What reaching the server takes that is secret: the URL's credentials
+        (its password, or its user when it has none) and query values, the header
+        values, the values of a stdio server's variables named like a secret."""
+        from loopwright.model._redact import credentials, secret_name
 
-        u = urlsplit(self.url)
-        found = [self.url]
-        userinfo = u.netloc.rpartition("@")[0]
-        found += [userinfo, *userinfo.split(":", 1)] if userinfo else []
-        found += [part.partition("=")[2] or part for part in u.query.split("&") if part]
-        found += list(self.headers.values())
-        secrets = {s for f in found for s in (f, unquote(f)) if len(s) >= 3}
-        for secret in sorted(secrets, key=len, reverse=True):  # the longest first
-            text = text.replace(secret, self.describe() if secret == self.url else "***")
-        return text
+        found: list[str] = []
+        if self.url is not None:
+            from urllib.parse import parse_qsl, urlsplit
+
+            found += credentials(None, self.url, self.headers)
+            try:
+                found += [v for _, v in parse_qsl(urlsplit(self.url).query)]
+            except ValueError:
+                pass
+        found += [v for k, v in (self.env or {}).items() if secret_name(k)]
+        return found
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error's message, a server's stderr) without :meth:`secrets` and
+        what looks like one (``model/_redact.py``)."""
+        from loopwright.model._redact import redact
+
+        return redact(text, self.secrets())
 
 
 class Connection:
@@ -323,6 +323,9 @@ async def open_connection(
             within ``startup_timeout`` seconds; the message names the command or URL
             and quotes the end of the server's stderr.
     """
+    from loopwright.model._redact import learn_secrets
+
+    learn_secrets(transport.secrets())  # the run store redacts them from every row
     conn = Connection(transport)
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     conn._task = asyncio.create_task(
