@@ -335,3 +335,18 @@ async def test_a_servers_token_it_echoes_reaches_neither_model_nor_store(tmp_pat
     assert token not in result.content
     stored = read_all(tmp_path, "runs.db*")
     assert b"auth failed for SERVICE_TOKEN" in stored and token.encode() not in stored
+
+
+async def test_a_servers_own_error_coded_32000_is_an_error_not_a_lost_server(
+    tmp_path: Path,
+) -> None:
+    """-32000 is JSON-RPC's first code for a server's own errors, and the SDK's code for
+    a closed connection: a server's "quota exceeded" was taken for a server gone, its
+    message lost and the server restarted."""
+    answers = {"limited": {"error": {"code": -32000, "message": "quota exceeded"}}}
+    async with raw_server(tmp_path, [tool("limited"), tool("echo")], answers) as s:
+        found = await s.tools()
+        result = await run_one(found, "limited")
+        assert result.error is not None and "quota exceeded" in result.content
+        assert (await run_one(found, "echo", x=1)).content == '{"x": 1}'
+        assert s.connects == 1

@@ -4,10 +4,11 @@
 
 ``SPEC.json`` holds ``{"tools": [...], "answers": {name: answer}}``: ``tools`` is the
 ``tools/list`` result's list as is, and a ``tools/call`` of ``name`` is answered with
-``answer["result"]`` (any JSON, valid or not) or with the bytes ``answer["raw"]`` (a
-latin-1 string, ``{ID}`` replaced by the request's id) written as they are; before
-it, the notifications ``answer["notify"]`` names are sent, and ``answer["then_list"]``
-("mute": no answer) is the ``tools/list`` answer from then on; with
+``answer["result"]`` (any JSON, valid or not), the JSON-RPC error ``answer["error"]``,
+or the bytes ``answer["raw"]`` (a latin-1 string, ``{ID}`` replaced by the request's
+id) written as they are; before it, the notifications ``answer["notify"]`` names are
+sent, and ``answer["then_list"]`` ("mute": no answer) is the ``tools/list`` answer from
+then on; with
 ``answer["last_words"]``, they are written to stderr and the server ends. At start, it
 writes ``spec["stderr_lines"]`` lines to stderr, and with ``spec["helper_pid_file"]``
 starts a process that outlives it (it ends when its stdin does), writing its id there.
@@ -66,9 +67,12 @@ def main() -> None:
             if answer is not None and "last_words" in answer:
                 print(answer["last_words"], file=sys.stderr, flush=True)
                 return  # dies without an answer
-            if answer is None or not ("raw" in answer or "result" in answer):
+            if answer is None or not {"raw", "result", "error"} & set(answer):
                 text = json.dumps(params.get("arguments"))
                 result = {"content": [{"type": "text", "text": text}]}
+            elif "error" in answer:
+                send({"jsonrpc": "2.0", "id": rid, "error": answer["error"]})
+                continue
             elif "raw" in answer:
                 raw = answer["raw"].encode("latin-1").replace(b"{ID}", json.dumps(rid).encode())
                 out.write(raw + b"\n")

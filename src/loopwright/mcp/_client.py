@@ -184,7 +184,9 @@ class MCPServer:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {ex}") from None
         except MCPError as ex:
-            if ex.code != CONNECTION_CLOSED:
+            # the SDK's "connection closed" is -32000, JSON-RPC's first code for a
+            # server's own errors, which servers use: gone only if it answers no ping
+            if ex.code != CONNECTION_CLOSED or await self._answers_ping(conn):
                 raise
             await self._drop(conn)
             raise MCPServerError(
