@@ -337,6 +337,27 @@ async def test_a_servers_token_it_echoes_reaches_neither_model_nor_store(tmp_pat
     assert b"auth failed for SERVICE_TOKEN" in stored and token.encode() not in stored
 
 
+async def test_a_servers_token_in_its_error_answers_is_not_told_to_the_model(
+    tmp_path: Path,
+) -> None:
+    """The same server echoing its token in a JSON-RPC error, or in a result the SDK
+    refuses: the error for the model quoted it."""
+    token = "tok-abcdef1234567890"
+    answers = {
+        "refuse": {"error": {"code": -32603, "message": f"bad credentials {token}"}},
+        "shape": {"result": {"content": token}},
+    }
+    tools = [tool(name) for name in answers]
+    async with raw_server(tmp_path, tools, answers, env={"API_TOKEN": token}) as s:
+        found = await s.tools()
+        for name in answers:
+            result = await run_one(found, name)
+            assert result.error is not None, name
+            assert token not in result.content, result.content
+            if name == "refuse":
+                assert "bad credentials [redacted]" in result.content
+
+
 async def test_a_servers_own_error_coded_32000_is_an_error_not_a_lost_server(
     tmp_path: Path,
 ) -> None:

@@ -197,8 +197,9 @@ class MCPServer:
             # unknown type, structured content its output schema refuses (or a schema
             # that cannot be used: a RecursionError is a RuntimeError), a result kind
             # this client did not ask for. The server's fault, not this process's.
+            why = clean(self.transport.redact(str(ex)[:1000]))
             raise MCPServerError(
-                f"MCP server {self.name!r}: {what} got an invalid answer: {clean(str(ex)[:1000])}"
+                f"MCP server {self.name!r}: {what} got an invalid answer: {why}"
             ) from None
         except TimeoutError:
             if not await self._answers_ping(conn):
@@ -300,7 +301,7 @@ class MCPServer:
         except ToolDefinitionError as ex:
             warnings.warn(
                 f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: "
-                f"{clean(str(ex)[:1000])}",
+                f"{clean(self.transport.redact(str(ex)[:1000]))}",
                 UserWarning,
                 stacklevel=4,
             )
@@ -321,7 +322,8 @@ class MCPServer:
             from mcp import MCPError
 
             if isinstance(ex, MCPError):  # a JSON-RPC error: unknown tool, bad arguments
-                raise ToolError(f"MCP tool {name!r} ({self.name}): {clean(ex.message)}") from None
+                why = clean(self.transport.redact(ex.message))
+                raise ToolError(f"MCP tool {name!r} ({self.name}): {why}") from None
             raise
         text = result_text(result)
         if result.is_error:
