@@ -3,9 +3,11 @@ SDK's own client over stdio and Streamable HTTP, and by loopwright's client."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 import loopwright as lw
 from loopwright.cli import main
@@ -178,3 +180,74 @@ def test_stdout_carries_only_protocol_messages() -> None:
     assert answers[1]["id"] == 2
     assert answers[1]["result"]["content"][0]["text"] == "clean"
     assert proc.stderr is not None and "noise on stdout" in proc.stderr.read()
+
+
+async def test_a_tools_bug_tells_the_client_nothing_of_this_side(tmp_path: Path) -> None:
+    """A served tool that raises (a bug, not a ToolError): the SDK answered the client
+    with the exception's message, which holds whatever this side put there."""
+    (tmp_path / "buggy.py").write_text(
+        textwrap.dedent(
+            '''
+            import loopwright as lw
+
+            @lw.tool
+            def buggy(x: int) -> str:
+                """Has a bug.
+
+                Args:
+                    x: Anything.
+                """
+                raise RuntimeError("cannot open /home/alice/.config token=sk-s3cr3t")
+            '''
+        )
+    )
+    log = tmp_path / "stderr"
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(stdio_params(f"{tmp_path / 'buggy.py'}:buggy"), errlog=errlog) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            with pytest.raises(MCPError) as info:
+                await session.call_tool("buggy", {"x": 1})
+            assert "sk-s3cr3t" not in str(info.value) and "alice" not in str(info.value)
+            assert "RuntimeError" in info.value.message
+            # the server lives on
+            assert (await session.list_tools()).tools[0].name == "buggy"
+    assert "sk-s3cr3t" in log.read_text()  # this side's log has it
+
+
+async def test_many_concurrent_calls_run_a_few_at_a_time(tmp_path: Path) -> None:
+    """A client sending 40 calls at once: the SDK starts each at once (40 agent runs,
+    or 40,000); at most ``max_parallel`` (8) run, the rest wait, all are answered."""
+    (tmp_path / "busy.py").write_text(
+        textwrap.dedent(
+            '''
+            import asyncio
+            import loopwright as lw
+
+            running = [0, 0]  # now, most
+
+            @lw.tool
+            async def busy() -> int:
+                """Work a while; answer the most calls seen running at once."""
+                running[0] += 1
+                running[1] = max(running)
+                await asyncio.sleep(0.3)
+                running[0] -= 1
+                return running[1]
+            '''
+        )
+    )
+    async with (
+        stdio_client(stdio_params(f"{tmp_path / 'busy.py'}:busy")) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        results = await asyncio.gather(*(session.call_tool("busy", {}) for _ in range(40)))
+    most = max(int(text_of(r)) for r in results)
+    assert not any(r.is_error for r in results)
+    assert 1 <= most <= 8

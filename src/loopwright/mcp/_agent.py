@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import warnings
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -11,6 +12,7 @@ from loopwright._errors import ConfigurationError
 from loopwright.agents import Agent, AgentState, Hooks, ModelRequest
 from loopwright.agents._lifecycle import run_hooks
 from loopwright.mcp._client import MCPServer
+from loopwright.mcp._connection import MCPServerError
 
 __all__ = ["MCPAgent", "with_mcp"]
 
@@ -29,12 +31,11 @@ class MCPAgent:
 
     async def __call__(self, state: AgentState) -> AgentState:
         async with AsyncExitStack() as stack:
-            added: list[Any] = []
+            listed: list[list[Any]] = []
             for server in self.servers:
                 await stack.enter_async_context(server)
-                added.extend(await server.tools())
-            known = {t.name for t in state.extra_tools}
-            extra = [t for t in added if t.name not in known]
+                listed.append(await server.tools())
+            extra = _first_of_each_name(self.servers, listed, {t.name for t in state.extra_tools})
             state.extra_tools.extend(extra)
             stack.callback(_remove, state, extra)
             refresh = _Refresh(self.servers, state, extra)
@@ -61,7 +62,18 @@ class _Refresh(Hooks):
         if state is not self.state or not any(s.tools_changed for s in self.servers):
             return
         own = {t.name for t in state.tools if not any(t is c for c in self.current)}
-        fresh = [t for s in self.servers for t in await s.tools() if t.name not in own]
+        try:
+            listed = [await s.tools() for s in self.servers]
+        except (MCPServerError, TimeoutError) as ex:
+            # the run goes on with the tools it has (their calls say what is wrong);
+            # the server's tools are still stale: the next step lists them again
+            from loopwright.transcripts import current_transcript
+
+            t = current_transcript()
+            if t is not None:
+                t.info(f"The MCP tools were not listed again: {ex}", source="mcp")
+            return
+        fresh = _first_of_each_name(self.servers, listed, own)
         self.removed = [t for t in self.current if not any(t is f for f in fresh)]
         gone = {id(t) for t in self.removed}
         state.tools[:] = [t for t in state.tools if id(t) not in gone]
@@ -72,12 +84,37 @@ class _Refresh(Hooks):
         if request.messages is not self.state.messages or not (self.removed or self.current):
             return None  # another agent of the run (one used as a tool)
         offered = [t for t in request.tools if not any(t is r for r in self.removed)]
-        offered += [t for t in self.current if not any(t is o for o in offered)]
+        names = {t.name for t in offered}  # the agent's own win a name a server uses too
+        offered += [t for t in self.current if t.name not in names]
         if len(offered) == len(request.tools) and all(
             a is b for a, b in zip(offered, request.tools, strict=True)
         ):
             return None
         return dataclasses.replace(request, tools=offered)
+
+
+def _first_of_each_name(
+    servers: tuple[MCPServer, ...], listed: list[list[Any]], taken: set[str]
+) -> list[Any]:
+    """The servers' tools whose name is not ``taken``, the first server's where two
+    servers list one name (with a warning): a run refuses two tools of one name."""
+    found: dict[str, str] = {}
+    out = []
+    for server, tools in zip(servers, listed, strict=True):
+        for t in tools:
+            if t.name in taken:
+                continue
+            if t.name in found:
+                warnings.warn(
+                    f"MCP server {server.name!r}: tool {t.name!r} is left out: server "
+                    f"{found[t.name]!r} has one of that name (give one a prefix=)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            found[t.name] = server.name
+            out.append(t)
+    return out
 
 
 def _remove(state: AgentState, tools: list[Any]) -> None:
@@ -87,15 +124,18 @@ def _remove(state: AgentState, tools: list[Any]) -> None:
 
 def with_mcp(agent: Agent, *servers: MCPServer) -> MCPAgent:
     """``agent``, offered the tools of ``servers`` beside its own (the agent's own win a
-    name both use), each server started when a run starts and stopped when it ends,
-    however it ends (an answer, an error, a limit, a cancellation) — unless the server
-    is also held by an ``async with`` block or another run, which keeps it running::
+    name both use, and the first server's a name two servers use), each server started
+    when a run starts and stopped when it ends, however it ends (an answer, an error, a
+    limit, a cancellation) — unless the server is also held by an ``async with`` block
+    or another run, which keeps it running::
 
         agent = lw.with_mcp(lw.react(), lw.mcp_server(["mcp-server-time"]))
         lw.run_sync(agent, "What time is it in Tokyo?")
 
     The tool list is read when each run starts; when a server says its tools changed
-    (``tools/list_changed``), the agent is offered the new list from its next step.
+    (``tools/list_changed``), the agent is offered the new list from its next step (a
+    server that cannot list them then leaves the run its tools, and the step after that
+    tries again).
     """
     for s in servers:
         if not isinstance(s, MCPServer):

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ __all__ = ["MCPServer", "mcp_server"]
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _PING_TIMEOUT = 5.0
 _MAX_DESCRIPTION = 8000  # characters of a tool's description the model is shown
+_MAX_SCHEMA = 100_000  # characters of a tool's input schema (JSON); a larger one is left out
 
 
 class MCPServer:
@@ -164,9 +166,11 @@ class MCPServer:
         self, what: str, fn: str, *args: Any, timeout: float | None = None, **kwargs: Any
     ) -> Any:
         """Run one request on the session: a dead server is an :class:`MCPServerError`
-        (and the next request reconnects); a timeout a ``TimeoutError``."""
+        (and the next request reconnects), so is an answer the SDK refuses (the
+        connection stays); a timeout is a ``TimeoutError``."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
+        from pydantic import ValidationError
 
         conn = await self._session()
         session = conn.session
@@ -180,11 +184,22 @@ class MCPServer:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {ex}") from None
         except MCPError as ex:
-            if ex.code != CONNECTION_CLOSED:
+            # the SDK's "connection closed" is -32000, JSON-RPC's first code for a
+            # server's own errors, which servers use: gone only if it answers no ping
+            if ex.code != CONNECTION_CLOSED or await self._answers_ping(conn):
                 raise
             await self._drop(conn)
             raise MCPServerError(
                 f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}"
+            ) from None
+        except (ValidationError, RuntimeError) as ex:
+            # the SDK refused the answer: a result of the wrong shape, content of an
+            # unknown type, structured content its output schema refuses (or a schema
+            # that cannot be used: a RecursionError is a RuntimeError), a result kind
+            # this client did not ask for. The server's fault, not this process's.
+            why = clean(self.transport.redact(str(ex)[:1000]))
+            raise MCPServerError(
+                f"MCP server {self.name!r}: {what} got an invalid answer: {why}"
             ) from None
         except TimeoutError:
             if not await self._answers_ping(conn):
@@ -218,6 +233,7 @@ class MCPServer:
 
         Raises:
             MCPServerError: The server could not be started or reached.
+            TimeoutError: It did not answer within ``timeout`` seconds.
         """
         if self._stale or self._conn is None or not self._conn.alive:
             self._stale = False
@@ -225,12 +241,16 @@ class MCPServer:
 
             listed: list[mcp_types.Tool] = []
             params: PaginatedRequestParams | None = None
-            for _ in range(100):  # a bound on pages: a server could loop its cursors
-                page = await self._request("tools/list", "list_tools", params=params)
-                listed.extend(page.tools)
-                if not page.next_cursor:
-                    break
-                params = PaginatedRequestParams(cursor=page.next_cursor)
+            try:
+                for _ in range(100):  # a bound on pages: a server could loop its cursors
+                    page = await self._request("tools/list", "list_tools", params=params)
+                    listed.extend(page.tools)
+                    if not page.next_cursor:
+                        break
+                    params = PaginatedRequestParams(cursor=page.next_cursor)
+            except BaseException:
+                self._stale = True  # not listed: the next call lists them again
+                raise
             self._update(listed)
         return list(self._tools.values())
 
@@ -272,10 +292,16 @@ class MCPServer:
             return await server._call_for_model(remote, arguments)
 
         try:
+            size = len(json.dumps(schema))  # JSON as the server sent it: it dumps
+            if size > _MAX_SCHEMA:  # sent to the model at every step, and stored
+                raise ToolDefinitionError(
+                    f"its input schema is {size:,} characters of JSON (at most {_MAX_SCHEMA:,})"
+                )
             return Tool.from_info(info, call, parallel=True)
         except ToolDefinitionError as ex:
             warnings.warn(
-                f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: {ex}",
+                f"MCP server {self.name!r}: tool {clean(t.name, 100)!r} is left out: "
+                f"{clean(self.transport.redact(str(ex)[:1000]))}",
                 UserWarning,
                 stacklevel=4,
             )
@@ -296,7 +322,8 @@ class MCPServer:
             from mcp import MCPError
 
             if isinstance(ex, MCPError):  # a JSON-RPC error: unknown tool, bad arguments
-                raise ToolError(f"MCP tool {name!r} ({self.name}): {clean(ex.message)}") from None
+                why = clean(self.transport.redact(ex.message))
+                raise ToolError(f"MCP tool {name!r} ({self.name}): {why}") from None
             raise
         text = result_text(result)
         if result.is_error:
@@ -309,7 +336,8 @@ class MCPServer:
         """Call tool ``name`` (the server's name for it) and return the SDK's result.
 
         Raises:
-            MCPServerError: The server could not be started or went away.
+            MCPServerError: The server could not be started or went away, or its
+                answer is not a valid result.
             TimeoutError: No answer within ``timeout`` (default: the server's).
             mcp.MCPError: The server answered with a JSON-RPC error.
         """
@@ -399,8 +427,10 @@ def mcp_server(
     if (command is None) == (url is None):
         raise ValueError("mcp_server: give either command (a stdio server) or url (HTTP)")
     if url is not None:
+        from urllib.parse import urlsplit
+
         transport = Transport(url=url, headers=dict(headers or {}))
-        default = re.sub(r"^\w+://([^/:]+).*$", r"\1", url)
+        default = urlsplit(url).hostname or "mcp"  # never its user or password
     else:
         argv = [command] if isinstance(command, str) else list(command or [])
         if not argv or not all(isinstance(a, str) for a in argv):

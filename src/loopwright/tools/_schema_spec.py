@@ -4,7 +4,9 @@ The schema is checked by the ``jsonschema`` library (the draft its ``$schema`` n
 2020-12 by default), with one change: an ``integer`` must be an integer — a float with
 an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to ``1`` (at
 most 10,000 of them in one call), any other float is an error for the model. Only the
-first few errors are collected, however many the arguments have.
+first few errors are collected, however many the arguments have. A ``$ref`` that
+leads nowhere or back to itself without end (a schema from elsewhere, an MCP server's)
+is an error for the model on the values that reach it.
 
 Then the arguments are fitted to the callable's signature, whatever the schema says
 about extra keys: an argument the function cannot take, or a parameter without a
@@ -157,6 +159,20 @@ class SchemaSpec:
         Raises:
             ToolArgumentsError: The arguments do not fit the schema or the callable.
         """
+        from referencing.exceptions import Unresolvable
+
+        try:
+            return self._bind(tool_name, arguments)
+        except (RecursionError, Unresolvable) as ex:
+            # a schema from elsewhere (an MCP server's) whose $ref leads nowhere or back
+            # to itself without end: jsonschema fails on the values that reach it
+            why = "refers to itself without end" if isinstance(ex, RecursionError) else ex
+            raise ToolArgumentsError(
+                f"Tool {tool_name!r} cannot check these arguments: its schema {why}. "
+                "Call it with other arguments, or do without it."
+            ) from None
+
+    def _bind(self, tool_name: str, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         # one pass finds what is wrong, and stops after a few errors (a hostile call may
         # have millions); integral floats where integers belong are converted
         fixes: list[list[Any]] = []
