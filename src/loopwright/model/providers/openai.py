@@ -39,18 +39,17 @@ What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``max_completion_tokens`` to OpenAI itself, ``max_tokens`` elsewhere) are passed through;
 ``response_schema`` becomes a ``json_schema`` ``response_format``; ``finish_reason`` maps
 to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is recorded
-(unknown if a count is negative, not whole or absurd: :mod:`._tokens`).
-Tool-call arguments that are not a JSON object become ``ToolCall.parse_error``. A
-context-length error comes back as an output with ``stop_reason="model_length"``.
-Streamed (``lw.run_stream``, ``loopwright run``), the request carries ``stream: true``
-and ``stream_options.include_usage`` (see :mod:`._openai_stream`). Rate limits,
-overload, 5xx and connection failures are retried by
+(unknown if a count is negative, not whole or absurd: :mod:`._tokens`). Tool-call
+arguments that are not a JSON object become ``ToolCall.parse_error``. A context-length
+error comes back as an output with ``stop_reason="model_length"``. Streamed, the request
+carries ``stream: true`` and ``stream_options.include_usage`` (:mod:`._openai_stream`).
+Rate limits, overload, 5xx and connection failures are retried by
 :class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
 A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
 validation or invalid-request error) is not retried; a body that is not JSON or not
-UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. The provider's HTTP client (not
-one passed as ``http_client=``) follows no redirect (a 3xx is an error naming its target)
-and reads a reply, or a stream's event, up to 64 MiB decoded (:mod:`._http_bounds`).
+UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. Its HTTP client (not one given
+as ``http_client=``) follows no redirect (a 3xx is an error naming its target) and reads
+a reply, or a stream's event, up to 64 MiB decoded (:mod:`._http_bounds`).
 
 An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
 form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
