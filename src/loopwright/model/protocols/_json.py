@@ -77,8 +77,19 @@ _ENVELOPE = 3
 """The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
 the reply may nest that much deeper than arguments may."""
 
-_PLAIN = r'[^0-9"\\\x00-\x1f\x7f]'
-"""A character of a plain thought: what a JSON string may hold unescaped, but no digit."""
+_NOT_PLAIN = r'0-9"\\\x00-\x1f\x7f-\xbf\xd7\xf7\u0250-\U0010ffff'
+# what a plain thought never holds: a digit, what JSON escapes, and all but Latin letters
+# beyond ASCII (so no digit of another script, no "¼" or "²" standing in for a number)
+_WORD_CHAR = f"[^ .!?{_NOT_PLAIN}]"
+_AFTER_SPACE = f"[^ .!?,;:{_NOT_PLAIN}]"
+
+
+def plain_thought_pattern(most: int | None) -> str:
+    """The ``pattern`` of a plain thought: empty, or one sentence ending with ``.``, ``!``
+    or ``?``, words parted by single spaces, no space before a mark (``is .``), no digit,
+    and at most ``most`` characters besides its spaces (no bound: None)."""
+    bound = "*" if most is None else f"{{0,{max(0, most - 2)}}}"
+    return f"^({_WORD_CHAR}({_WORD_CHAR}| {_AFTER_SPACE}){bound}[.!?])?$"
 
 
 _FINISH_PARAMS: dict[str, Any] = {
@@ -226,9 +237,8 @@ class JsonProtocol(TextProtocol):
                 }
             )
         thought: dict[str, Any] = {"type": "string"}
-        if self.plain_thought:  # JSON string characters but no digit, at most max_thought
-            bound = f"{{0,{self.max_thought}}}" if self.max_thought is not None else "*"
-            thought["pattern"] = f"^{_PLAIN}{bound}$"
+        if self.plain_thought:
+            thought["pattern"] = plain_thought_pattern(self.max_thought)
         elif self.max_thought is not None:
             thought["maxLength"] = self.max_thought
         schema: dict[str, Any] = {
