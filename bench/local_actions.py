@@ -47,7 +47,11 @@ SYSTEM = (
     "answer the user's task directly and concisely."
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_DANGLING = re.compile(r"(\s[.,;:!?]|\b(is|are|was|be|of|to|the|a|an|and|by|in|on|from|with|as|into|equals|gives)[.,;:!?]?)\s*$", re.I)
+_DANGLING = re.compile(
+    r"(\s[.,;:!?]|\b(is|are|was|be|of|to|the|a|an|and|by|in|on|from|with|as|into|"
+    r"equals|gives)[.,;:!?]?)\s*$",
+    re.I,
+)
 """A thought that ends where a word was left out: a space before its closing mark ("The
 answer is ."), or a word that needs one after it ("The answer is.")."""
 _BAD = frozenset({"unknown_tool", "parsing", "validation"})

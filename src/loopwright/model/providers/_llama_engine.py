@@ -23,8 +23,8 @@ from typing import Any
 
 from ..._errors import MissingDependencyError, ModelAPIError
 from . import _grammar, _segments
-from ._steps_back import FreeText, greedy_steps_back
 from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
+from ._steps_back import FreeText, greedy_steps_back
 
 __all__ = [
     "BUILD_COMMAND",

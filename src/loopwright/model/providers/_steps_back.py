@@ -135,9 +135,10 @@ def greedy_steps_back(
     import numpy as np
     from llama_cpp import Llama, llama_cpp
 
-    grammar = _Grammar.parse(llm, gbnf)
-    if grammar is None:
+    parsed = _Grammar.parse(llm, gbnf)
+    if parsed is None:
         return None
+    grammar: _Grammar = parsed
     vocab = llm._model.vocab
     eos = int(llm.token_eos())
     mask = _Masker(int(llm.n_vocab()))
@@ -160,8 +161,8 @@ def greedy_steps_back(
     def back_to(place: int) -> None:  # the tokens from ``place`` on taken back
         nonlocal grammar, allowed
         grammar.free()
-        for _, kept in places[place + 1 :]:
-            kept.free()
+        for _, later in places[place + 1 :]:
+            later.free()
         allowed, grammar = places[place]
         allowed[tokens[place]] = -math.inf
         del tokens[place:], places[place:]
@@ -179,8 +180,8 @@ def greedy_steps_back(
             llm.eval([token])
             allowed = mask(_log_softmax(llm), grammar)
             finite = allowed[np.isfinite(allowed)]
-            kept = float(np.logaddexp.reduce(finite)) if finite.size else -math.inf
-            if kept >= floor or (eos >= 0 and allowed[eos] > -math.inf):
+            left = float(np.logaddexp.reduce(finite)) if finite.size else -math.inf
+            if left >= floor or (eos >= 0 and allowed[eos] > -math.inf):
                 if any(s and s in text_of(tokens) for s in stops):
                     finish = "stop"
                     break
@@ -195,8 +196,8 @@ def greedy_steps_back(
                 back_to(len(tokens) - 1)
     finally:
         grammar.free()
-        for _, kept in places:
-            kept.free()
+        for _, saved in places:
+            saved.free()
     text = text_of(tokens)
     for stop in stops:
         if stop and stop in text:
