@@ -88,7 +88,9 @@ def plain_thought_pattern(most: int | None) -> str:
     """The ``pattern`` of a plain thought: empty, or one sentence ending with ``.``, ``!``
     or ``?``, words parted by single spaces, no space before a mark (``is .``), no digit,
     and at most ``most`` characters besides its spaces (no bound: None)."""
-    bound = "*" if most is None else f"{{0,{max(0, most - 2)}}}"
+    if most is not None and most < 2:
+        return "^$"  # no room for a sentence: no thought
+    bound = "*" if most is None else f"{{0,{most - 2}}}"
     return f"^({_WORD_CHAR}({_WORD_CHAR}| {_AFTER_SPACE}){bound}[.!?])?$"
 
 
