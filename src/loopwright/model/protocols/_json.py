@@ -139,8 +139,14 @@ class JsonProtocol(TextProtocol):
             values of its own, like 1000 to convert km to m).
         ground_answer: After a tool result, the answer is a result or one of its
             numbers (default False).
-        plain_thought: No digit in the thought, so no arithmetic in it and no number
-            repeated ("14320 is 14320, ...") to its bound (default False).
+        plain_thought: The thought is empty or one sentence without numbers
+            (:func:`plain_thought_pattern`): no digit, so no arithmetic in it and no
+            number repeated ("14320 is 14320, ...") to its bound, nor a digit of another
+            script or a sign like "¼" in its place (letters beyond Latin ones are left
+            out); it ends with ``.``, ``!`` or ``?`` after a word, with single spaces and
+            none before a mark, so a left-out number leaves no "The answer is ." and the
+            bound no cut-off word. ``max_thought`` then counts its characters besides
+            spaces (default False).
         repeat_answers: A call identical to one that succeeded earlier is the final
             answer, with that result (default False; assumes repeatable tools).
         observation_hint: A line after each successful tool result (default: none).
