@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.model.protocols._json import plain_thought_pattern
+from loopwright.model.protocols._grounding import plain_thought_pattern
 from loopwright.model.providers import _grammar, _llama_engine
 
 HOSTILE = [

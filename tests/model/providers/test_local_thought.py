@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.model.protocols._json import plain_thought_pattern
+from loopwright.model.protocols._grounding import plain_thought_pattern
 from loopwright.model.providers import _grammar, _llama_engine
 
 ROOT = Path(__file__).resolve().parents[3]
