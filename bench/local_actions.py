@@ -47,6 +47,13 @@ SYSTEM = (
     "answer the user's task directly and concisely."
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_DANGLING = re.compile(
+    r"(\s[.,;:!?]|\b(is|are|was|be|of|to|the|a|an|and|by|in|on|from|with|as|into|"
+    r"equals|gives)[.,;:!?]?)\s*$",
+    re.I,
+)
+"""A thought that ends where a word was left out: a space before its closing mark ("The
+answer is ."), or a word that needs one after it ("The answer is.")."""
 _BAD = frozenset({"unknown_tool", "parsing", "validation"})
 
 
@@ -61,6 +68,7 @@ class Result:
     limited: bool = False
     seconds: float = 0.0
     cpu: float = 0.0
+    thoughts: list[str] = field(default_factory=list)
 
     def first_tool(self) -> bool:
         return bool(self.calls) and self.calls[0][0] == self.question.calls[0][0]
@@ -110,6 +118,7 @@ async def run_one(model: lw.Model, question: Question) -> Result:
         if not isinstance(message, lw.AssistantMessage):
             continue
         out.replies += 1
+        out.thoughts.append(message.reasoning or "")
         ok = message.format_error is None and bool(message.tool_calls)
         for call in message.tool_calls:
             result = results.get(call.id)
@@ -152,6 +161,9 @@ def report(name: str, results: list[Result], two_step: bool) -> None:
         f"{sum(r.limited for r in results)} stopped by the step limit "
         f"(needed + 2), {over} over it"
     )
+    thoughts = [t for r in results for t in r.thoughts]
+    dangling = sum(bool(_DANGLING.search(t)) for t in thoughts)
+    print(f"  thoughts ending in a gap: {pct(dangling, len(thoughts))}")
     print(
         f"  seconds per step:         {per_step:.2f} wall, {cpu_step:.2f} CPU "
         f"(mean over {sum(steps)} steps; load average {os.getloadavg()[0]:.1f})"
@@ -202,7 +214,8 @@ async def main() -> int:
                 mark = "right" if r.right_answer() else "wrong"
                 shown = " -> ".join(f"{c}({a})" for c, a in r.calls)
                 print(f"{mark} {r.steps} steps {r.seconds:5.1f}s  {q.text}")
-                print(f"      {shown} => {r.answer!r}", flush=True)
+                print(f"      {shown} => {r.answer!r}")
+                print(f"      thoughts: {r.thoughts!r}", flush=True)
     how = "before" if args.before else "defaults"
     how += ", no choose-first" if args.no_choose_first else ""
     print(f"model: {model.name}, json protocol, {how}, questions: {args.split}")

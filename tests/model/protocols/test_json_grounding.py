@@ -37,7 +37,7 @@ def repeat(text: str, times: int) -> str:
 SMALL = {"ground_numbers": True, "ground_answer": True, "plain_thought": True, "max_thought": 60}
 
 
-def _action(name: str, arguments: dict[str, Any], thought: str = "ok") -> dict[str, Any]:
+def _action(name: str, arguments: dict[str, Any], thought: str = "Ok.") -> dict[str, Any]:
     return {"thought": thought, "action": {"name": name, "arguments": arguments}}
 
 
@@ -118,7 +118,12 @@ async def test_a_plain_thought_has_no_digits_and_a_bound() -> None:
     schema = await _schemas([lw.UserMessage(content="What is 2 * 3?")], [multiply], **SMALL)
     assert _valid(schema, _action("multiply", {"a": 2, "b": 3}, "I multiply the numbers."))
     assert not _valid(schema, _action("multiply", {"a": 2, "b": 3}, "2 * 3 = 5, 5 is 5"))
-    assert not _valid(schema, _action("multiply", {"a": 2, "b": 3}, "x" * 61))
+    assert not _valid(schema, _action("multiply", {"a": 2, "b": 3}, "x" * 60 + "."))
+    assert _valid(schema, _action("multiply", {"a": 2, "b": 3}, "x" * 59 + "."))
+    assert _valid(schema, _action("multiply", {"a": 2, "b": 3}, ""))  # no thought
+    # one sentence, no gap where a number was left out
+    assert not _valid(schema, _action("multiply", {"a": 2, "b": 3}, "The answer is ."))
+    assert not _valid(schema, _action("multiply", {"a": 2, "b": 3}, "I multiply"))
 
 
 def test_values_are_bounded_and_come_only_from_the_user_and_results() -> None:

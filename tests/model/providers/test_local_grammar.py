@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.model.protocols._json import _PLAIN
+from loopwright.model.protocols._grounding import plain_thought_pattern
 from loopwright.model.providers import _grammar, _llama_engine
 
 HOSTILE = [
@@ -70,7 +70,7 @@ def test_what_the_grammar_cannot_enforce_is_loosened_and_named() -> None:
 
 
 def test_the_json_protocols_own_patterns_stay_in_the_grammar() -> None:
-    thought = {"type": "string", "pattern": f"^{_PLAIN}{{0,60}}$"}  # a plain thought
+    thought = {"type": "string", "pattern": plain_thought_pattern(60)}  # a plain thought
     assert _grammar.loosen(thought) == (thought, [])
     assert _grammar.loosen({"type": "string", "pattern": "^(ab|[a-z]){2}$"})[1] == []
     assert _grammar.loosen({"type": "string", "pattern": "^.{0,9}$"})[1] == ["$: pattern"]
@@ -82,7 +82,8 @@ def test_the_json_protocols_own_patterns_stay_in_the_grammar() -> None:
         return len(parses) > 1  # the first grammar refused: the patterns go too
 
     built = _grammar.build(thought, accept)
-    assert built.loosened == ("$: pattern",) and "[^0-9" in parses[0] and "[^0-9" not in built.gbnf
+    assert built.loosened == ("$: pattern",)
+    assert ".!?0-9" in parses[0] and ".!?0-9" not in built.gbnf
 
 
 def test_the_check_after_names_the_problem() -> None:

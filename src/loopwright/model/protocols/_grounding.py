@@ -33,6 +33,7 @@ __all__ = [
     "embed_schema",
     "ground_answer",
     "ground_schema",
+    "plain_thought_pattern",
     "worked_example",
     "worked_examples",
 ]
@@ -306,3 +307,20 @@ def worked_examples(tools: Sequence[ToolInfo], finish: str, answer_param: str) -
 def _example_line(thought: str, name: str, arguments: dict[str, Any]) -> str:
     action = {"name": name, "arguments": arguments}
     return json.dumps({"thought": thought, "action": action}, ensure_ascii=False)
+
+
+_NOT_PLAIN = r'0-9"\\\x00-\x1f\x7f-\xbf\xd7\xf7\u0250-\U0010ffff'
+# what a plain thought never holds: a digit, what JSON escapes, and all but Latin letters
+# beyond ASCII (so no digit of another script, no "¼" or "²" standing in for a number)
+_WORD_CHAR = f"[^ .!?{_NOT_PLAIN}]"
+_AFTER_SPACE = f"[^ .!?,;:{_NOT_PLAIN}]"
+
+
+def plain_thought_pattern(most: int | None) -> str:
+    """The ``pattern`` of a plain thought: empty, or one sentence ending with ``.``, ``!``
+    or ``?``, words parted by single spaces, no space before a mark (``is .``), no digit,
+    and at most ``most`` characters besides its spaces (no bound: None)."""
+    if most is not None and most < 2:
+        return "^$"  # no room for a sentence: no thought
+    bound = "*" if most is None else f"{{0,{most - 2}}}"
+    return f"^({_WORD_CHAR}({_WORD_CHAR}| {_AFTER_SPACE}){bound}[.!?])?$"

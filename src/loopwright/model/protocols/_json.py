@@ -61,6 +61,7 @@ from ._grounding import (
     embed_schema,
     ground_answer,
     ground_schema,
+    plain_thought_pattern,
     worked_examples,
 )
 from ._parsing import TOO_DEEP, find_json, load_json, required_params, single_string_param
@@ -76,10 +77,6 @@ _ARG_KEYS = ("arguments", "args", "input", "parameters", "action_input")
 _ENVELOPE = 3
 """The levels a reply may nest around its arguments (``{"action": [{"arguments": ...``):
 the reply may nest that much deeper than arguments may."""
-
-_PLAIN = r'[^0-9"\\\x00-\x1f\x7f]'
-"""A character of a plain thought: what a JSON string may hold unescaped, but no digit."""
-
 
 _FINISH_PARAMS: dict[str, Any] = {
     "type": "object",
@@ -126,8 +123,14 @@ class JsonProtocol(TextProtocol):
             values of its own, like 1000 to convert km to m).
         ground_answer: After a tool result, the answer is a result or one of its
             numbers (default False).
-        plain_thought: No digit in the thought, so no arithmetic in it and no number
-            repeated ("14320 is 14320, ...") to its bound (default False).
+        plain_thought: The thought is empty or one sentence without numbers
+            (:func:`plain_thought_pattern`): no digit, so no arithmetic in it and no
+            number repeated ("14320 is 14320, ...") to its bound, nor a digit of another
+            script or a sign like "¼" in its place (letters beyond Latin ones are left
+            out); it ends with ``.``, ``!`` or ``?`` after a word, with single spaces and
+            none before a mark, so a left-out number leaves no "The answer is ." and the
+            bound no cut-off word. ``max_thought`` then counts its characters besides
+            spaces (default False).
         repeat_answers: A call identical to one that succeeded earlier is the final
             answer, with that result (default False; assumes repeatable tools).
         observation_hint: A line after each successful tool result (default: none).
@@ -226,9 +229,8 @@ class JsonProtocol(TextProtocol):
                 }
             )
         thought: dict[str, Any] = {"type": "string"}
-        if self.plain_thought:  # JSON string characters but no digit, at most max_thought
-            bound = f"{{0,{self.max_thought}}}" if self.max_thought is not None else "*"
-            thought["pattern"] = f"^{_PLAIN}{bound}$"
+        if self.plain_thought:
+            thought["pattern"] = plain_thought_pattern(self.max_thought)
         elif self.max_thought is not None:
             thought["maxLength"] = self.max_thought
         schema: dict[str, Any] = {

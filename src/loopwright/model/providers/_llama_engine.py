@@ -24,6 +24,7 @@ from typing import Any
 from ..._errors import MissingDependencyError, ModelAPIError
 from . import _grammar, _segments
 from ._choice import MAX_NAME_TOKENS, ChoicePoint, choice_point, content_free, pick
+from ._steps_back import FreeText, greedy_steps_back
 
 __all__ = [
     "BUILD_COMMAND",
@@ -197,7 +198,12 @@ class LlamaEngine:
                 if not suffix or gbnf is None or parts is None:
                     parts = None
                     break
-                parts.append((LlamaGrammar.from_string(gbnf, verbose=False), suffix))
+                value: Any = (
+                    FreeText(gbnf)
+                    if FreeText.of(piece)
+                    else LlamaGrammar.from_string(gbnf, verbose=False)
+                )
+                parts.append((value, suffix))
             elif parts is not None:
                 fixed = piece[1:] if i and isinstance(plan[i - 1], dict) else piece  # type: ignore[index]
                 if fixed:
@@ -291,6 +297,7 @@ class LlamaEngine:
                 return None
             llm = self._load()
             from llama_cpp import Llama, StoppingCriteriaList
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             rendered = self._render(messages)
             tokens = llm.tokenize(
@@ -318,6 +325,15 @@ class LlamaEngine:
                 options["top_p"] = top_p
 
             def generate(prompt: list[int], grammar: Any, most: int) -> tuple[str, str]:
+                if isinstance(grammar, FreeText):
+                    done = None
+                    if temperature == 0:
+                        done = greedy_steps_back(
+                            llm, prompt, grammar.gbnf, most, cancel, on_text, stops
+                        )
+                    if done is not None:
+                        return done
+                    grammar = LlamaGrammar.from_string(grammar.gbnf, verbose=False)
                 result = llm.create_completion(
                     prompt,
                     max_tokens=most,

@@ -102,9 +102,12 @@ SMALL_MODEL_JSON: dict[str, Any] = {
     "repeat_answers": True,
     "observation_hint": 'If this answers the question, use the action "finish" with it.',
 }
-"""The json protocol's options for the embedded 135M model: a thought of at most 60
-characters (so at most 60 tokens) and no digits (no room to repeat a phrase, no
-arithmetic in its head), a worked example from the agent's own tools, numeric
+"""The json protocol's options for the embedded 135M model: a thought of one sentence of
+at most 60 characters besides its spaces, with no digits (no room to repeat a phrase, no
+arithmetic in its head; the sentence ends with a mark right after a word, so a number
+it wanted leaves no ``The answer is .``, and this provider decodes the thought stepping
+back out of a dead end, :mod:`~loopwright.model.providers._steps_back`), a worked
+example from the agent's own tools, numeric
 arguments (and enum values) copied from the question or a tool result, a final answer
 copied from a tool result once there is one (and a line after each result saying so),
 and a repeated call taken as the answer.
