@@ -17,6 +17,7 @@ from .._errors import ConfigurationError
 from ._environment import SandboxEnvironment
 from ._reaper import start_reaper
 from ._registry import default_sandbox_backend, sandbox_backend
+from ._settle import to_the_end
 from ._types import SandboxError, SandboxLimits
 
 __all__ = ["max_sandboxes", "sandbox", "set_max_sandboxes", "use_sandbox"]
@@ -139,16 +140,11 @@ async def use_sandbox(
 async def _clean_up(env: SandboxEnvironment) -> None:
     """Run ``env.cleanup()`` to its end, even when cancelled meanwhile (the cancellation
     is raised after it); a failure is logged, never raised over the run's result."""
-    task = asyncio.ensure_future(env.cleanup())
-    cancelled: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError as e:
-            cancelled = cancelled or e
-        except Exception:
-            break
-    if not task.cancelled() and (error := task.exception()) is not None:
+    task, cancelled = await to_the_end(env.cleanup())
+    error = None if task.cancelled() else task.exception()
+    if error is not None and not isinstance(error, Exception):  # (KeyboardInterrupt...)
+        raise error
+    if error is not None:
         logger.error(
             "cleaning up the %s sandbox failed; the run's result is kept",
             env.name,

@@ -10,13 +10,13 @@ from typing import TypeVar
 from ._cgroup import MemoryGroup
 from ._tempdir import remove_root
 
-__all__ = ["sandbox_parts"]
+__all__ = ["sandbox_parts", "to_the_end"]
 
 T = TypeVar("T")
 Parts = tuple[str, MemoryGroup | None]
 
 
-async def _to_the_end(step: Awaitable[T]) -> tuple[asyncio.Future[T], BaseException | None]:
+async def to_the_end(step: Awaitable[T]) -> tuple[asyncio.Future[T], BaseException | None]:
     """Await ``step`` to its end even when cancelled meanwhile: the finished step and
     the first cancellation that came (``None``: none)."""
     task = asyncio.ensure_future(step)
@@ -58,9 +58,9 @@ async def sandbox_parts(
             remove_root(root)
             raise
 
-    task, cancelled = await _to_the_end(asyncio.to_thread(make))
+    task, cancelled = await to_the_end(asyncio.to_thread(make))
     if cancelled is None:
         return task.result()
     if not task.cancelled() and task.exception() is None:
-        await _to_the_end(asyncio.to_thread(_remove, task.result()))
+        await to_the_end(asyncio.to_thread(_remove, task.result()))
     raise cancelled
