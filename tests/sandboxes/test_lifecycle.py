@@ -248,6 +248,14 @@ async def test_bad_commands_are_configuration_errors() -> None:
             await sb.exec(["true"], env={"A=B": "x"})
         with pytest.raises(lw.ConfigurationError):
             await sb.exec(["true"], timeout=0)
+        # a command always ends: no timeout that is not a finite number of seconds (inf
+        # was taken as none; 10**400 raised a raw OverflowError)
+        for endless in (float("inf"), 10**400, float("nan"), -1.0):
+            with pytest.raises(lw.ConfigurationError, match="finite"):
+                await sb.exec(["true"], timeout=endless)
+        for limit in (float("inf"), 10**400, float("nan")):
+            with pytest.raises(ValueError, match="timeout"):
+                lw.SandboxLimits(timeout=limit)
         # a working folder no command can start in (it was a raw ValueError or
         # UnicodeEncodeError from the process launch)
         for cwd in ("a\0b", "x\ud800"):

@@ -119,7 +119,7 @@ async def test_local_file_size_limits_apply_to_reads_and_writes() -> None:
         await asyncio.to_thread(made.write_bytes, b"\0" * 200)
         with pytest.raises(SandboxError, match="file size limit"):
             await sb.read_file("made.bin", text=False)
-        with pytest.raises(lw.ConfigurationError, match="timeout must be positive"):
+        with pytest.raises(lw.ConfigurationError, match="timeout must be positive and finite"):
             await sb.exec(["true"], timeout=float("nan"))
         with pytest.raises(lw.ConfigurationError, match="environment variable"):
             await sb.exec(["true"], env={"A": "x\x00y"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import posixpath
 import time
 from abc import ABC, abstractmethod
@@ -159,8 +160,8 @@ class SandboxEnvironment(ABC):
             check_text(cwd, "a working folder")
         if isinstance(input, str):
             check_text(input, "the input", nul=True)
-        if timeout is not None and not timeout > 0:  # (NaN is not > 0 either)
-            raise ConfigurationError(f"timeout must be positive, got {timeout}")
+        if timeout is not None:  # (a command always ends: no NaN, inf, nor 10**400)
+            timeout = _seconds(timeout)
         data = input.encode("utf-8") if isinstance(input, str) else input
         started = time.monotonic()
         try:
@@ -377,3 +378,16 @@ def check_text(text: str, what: str, *, nul: bool = False) -> None:
             f"{what} cannot hold a lone surrogate ({text[e.start]!r} at position {e.start}): "
             "it is not a character and has no UTF-8 form"
         ) from None
+
+
+def _seconds(timeout: float) -> float:
+    """``timeout`` as a positive, finite number of seconds (else a ConfigurationError)."""
+    try:
+        seconds = float(timeout)
+    except (OverflowError, TypeError, ValueError):
+        seconds = math.nan
+    if not 0 < seconds < math.inf:  # (NaN is not > 0 either)
+        raise ConfigurationError(
+            f"timeout must be positive and finite (seconds), got {str(timeout)[:40]}"
+        )
+    return seconds

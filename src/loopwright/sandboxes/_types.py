@@ -51,8 +51,9 @@ class SandboxLimits(BaseModel):
     for ordinary scripts, small enough that a runaway command cannot hurt the host.
 
     Attributes:
-        timeout: Wall-clock seconds per command; at the deadline the whole process tree
-            is killed and :class:`ExecTimeoutError` is raised.
+        timeout: Wall-clock seconds per command (positive and finite: a command always
+            ends); at the deadline the whole process tree is killed and
+            :class:`ExecTimeoutError` is raised.
         cpu_seconds: CPU seconds per process (``RLIMIT_CPU``).
         memory_bytes: Address space per process (``RLIMIT_AS``); an allocation past it
             fails inside the sandbox (``MemoryError`` in Python).
@@ -76,7 +77,7 @@ class SandboxLimits(BaseModel):
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
-    timeout: float = Field(default=120.0, gt=0)
+    timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     cpu_seconds: int | None = Field(default=120, gt=0)
     memory_bytes: int | None = Field(default=1 * GiB, gt=0)
     memory_total_bytes: int | None = Field(default=2 * GiB, gt=0)
