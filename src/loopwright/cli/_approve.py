@@ -39,7 +39,10 @@ def shown_arguments(call: DeferredCall, limit: int = MAX_SHOWN) -> str:
         return text
     head, tail = limit * 3 // 4, limit // 4
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut} characters not shown ...]\n{text[-tail:]}"
+    return (
+        f"{text[:head]}\n[... {cut} characters not shown: --json shows them all ...]\n"
+        f"{text[-tail:]}"
+    )
 
 
 def print_pending(out: Console, calls: list[DeferredCall]) -> None:
