@@ -169,9 +169,8 @@ class Model:
     ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
     per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
     :class:`ModelHook`\\ s that record events and enforce limits. Each retry is logged
-    as a warning on the ``loopwright.model`` logger, with the reason and the wait.
-
-    Get one with :func:`~loopwright.get_model`.
+    as a warning on the ``loopwright.model`` logger, with the reason and the wait. Get
+    one with :func:`~loopwright.get_model`.
     """
 
     def __init__(
@@ -185,12 +184,10 @@ class Model:
         self.config = config or GenerateConfig()
         self._base_config = DEFAULT_CONFIG.merge(self.config)
         self.fallbacks: tuple[Model, ...] = tuple(fallbacks)
-        """Models that answer a call this one fails after its retries or for want of
-        quota, tried in order (:mod:`loopwright.model._fallback`)."""
+        """Models tried in order when this one fails a call (:mod:`._fallback`)."""
         if not all(isinstance(f, Model) for f in self.fallbacks):
             raise ConfigurationError(f"fallbacks must be Models (get_model()), got {fallbacks!r}")
-        # (a call's config, its fields then, it merged over the model's): reused while the
-        # same object comes back unchanged
+        # (a call's config, its fields then, it merged over ours): reused while unchanged
         self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
             None,
             {},

@@ -35,8 +35,7 @@ Parsing policy:
 - Parsing is linear in the reply's length: arguments nested more than 100 levels deep
   are unusable (a call with ``parse_error``) and a reply deeper than that plus the 3
   levels of an action around its arguments is a format error; at most 16 ``{``
-  positions are tried, and near-JSON is repaired only up to 32,000 characters per reply
-  (strict JSON of any size is read).
+  positions are tried; near-JSON is repaired up to 32,000 characters (strict JSON: any).
 """
 
 from __future__ import annotations

@@ -5,15 +5,14 @@
     lw.get_model("openai/gpt-4o-mini")                       # $OPENAI_API_KEY
     lw.get_model("openai/my-model", base_url="http://127.0.0.1:8000/v1", api_key="...")
 
-``base_url`` and ``api_key`` default to ``$OPENAI_BASE_URL`` and ``$OPENAI_API_KEY``. A key
-is required for OpenAI itself; with another base URL it is optional (many local servers
-need none).
+``base_url`` and ``api_key`` default to ``$OPENAI_BASE_URL`` and ``$OPENAI_API_KEY``; a key
+is required for OpenAI itself, optional with another base URL (local servers need none).
 
 Named shortcuts configure common OpenAI-compatible servers. Each reads its base URL and
 key from the environment variables below (``base_url=`` / ``api_key=`` arguments win):
 
-- ``ollama/<model>``: Ollama, ``http://localhost:11434/v1`` (``$OLLAMA_BASE_URL``); no
-  key needed (``$OLLAMA_API_KEY`` if your proxy wants one).
+- ``ollama/<model>``: Ollama, ``http://localhost:11434/v1`` (``$OLLAMA_BASE_URL``; no key, or
+  ``$OLLAMA_API_KEY`` if your proxy wants one).
 - ``vllm/<model>``: vLLM, ``http://localhost:8000/v1`` (``$VLLM_BASE_URL``); key optional
   (``$VLLM_API_KEY``, when the server was started with ``--api-key``).
 - ``llamacpp-server/<model>``: llama.cpp's server, ``http://localhost:8000/v1``
@@ -31,8 +30,7 @@ key from the environment variables below (``base_url=`` / ``api_key=`` arguments
 
 ``strict_tools=True`` sends tools in OpenAI's strict mode (``"strict": true``, each schema
 made strict by :func:`~loopwright.strict_schema`): the server then holds the model's
-arguments to the schema; a ``null`` it sends for an optional parameter means "use the
-default".
+arguments to the schema; a ``null`` for an optional parameter means "use the default".
 
 What the provider does for you: tools, ``tool_choice`` (``any`` is sent as
 ``required``), ``parallel_tool_calls``, stop sequences, seed and ``max_tokens`` (sent as
@@ -234,8 +232,6 @@ class OpenAIAPI(ModelAPI):
                     "api_key=...)"
                 )
             key = _NO_KEY
-        # credentials in the URL are sent as httpx would (Basic auth), kept out of the
-        # URL that httpx logs and errors show
         clean, basic = split_credentials(url.rstrip("/"))
         self.base_url = clean
         """The API's base URL, without credentials (``user:password@`` is sent as an
