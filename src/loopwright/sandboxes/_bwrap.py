@@ -3,14 +3,15 @@
 What a command sees: the host's ``/usr`` read-only (plus the ``/bin``, ``/lib``…
 links to it), a minimal ``/etc``, a new ``/proc`` and ``/dev``, a private writable
 ``/workspace`` (a host folder kept for the sandbox's life; as root, a tmpfs of
-``disk_bytes``: see ``_quota``), a size-limited ``/tmp``
-that is fresh for each command, and nothing else: no ``/root``, no home folders, no
-project files. It runs as an unprivileged user in its own user, PID, network (no
-network at all), IPC, UTS (hostname ``sandbox``) and cgroup namespaces, with an empty
-environment plus a few variables, and may not create user namespaces of its own. A
-seccomp filter (see ``_seccomp``) makes the system calls it has no use for fail. When
-loopwright runs as root, bubblewrap itself is started as an unprivileged host user
-(``nobody`` by default), so the sandboxed code is never host root under any mapping.
+``disk_bytes``: see ``_quota``), a ``/tmp`` and ``/dev/shm`` fresh for each command,
+bounded in size and (as root) in number of files (see ``_scratch``), and nothing else:
+no ``/root``, no home folders, no project files. It runs as an unprivileged user in its
+own user, PID, network (no network at all), IPC, UTS (hostname ``sandbox``) and cgroup
+namespaces, with an empty environment plus a few variables, and may not create user
+namespaces of its own. A seccomp filter (see ``_seccomp``) makes the system calls it
+has no use for fail. When loopwright runs as root, bubblewrap itself is started as an
+unprivileged host user (``nobody`` by default), so the sandboxed code is never host
+root under any mapping.
 
 Every command is a separate bubblewrap run: files in ``/workspace`` persist between
 commands, processes and ``/tmp`` do not. Every command starts in the sandbox's memory
@@ -35,6 +36,7 @@ from ._folders import sandbox_folder
 from ._limits import prlimit_prefix
 from ._process import RawResult, kill_group, run_process
 from ._quota import mount_quota
+from ._scratch import Scratch, forget_scratch, mount_scratch
 from ._seccomp import program_fd, seccomp_program
 from ._settle import sandbox_parts
 from ._tempdir import make_root, remove_root
@@ -49,7 +51,6 @@ INSTALL_HINT = (
 )
 NOBODY = 65534
 _HOST_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
-_SHM_BYTES = 64 * 1024 * 1024
 _SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -121,6 +122,7 @@ def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = No
     etc = os.path.join(root, "etc")
     os.makedirs(workspace, 0o755, exist_ok=True)  # (a resumed run's is there)
     os.makedirs(etc, 0o755, exist_ok=True)
+    forget_scratch(root)  # (a killed process's commands' /tmp, in a resumed run's folder)
     if disk_bytes is not None and not os.path.ismount(workspace):  # (a resumed run's is)
         mount_quota(workspace, disk_bytes, host_uid, host_gid)
     files = {
@@ -226,7 +228,12 @@ class BwrapSandbox(SandboxEnvironment):
         return args
 
     def _argv(
-        self, cmd: Sequence[str], cwd: str, env: Mapping[str, str], seccomp_fd: int | None = None
+        self,
+        cmd: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        seccomp_fd: int | None = None,
+        scratch: Scratch | None = None,
     ) -> list[str]:
         a = [self._probe.bwrap, "--unshare-all", "--unshare-user"]
         if seccomp_fd is not None:
@@ -244,9 +251,7 @@ class BwrapSandbox(SandboxEnvironment):
                 a += ["--ro-bind", path, path]
         a += self._etc
         a += ["--proc", "/proc", "--dev", "/dev"]
-        shm = min(self.limits.tmp_bytes, _SHM_BYTES)
-        a += ["--size", str(shm), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-        a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
+        a += (scratch or Scratch()).args(self.limits)  # /dev/shm, /tmp (_scratch.py)
         a += ["--bind", os.path.join(self.root, "workspace"), self.workdir]
         a += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
         base = {
@@ -278,13 +283,19 @@ class BwrapSandbox(SandboxEnvironment):
         spawn: dict[str, Any] = {}
         if self.host_uid != os.geteuid() or self.host_gid != os.getegid():
             spawn = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []}
-        program = seccomp_program()
-        fd = program_fd(program) if program is not None else None
-        if fd is not None:
-            spawn["pass_fds"] = (fd,)
+        # (mounting takes microseconds: no await, so nothing cancels in between)
+        scratch = mount_scratch(self.root, self.limits, self.host_uid, self.host_gid)
+        fd: int | None = None
         try:
-            return await self._spawn(cmd, cwd, env, fd, spawn, input, timeout, max_output_bytes)
+            program = seccomp_program()
+            fd = program_fd(program) if program is not None else None
+            if fd is not None:
+                spawn["pass_fds"] = (fd,)
+            return await self._spawn(
+                cmd, cwd, env, fd, spawn, input, timeout, max_output_bytes, scratch
+            )
         finally:
+            scratch.remove()
             if fd is not None:
                 os.close(fd)
 
@@ -298,9 +309,10 @@ class BwrapSandbox(SandboxEnvironment):
         input: bytes | None,
         timeout: float,
         max_output_bytes: int,
+        scratch: Scratch,
     ) -> RawResult:
         return await run_process(
-            self._argv(cmd, cwd, env, fd),
+            self._argv(cmd, cwd, env, fd, scratch),
             input=input,
             timeout=timeout,
             max_output_bytes=max_output_bytes,

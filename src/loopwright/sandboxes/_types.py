@@ -68,7 +68,12 @@ class SandboxLimits(BaseModel):
         max_file_bytes: Largest file a command may write (``RLIMIT_FSIZE``).
         max_output_bytes: Bytes kept per output stream; past it the command is stopped
             and the result is flagged ``truncated``.
-        tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only).
+        tmp_bytes: Size of the private ``/tmp`` (``bwrap`` only; ``/dev/shm`` has at
+            most 64 MiB of it).
+        tmp_files: Files and folders each of ``/tmp`` and ``/dev/shm`` may hold
+            (``bwrap`` only, and only when loopwright runs as root: an empty file takes
+            no byte of ``tmp_bytes`` but about 1 KiB of kernel memory). Past it, making
+            a file fails with "No space left on device". At most ``2**32``.
         disk_bytes: Total size of ``/workspace`` (``bwrap`` only, and only when
             loopwright runs as root: a size-limited tmpfs, held in memory, of at most
             one file or folder per 4 KiB; elsewhere a note is logged and only
@@ -85,6 +90,7 @@ class SandboxLimits(BaseModel):
     max_file_bytes: int | None = Field(default=256 * MiB, gt=0)
     max_output_bytes: int = Field(default=1 * MiB, gt=0)
     tmp_bytes: int = Field(default=256 * MiB, gt=0)
+    tmp_files: int = Field(default=65536, gt=0, le=2**32)
     disk_bytes: int | None = Field(default=1 * GiB, gt=0)
 
 
