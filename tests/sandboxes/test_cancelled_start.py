@@ -1,17 +1,21 @@
 """A sandbox whose start is cancelled (a time limit of an eval sample while its sandbox
 starts, Ctrl-C) leaves nothing behind: not its host folder (with, as root, its quota
-tmpfs mounted) nor its memory cgroup."""
+tmpfs mounted) nor its memory cgroup; a run's kept folder goes when the run ends on its
+limit meanwhile."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.sandboxes import SandboxLimits, _bwrap, _local, use_sandbox
 from loopwright.sandboxes._cgroup import MemoryGroup
+from loopwright.sandboxes._folders import run_folder
 
 from .conftest import BWRAP_PROBLEM, exists
 
@@ -90,3 +94,54 @@ async def test_a_probe_cancelled_while_it_starts_leaves_nothing(
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 60)
     assert len(roots) == 1 and not exists(roots[0]), "the probe's folder was left behind"
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "local"])
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_run_whose_limit_ends_its_sandbox_start_leaves_no_folder(
+    backend: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a run in a run store starts its sandbox in its run's folder, kept by its id for a
+    # resume: a run that ended on its limit (here while its sandbox started) is finished
+    # and has nothing to resume
+    if backend == "bwrap" and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+    if backend == "local":  # (a bwrap sandbox's user must reach it: the default place)
+        monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    module: Any = _bwrap if backend == "bwrap" else _local
+    maker = "_make_sandbox_root" if backend == "bwrap" else "_make_local_root"
+    real_root, real_group = getattr(module, maker), module.memory_group
+    roots: list[str] = []
+    groups: list[MemoryGroup | None] = []
+    making, go_on = threading.Event(), threading.Event()
+
+    def slow_root(*args: Any) -> str:
+        roots.append(real_root(*args))
+        making.set()
+        go_on.wait(30)  # (a thread: the run's time limit cannot stop it)
+        return roots[-1]
+
+    def group(*args: Any) -> MemoryGroup | None:
+        groups.append(real_group(*args))
+        return groups[-1]
+
+    monkeypatch.setattr(module, maker, slow_root)
+    monkeypatch.setattr(module, "memory_group", group)
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("submit", {"answer": "x"})])
+    db = tmp_path / "runs.db"
+    run = lw.run(lw.react(), "go", model=model, db=db, sandbox=backend, limits=[lw.time_limit(0.2)])
+    task = asyncio.ensure_future(run)
+    assert await asyncio.to_thread(making.wait, 30)
+    # the limit's timer (0.2 s after the run began, before its sandbox's folder was
+    # made) is due before this sleep ends: the loop runs timers in order, so the limit
+    # has fired when the folder's making goes on
+    await asyncio.sleep(0.5)
+    go_on.set()
+    state = await asyncio.wait_for(task, 60)
+    assert state.completed == "limit" and state.limit is not None
+    assert state.limit.type == "time"
+    assert roots == [str(run_folder(db, state.run_id))]
+    assert not exists(roots[0]), "the run's sandbox folder was left behind"
+    assert [i.status for i in lw.list_runs(db)] == ["limit"]
+    for made in groups:
+        assert made is None or not exists(made.path), "the sandbox's cgroup was left behind"

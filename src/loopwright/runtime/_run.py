@@ -262,14 +262,35 @@ async def _start_sandbox(
     from ..sandboxes._folders import release_root, run_folder, sandbox_folder
 
     folder = run_folder(scope.db_path, scope.run_id, sample.key if sample else None)
-    with sandbox_folder(folder):
-        await stack.enter_async_context(use_sandbox(sandbox))
+    try:
+        with sandbox_folder(folder):
+            await stack.enter_async_context(use_sandbox(sandbox))
+    except BaseException:
+        # the start did not end (the run's time limit, Ctrl-C, an error): the sandbox
+        # removed what it made but the kept folder, which goes if the run finishes
+        stack.push_async_callback(_remove_unstarted, scope, folder)
+        raise
 
     def finished(*_: object) -> None:
         if scope.status in FINISHED:  # its folder goes with the sandbox
             release_root(folder)
 
     stack.push(finished)
+
+
+async def _remove_unstarted(scope: RunScope, folder: str | os.PathLike[str]) -> None:
+    """Remove the folder of a run's sandbox that did not start, if the run finished
+    (ended on its limit while the sandbox started): to its end, even when cancelled."""
+    if scope.status not in FINISHED:  # (an error, a cancellation: kept for a resume)
+        return
+    from ..sandboxes._folders import release_root
+    from ..sandboxes._settle import to_the_end
+    from ..sandboxes._tempdir import remove_root
+
+    release_root(folder)
+    _, cancelled = await to_the_end(asyncio.to_thread(remove_root, os.fspath(folder)))
+    if cancelled is not None:
+        raise cancelled
 
 
 def _describe_input(input: str | Sequence[ChatMessage] | AgentState) -> Any:
