@@ -252,7 +252,8 @@ async def _start_sandbox(
     the run, so a time limit counts them and can end the run while it waits. The cleanup
     is left to ``stack``, which outlives the limits: a limit never cuts it short. A run
     of its own in a run store (or an eval sample) keeps its sandbox's folder by its id
-    until it finishes (``sandboxes/_folders.py``: a resumed run finds it again)."""
+    until it finishes (``sandboxes/_folders.py``: a resumed run finds it again), also
+    when it finishes (on its time limit) while the sandbox starts."""
     from ..sandboxes import use_sandbox
 
     sample = scope.within if scope.nested else None  # (an eval sample's: by its key)
