@@ -10,8 +10,11 @@ As root, the files in the sandbox's ``/workspace`` (a tmpfs) count too.
 The group is made inside the cgroup loopwright itself runs in (nothing else of the host
 is touched), with cgroup v2 (``memory.max``) where that cgroup delegates the memory
 controller to its children, or cgroup v1 (``memory.limit_in_bytes``, and the swap
-limit where there is one) where the v1 memory hierarchy is mounted writable. Its
-control files are handed to the user bubblewrap runs as. Where neither works (no
+limit where there is one) where the v1 memory hierarchy is mounted writable. (cgroup
+v2 lets a cgroup delegate a controller only while no process is in it, the root cgroup
+aside: so, in practice, v2 is used where loopwright runs in the root cgroup; loopwright
+does not move itself into a child cgroup to free its own.) Its control files are handed
+to the user bubblewrap runs as. Where neither works (no
 permission, no controller) a note is logged once (INFO) and memory stays limited per
 process only (``memory_bytes``).
 
@@ -32,6 +35,7 @@ __all__ = ["MemoryGroup", "memory_group"]
 logger = logging.getLogger("loopwright.sandboxes")
 
 _CGROUP_ROOT = "/sys/fs/cgroup"
+_PROC_CGROUP = "/proc/self/cgroup"  # (the cgroups this process is in)
 _PREFIX = "loopwright-"
 _counter = itertools.count(1)
 _noted = False
@@ -53,7 +57,7 @@ def _note(reason: str) -> None:
 def _own_path(controller: str | None) -> str | None:
     """This process's cgroup path for ``controller`` (v1), or the v2 path (``None``)."""
     try:
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
+        with open(_PROC_CGROUP, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
