@@ -14,7 +14,7 @@ import pytest
 import loopwright as lw
 from loopwright.sandboxes import SandboxLimits, _scratch, use_sandbox
 from loopwright.sandboxes._bwrap import BwrapSandbox
-from loopwright.sandboxes._scratch import PREFIXES, forget_scratch, mount_scratch
+from loopwright.sandboxes._scratch import PREFIX, forget_scratch, mount_scratch
 from loopwright.tools.builtin import bash
 
 from .conftest import BWRAP_PROBLEM, exists
@@ -30,10 +30,13 @@ def _mounts() -> str:
 
 
 def _scratch_left(root: str) -> list[str]:
-    """The command mounts left in a sandbox folder, as names there or host mounts."""
-    names = [n for n in os.listdir(root) if n.startswith(PREFIXES)]
-    mounted = [f"{root}/{prefix}" for prefix in PREFIXES]
-    return names + [line for line in _mounts().splitlines() if any(m in line for m in mounted)]
+    """The command mounts left in a sandbox folder."""
+    return [line for line in _mounts().splitlines() if f"{root}/{PREFIX}" in line]
+
+
+def _points(root: str) -> list[str]:
+    """The mount points in a sandbox folder (reused by the next commands)."""
+    return [name for name in os.listdir(root) if name.startswith(PREFIX)]
 
 
 def _flood(folder: str) -> str:
@@ -59,9 +62,13 @@ async def test_a_command_cannot_make_more_files_than_the_bound(folder: str) -> N
         assert BOUND - 10 <= made < BOUND  # (the folder itself is one of them)
         # the host: nothing of the command is left mounted or in the sandbox's folder
         assert _scratch_left(sb.root) == []
-        # the next command has a fresh, empty one with the same bound
+        # the next command has a fresh, empty one with the same bound, on the same
+        # mount points
+        points = _points(sb.root)
         r = await sb.exec(["sh", "-c", f"ls -A {folder} | wc -l; " + _flood(folder)])
         assert r.stdout.split()[0] == "0" and int(r.stdout.split()[2]) == made, r
+        assert _points(sb.root) == points and len(points) == 2
+        assert _scratch_left(sb.root) == []
     finally:
         await sb.cleanup()
     assert not exists(sb.root)
@@ -111,9 +118,9 @@ def test_mounts_a_killed_process_left_are_removed_on_restart(tmp_path: Path) -> 
     # killed process are still there
     scratch = mount_scratch(str(tmp_path), SandboxLimits(tmp_files=BOUND), 65534, 65534)
     assert scratch.tmp is not None and scratch.shm is not None
-    assert f"{tmp_path}/tmp-" in _mounts() and f"{tmp_path}/shm-" in _mounts()
+    assert len(_scratch_left(str(tmp_path))) == 2
     forget_scratch(str(tmp_path))
-    assert _scratch_left(str(tmp_path)) == []
+    assert _scratch_left(str(tmp_path)) == [] and _points(str(tmp_path)) == []
 
 
 def test_without_root_a_note_says_there_is_no_bound(

@@ -172,6 +172,7 @@ class BwrapSandbox(SandboxEnvironment):
         self.memory = memory
         """The sandbox's memory cgroup (``SandboxLimits.memory_total_bytes``), if any."""
         self._running: set[int] = set()
+        self._scratch: list[str] = []  # mount points no command uses (_scratch.py)
         self._etc = self._etc_binds()
 
     @classmethod
@@ -284,7 +285,7 @@ class BwrapSandbox(SandboxEnvironment):
         if self.host_uid != os.geteuid() or self.host_gid != os.getegid():
             spawn = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []}
         # (mounting takes microseconds: no await, so nothing cancels in between)
-        scratch = mount_scratch(self.root, self.limits, self.host_uid, self.host_gid)
+        scratch = mount_scratch(self.root, self.limits, self.host_uid, self.host_gid, self._scratch)
         fd: int | None = None
         try:
             program = seccomp_program()

@@ -6,10 +6,10 @@ file takes none of a tmpfs's size but about 1 KiB of kernel memory (its inode an
 name): a command could make millions. So when loopwright runs as root, each command's
 two are tmpfs mounts made on the host for that command (``size=``, and
 ``nr_inodes=`` = ``SandboxLimits.tmp_files``; ``nosuid``, ``nodev``, owned by the user
-bubblewrap runs as), in the sandbox's folder (``tmp-*`` and ``shm-*``), bound into the
-sandbox and unmounted as soon as the command ends. Past the bound, making a file fails
-with "No space left on device" (``ENOSPC``), like a full disk: an ordinary failure of
-the command. A mount that a killed process left is unmounted when the folder is
+bubblewrap runs as), in the sandbox's folder (``scratch-*``, reused by later commands),
+bound into the sandbox and unmounted as soon as the command ends. Past the bound,
+making a file fails with "No space left on device" (``ENOSPC``), like a full disk: an
+ordinary failure of the command. A mount that a killed process left is unmounted when the folder is
 removed (``_quota.unmount_inside``) or the run's sandbox starts on it again.
 
 Without root (or where mounting is not allowed, as in a container without
@@ -31,12 +31,12 @@ from typing import Any
 
 from ._types import SandboxLimits
 
-__all__ = ["PREFIXES", "Scratch", "forget_scratch", "mount_scratch"]
+__all__ = ["PREFIX", "Scratch", "forget_scratch", "mount_scratch"]
 
 logger = logging.getLogger("loopwright.sandboxes")
 
-PREFIXES = ("tmp-", "shm-")
-"""The name prefixes of the mount points in a sandbox's folder."""
+PREFIX = "scratch-"
+"""The name prefix of the mount points in a sandbox's folder."""
 
 _MS_NOSUID, _MS_NODEV = 2, 4
 _MNT_DETACH = 2
@@ -61,38 +61,40 @@ def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _mount(root: str, prefix: str, options: str) -> str:
-    """A new folder in ``root`` with a tmpfs mounted on it (``nosuid,nodev,OPTIONS``,
-    by the system call: no process to start, it takes microseconds)."""
-    path = tempfile.mkdtemp(prefix=prefix, dir=root)
+def _mount(root: str, free: list[str], options: str) -> str:
+    """A folder in ``root`` (a free one of ``free``, else a new one) with a tmpfs mounted
+    on it (``nosuid,nodev,OPTIONS``, by the system call: no process to start)."""
+    path = free.pop() if free else tempfile.mkdtemp(prefix=PREFIX, dir=root)
     flags = ctypes.c_ulong(_MS_NOSUID | _MS_NODEV)
     done = _libc().mount(b"loopwright-tmp", os.fsencode(path), b"tmpfs", flags, options.encode())
     if done != 0:
         code = ctypes.get_errno()
-        os.rmdir(path)
+        free.append(path)
         raise OSError(code, os.strerror(code), path)
     return path
 
 
-def _unmount(path: str) -> None:
-    """Unmount ``path`` (lazily: the files go when no process holds them) and remove
-    the mount point; never raises (what is left goes with the sandbox's folder)."""
+def _unmount(path: str) -> bool:
+    """Unmount ``path`` (lazily: the files go when no process holds them); whether it is
+    free again. Never raises (what is left goes with the sandbox's folder)."""
     if _libc().umount2(os.fsencode(path), _MNT_DETACH) != 0:
         code = ctypes.get_errno()
         if code not in (errno.EINVAL, errno.ENOENT):  # (not mounted: nothing to do)
             logger.error("could not unmount %s: %s", path, os.strerror(code))
-            return
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
+            return False
+    return True
 
 
 class Scratch:
     """One command's ``/tmp`` and ``/dev/shm``: host mount points, or ``None`` each
-    where bubblewrap's ``--tmpfs`` makes them."""
+    where bubblewrap's ``--tmpfs`` makes them. ``free``: the sandbox's mount points
+    that no command uses (making and removing a folder takes milliseconds on some
+    disks, every command would pay them)."""
 
-    def __init__(self, tmp: str | None = None, shm: str | None = None) -> None:
-        self.tmp = tmp
-        self.shm = shm
+    def __init__(self, free: list[str] | None = None) -> None:
+        self.tmp: str | None = None
+        self.shm: str | None = None
+        self._free = free if free is not None else []
 
     def args(self, limits: SandboxLimits) -> list[str]:
         """bubblewrap's arguments that make them (after ``--dev /dev``)."""
@@ -107,27 +109,30 @@ class Scratch:
     def remove(self) -> None:
         """Unmount them (after the command ended)."""
         for path in (self.tmp, self.shm):
-            if path is not None:
-                _unmount(path)
+            if path is not None and _unmount(path):
+                self._free.append(path)
         self.tmp = self.shm = None
 
 
-def mount_scratch(root: str, limits: SandboxLimits, uid: int, gid: int) -> Scratch:
+def mount_scratch(
+    root: str, limits: SandboxLimits, uid: int, gid: int, free: list[str] | None = None
+) -> Scratch:
     """A command's ``/tmp`` and ``/dev/shm`` in the sandbox folder ``root``: bounded
-    tmpfs mounts owned by ``uid``:``gid`` where loopwright may mount them, else
-    bubblewrap's own (a note is logged once)."""
+    tmpfs mounts owned by ``uid``:``gid`` where loopwright may mount them (on folders
+    of ``free``, the sandbox's unused mount points, where there are), else bubblewrap's
+    own (a note is logged once)."""
     global _unavailable
     if os.geteuid() != 0:
         _note("loopwright does not run as root, which mounting a tmpfs with a bound needs")
         return Scratch()
     if _unavailable:
         return Scratch()
-    scratch = Scratch()
+    scratch = Scratch(free)
     owner = f"mode=0755,uid={uid},gid={gid},nr_inodes={limits.tmp_files}"
     try:
-        scratch.tmp = _mount(root, PREFIXES[0], f"size={limits.tmp_bytes},{owner}")
+        scratch.tmp = _mount(root, scratch._free, f"size={limits.tmp_bytes},{owner}")
         shm = min(limits.tmp_bytes, _SHM_BYTES)
-        scratch.shm = _mount(root, PREFIXES[1], f"size={shm},{owner}")
+        scratch.shm = _mount(root, scratch._free, f"size={shm},{owner}")
     except OSError as e:
         scratch.remove()
         if e.errno == errno.EPERM:  # (not allowed here: not tried again)
@@ -140,7 +145,11 @@ def mount_scratch(root: str, limits: SandboxLimits, uid: int, gid: int) -> Scrat
 def forget_scratch(root: str) -> None:
     """Unmount what a killed process's commands left in ``root`` (a run's folder that
     its resumed run's sandbox starts on again)."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir(root):
-            if name.startswith(PREFIXES):
-                _unmount(os.path.join(root, name))
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(PREFIX) and _unmount(os.path.join(root, name)):
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(root, name))
