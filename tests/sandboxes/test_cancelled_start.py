@@ -17,7 +17,7 @@ from loopwright.sandboxes import SandboxLimits, _bwrap, _local, use_sandbox
 from loopwright.sandboxes._cgroup import MemoryGroup
 from loopwright.sandboxes._folders import run_folder
 
-from .conftest import BWRAP_PROBLEM, exists
+from .conftest import BWRAP_PROBLEM, exists, host_read
 
 
 @pytest.mark.parametrize("backend", ["bwrap", "local"])
@@ -142,6 +142,7 @@ async def test_a_run_whose_limit_ends_its_sandbox_start_leaves_no_folder(
     assert state.limit.type == "time"
     assert roots == [str(run_folder(db, state.run_id))]
     assert not exists(roots[0]), "the run's sandbox folder was left behind"
+    assert roots[0] not in host_read("/proc/self/mounts")  # (as root: its quota tmpfs)
     assert [i.status for i in lw.list_runs(db)] == ["limit"]
     for made in groups:
         assert made is None or not exists(made.path), "the sandbox's cgroup was left behind"
