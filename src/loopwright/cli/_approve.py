@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import as_typed, json_text, one_line, visible
+from .._terminal import as_typed, cut_middle, json_text, one_line, visible
 from ._options import EXIT_OK, db_option, json_option
 from ._views import console, line, reading, short
 
@@ -35,14 +35,10 @@ MAX_SHOWN = 4_000
 def shown_arguments(call: DeferredCall, limit: int = MAX_SHOWN) -> str:
     """The call's arguments as terminal-safe JSON, cut in the middle past ``limit``."""
     text = json_text(call.call.arguments, indent=2, default=str)
-    if len(text) <= limit:
-        return text
-    head, tail = limit * 3 // 4, limit // 4
-    cut = len(text) - head - tail
-    return (
-        f"{text[:head]}\n[... {cut} characters not shown: --json shows them all ...]\n"
-        f"{text[-tail:]}"
-    )
+    return cut_middle(text, limit, marker=_CUT)
+
+
+_CUT = "\n[... {cut} characters not shown: --json shows them all ...]\n"
 
 
 def print_pending(out: Console, calls: list[DeferredCall]) -> None:
