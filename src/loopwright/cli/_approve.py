@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import as_typed, cut_middle, json_text, one_line, visible
+from .._terminal import GUTTER, as_typed, cut_middle, json_text, one_line, visible
 from ._options import EXIT_OK, db_option, json_option
-from ._views import console, line, reading, short
+from ._views import console, line, put, reading, short
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,30 +42,38 @@ _CUT = "\n[... {cut} characters not shown: --json shows them all ...]\n"
 
 
 def print_pending(out: Console, calls: list[DeferredCall]) -> None:
-    """Each deferred call: tool, call id, policy and why, arguments, hash, decision."""
+    """Each deferred call: tool, call id, policy and why, arguments, hash, decision.
+    On a terminal, an argument's line longer than it goes on rows that begin with the
+    gutter (``│``), wrapped here: wrapped by the terminal, its rows would begin at the
+    first column and could pass for this listing's lines (a harmless call below the
+    real one); piped, each line is written whole."""
     for c in calls:
         out.print()
-        out.print(
+        put(
+            out,
             line(
                 ("call ", "bold"),
                 (as_typed(c.call_id), "bold"),  # (typed back: shown so ids that differ look so)
                 f"  tool {one_line(c.call.function, 120)}",
                 f"  deferred by {short(c.approver or '?', 60)}",
-            )
+            ),
         )
         if c.explanation:
-            out.print(line(("  why: ", "dim"), short(c.explanation, 300)))
+            put(out, line(("  why: ", "dim"), short(c.explanation, 300)))
         if c.call.parse_error:
-            out.print(line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
+            put(out, line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
         out.print(line(("  arguments:", "dim")))
-        for text in shown_arguments(c).split("\n"):  # (not wrapped: copied as it is)
-            out.print(line("    " + visible(text)), soft_wrap=True)
+        for text in shown_arguments(c).split("\n"):  # (piped: not wrapped, copied as it is)
+            put(out, line("    " + visible(text)), quote=_ARGUMENT_ROW, whole=True)
         out.print(line(("  arguments hash: ", "dim"), visible(c.arguments_hash)))  # (whole)
         if c.state != "pending":
             what = f"{c.state}: {c.decision or ''}"
             if c.message:
                 what += f" ({short(c.message, 200)})"
-            out.print(line(("  ", ""), (what, "yellow")))
+            put(out, line(("  ", ""), (what, "yellow")))
+
+
+_ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
 @click.command("approve")
