@@ -129,7 +129,7 @@ def one_line(text: str, limit: int | None = None) -> str:
     holds. Past ``limit`` characters (of ``text``), its middle is cut and the line says
     how many characters were not shown (both ends stay: two ids differing only at one
     end still look different)."""
-    if limit is None or len(text) <= limit:
+    if limit is None or len(text) <= max(2, limit):  # (2: both ends, whatever the limit)
         plain = "\n" not in text and "\t" not in text and not _EXACT_UNSAFE.search(text)
         return text if plain else text.translate(_LINE)
     head, cut, tail = split_middle(text, max(2, limit))
@@ -144,7 +144,7 @@ def as_typed(text: str, limit: int = 200) -> str:
     (letters, digits, ``_.,:;@/+=~%#-``), else as a JSON string with every other
     character escaped (``"call 1"``, ``"d\\u0435ploy"``: a space, a lookalike letter, a
     joiner all show). Past ``limit`` characters its middle is cut, saying so."""
-    if len(text) <= limit:
+    if len(text) <= max(2, limit):  # (2: both ends, whatever the limit)
         return text if _PLAIN.fullmatch(text) else json.dumps(text)
     head, cut, tail = split_middle(text, max(2, limit))
     return json.dumps(head)[:-1] + NOT_SHOWN.format(cut=cut) + json.dumps(tail)[1:]
