@@ -44,9 +44,10 @@ _CUT = "\n[... {cut} characters not shown: --json shows them all ...]\n"
 def print_pending(out: Console, calls: list[DeferredCall]) -> None:
     """Each deferred call: tool, call id, policy and why, arguments, hash, decision.
     On a terminal, an argument's line longer than it goes on rows that begin with the
-    gutter (``│``), wrapped here: wrapped by the terminal, its rows would begin at the
-    first column and could pass for this listing's lines (a harmless call below the
-    real one); piped, each line is written whole."""
+    gutter (``│``), wrapped here at its width, every character kept: wrapped by the
+    terminal, its rows would begin at the first column and could pass for this
+    listing's lines (a harmless call below the real one); piped, each line is written
+    whole."""
     for c in calls:
         out.print()
         put(
@@ -64,7 +65,7 @@ def print_pending(out: Console, calls: list[DeferredCall]) -> None:
             put(out, line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
         out.print(line(("  arguments:", "dim")))
         for text in shown_arguments(c).split("\n"):  # (piped: not wrapped, copied as it is)
-            put(out, line("    " + visible(text)), quote=_ARGUMENT_ROW, whole=True)
+            put(out, line("    " + visible(text)), quote=_ARGUMENT_ROW, exact=True)
         out.print(line(("  arguments hash: ", "dim"), visible(c.arguments_hash)))  # (whole)
         if c.state != "pending":
             what = f"{c.state}: {c.decision or ''}"

@@ -34,12 +34,14 @@ def rows(
     console: Console | None = None,
     width: int | None = None,
     quote: str = QUOTE,
+    exact: bool = False,
 ) -> list[Text]:
     """``text`` as the rows to print: each line after its first (every line, with
     ``quote_first``) begins with ``quote``. Given a ``width`` (and the ``console`` that
-    will print them), a longer line is wrapped at words (a long word folded), and each
-    row it goes on is quoted too: the terminal then has nothing to wrap, which would
-    put a row of the text at the first column."""
+    will print them), a longer line is wrapped at words (a long word folded; with
+    ``exact``, at the width, every character kept: a space at a break still shows),
+    and each row it goes on is quoted too: the terminal then has nothing to wrap, which
+    would put a row of the text at the first column."""
     from rich.text import Text
 
     prefix = Text(quote, style="dim")
@@ -50,7 +52,7 @@ def rows(
         if width is not None and console is not None:
             room = max(1, width - prefix.cell_len)
             if line.cell_len > width - (lead.cell_len if lead is not None else 0):
-                pieces = list(line.wrap(console, room, overflow="fold")) or [line]
+                pieces = _exact(line, room) if exact else list(line.wrap(console, room)) or [line]
         for j, piece in enumerate(pieces):
             head = lead if j == 0 else prefix
             if head is None:
@@ -59,6 +61,16 @@ def rows(
                 row = Text.assemble(head, piece)
                 out.append(row if piece.plain.strip() else Text(quote.rstrip(), style="dim"))
     return out
+
+
+def _exact(line: Text, width: int) -> list[Text]:
+    """``line`` cut into rows ``width`` cells wide, every character kept."""
+    pieces, _ = fold(line.plain, 0, width)
+    offsets, at = [], 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        offsets.append(at)
+    return list(line.divide(offsets))
 
 
 def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str], int]:
