@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING
 from .._terminal import GUTTER
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Iterator
+
+    from rich.console import Console, ConsoleOptions
     from rich.text import Text
 
-__all__ = ["QUOTE", "fold", "rows"]
+__all__ = ["QUOTE", "Quoted", "fold", "rows"]
 
 QUOTE = "  " + GUTTER
 """What each quoted row begins with (after the display's own indent)."""
@@ -61,6 +63,22 @@ def rows(
                 row = Text.assemble(head, piece)
                 out.append(row if piece.plain.strip() else Text(quote.rstrip(), style="dim"))
     return out
+
+
+class Quoted:
+    """A rich renderable: ``text`` laid out by :func:`rows` at the width it is given
+    (in a ``Group``, a table's cell...)."""
+
+    def __init__(self, text: Text, *, quote_first: bool = False, quote: str = QUOTE) -> None:
+        self.text = text
+        self.quote_first = quote_first
+        self.quote = quote
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        width = options.max_width
+        yield from rows(
+            self.text, quote_first=self.quote_first, console=console, width=width, quote=self.quote
+        )
 
 
 def _exact(line: Text, width: int) -> list[Text]:
