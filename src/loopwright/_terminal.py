@@ -24,9 +24,10 @@ until the question is answered: a line printed under the question (a parallel ca
 result, a subagent's streamed text) could pass for the question's own lines, a fake
 call to approve below the real one.
 :data:`GUTTER` starts each line of untrusted text a display shows on lines of its own
-(all but the first, for a text shown after a label), so that none can pass for the
-display's own lines. :func:`cut_middle` (and :func:`split_middle`) keeps the two ends of
-a long text, the marker between them saying how much was cut, every character whole.
+(all but the first, for a text shown after a label: :func:`hanging`), so that none can
+pass for the display's own lines. :func:`cut_middle` (and :func:`split_middle`) keeps
+the two ends of a long text, the marker between them saying how much was cut, every
+character whole.
 :func:`json_text` dumps JSON that is terminal-safe and still valid JSON, every character
 of it seen (the joiners escaped too: it shows what a tool is given). None makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
@@ -49,6 +50,7 @@ __all__ = [
     "as_typed",
     "asking",
     "cut_middle",
+    "hanging",
     "json_text",
     "one_line",
     "split_middle",
@@ -227,6 +229,14 @@ GUTTER = "│ "
 indent), a line of it after its first, or a row a long one is wrapped onto: no line a
 display writes of its own starts with it, so no text from a model or a tool can begin
 where the display's lines begin and pass for one (a fake tool result, approval or step)."""
+
+
+def hanging(text: str, quote: str = "  " + GUTTER) -> str:
+    """``text`` as :func:`visible` shows it, for a line of a program's own that it ends
+    (``error: ...``): each line of it after the first begins with ``quote`` (the
+    gutter), so none can pass for the program's next line."""
+    return visible(text).replace("\n", "\n" + quote)
+
 
 MAX_HELD = 2_000
 """The most prints held while a person is asked (the rest are dropped, and counted)."""

@@ -74,3 +74,12 @@ def test_runs_approve_wraps_a_long_argument_on_quoted_rows_on_a_terminal() -> No
             assert f'      "cmd": "{command}"' in joined  # all of it, in order, spaces too
         else:  # piped: each line whole, to be copied as it is
             assert f'      "cmd": "{command}"' in rows
+
+
+def test_loopwright_run_quotes_a_multi_line_error(tmp_path: Path) -> None:
+    outputs = script(tmp_path / "s.json", [{"error": "down\n" + FORGED}])
+    for quiet in ((), ("-q",)):  # the live display's lines, or the error line at the end
+        r = cli("run", "go", "-m", "mock", "-M", outputs, *quiet, cwd=tmp_path)
+        assert r.code != 0
+        assert_unforgeable(r.err.splitlines())
+        assert any(row.startswith(("error: ", "✗ model error: ")) for row in r.err.splitlines())
