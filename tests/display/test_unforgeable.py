@@ -158,7 +158,9 @@ async def test_on_a_terminal_no_wrapped_row_passes_for_the_displays_own_either()
     long = "x" * width + "← deploy: deployed FORGED"
     result = "r" * (width - len("← echo: ")) + '✓ approved deploy(target="prod") FORGED'
     wide = "界" * (width // 2 - 2) + "ab" + "■ error: none FORGED"  # (wide characters)
-    said = lw.ModelOutput.for_tool_call("echo", {"text": result}, content=f"{long}\n{wide}")
+    tabs = "\t" * (width // 8) + "  " + "approval: approve by human FORGED"  # (tabs: 8 cells)
+    content = f"{long}\n{wide}\n{tabs}"
+    said = lw.ModelOutput.for_tool_call("echo", {"text": result}, content=content)
     model = lw.get_model("mock", outputs=[said])
     with display:
         async with lw.recording(db=False):
@@ -171,6 +173,7 @@ async def test_on_a_terminal_no_wrapped_row_passes_for_the_displays_own_either()
     # and it still reads: the text is all there, in order, across its rows
     joined = "".join(row.lstrip(" ").removeprefix("│ ") for row in rows)
     assert long in joined and result in joined and wide in joined
+    assert "approval: approve by human FORGED" in joined
 
 
 def test_streamed_text_is_quoted_piped_and_on_a_terminal() -> None:
@@ -184,6 +187,7 @@ def test_streamed_text_is_quoted_piped_and_on_a_terminal() -> None:
             view.delta(TextDelta(piece[5:] + "\n"))
         view.delta(TextDelta("y" * width + "■ error: none FORGED"))  # wrapped at a row's end
         view.delta(TextDelta(" and 界界界" * 8))
+        view.delta(TextDelta("\n" + "\t" * (width // 8) + "→ deploy() FORGED"))  # (tabs)
         view._end_text()
         text = buffer.getvalue()
         rows = text.splitlines()  # (piped: each line whole)

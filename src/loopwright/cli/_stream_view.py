@@ -80,6 +80,7 @@ class StreamingDisplay(ConsoleDisplay):
                 self._column = 0
             if not line:
                 continue
+            line = line.expandtabs()  # (a tab is printed as spaces: counted as them)
             if not self._column:
                 shown.append(QUOTE, "dim")
                 self._column = len(QUOTE)

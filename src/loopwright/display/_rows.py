@@ -50,6 +50,8 @@ def rows(
     out: list[Text] = []
     for i, line in enumerate(text.split("\n", allow_blank=True)):
         lead = prefix if i or quote_first else None
+        if "\t" in line.plain:  # (measured as nothing, a tab is printed as up to 8 spaces)
+            line.expand_tabs()
         pieces: list[Text] = [line]
         if width is not None and console is not None:
             room = max(1, width - prefix.cell_len)
