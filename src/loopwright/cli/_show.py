@@ -135,7 +135,7 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
     def text(value: Any, limit: int) -> str:
         return short(value, None if detail else limit)
 
-    out.print(line((f"run {short(info.id, None)}", "bold"), "  ", short(info.name)))
+    _put(out, line((f"run {short(info.id, None)}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
         (
