@@ -169,8 +169,10 @@ class ConsoleDisplay:
         return out
 
     def _print(self, lines: list[Text]) -> None:
-        for line in lines:
-            self.console.print(line, soft_wrap=True, highlight=False)
+        from rich.text import Text
+
+        # one print for all the rows (rich's work per print is most of a row's cost)
+        self.console.print(Text("\n").join(lines), soft_wrap=True, highlight=False)
 
     def _show(self, show: Callable[[], None]) -> None:
         """Call ``show`` (it prints) now, or once a person asked a question on the

@@ -46,6 +46,9 @@ def rows(
     would put a row of the text at the first column."""
     from rich.text import Text
 
+    plain, fits = text.plain, width is None or console is None or text.cell_len <= width
+    if not quote_first and fits and "\n" not in plain and "\t" not in plain:
+        return [text]  # (most lines: one that fits)
     prefix = Text(quote, style="dim")
     out: list[Text] = []
     for i, line in enumerate(text.split("\n", allow_blank=True)):
