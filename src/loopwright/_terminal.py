@@ -23,6 +23,11 @@ approver's); the displays print through :func:`unless_asking`, which holds their
 until the question is answered: a line printed under the question (a parallel call's
 result, a subagent's streamed text) could pass for the question's own lines, a fake
 call to approve below the real one.
+:data:`GUTTER` starts each line of untrusted text a display shows on lines of its own
+(all but the first, for a text shown after a label: :func:`hanging`), so that none can
+pass for the display's own lines. :func:`cut_middle` (and :func:`split_middle`) keeps
+the two ends of a long text, the marker between them saying how much was cut, every
+character whole.
 :func:`json_text` dumps JSON that is terminal-safe and still valid JSON, every character
 of it seen (the joiners escaped too: it shows what a tool is given). None makes
 text safe from rich markup: print it as ``rich.text.Text``, or with ``markup=False``.
@@ -34,10 +39,24 @@ import contextlib
 import json
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Question", "as_typed", "asking", "json_text", "one_line", "unless_asking", "visible"]
+__all__ = [
+    "GUTTER",
+    "NOT_SHOWN",
+    "Question",
+    "as_typed",
+    "asking",
+    "cut_middle",
+    "hanging",
+    "json_text",
+    "one_line",
+    "split_middle",
+    "unless_asking",
+    "visible",
+]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
 # one-character CSI); the bidi marks, embeddings, overrides and isolates; and the
@@ -112,14 +131,11 @@ def one_line(text: str, limit: int | None = None) -> str:
     holds. Past ``limit`` characters (of ``text``), its middle is cut and the line says
     how many characters were not shown (both ends stay: two ids differing only at one
     end still look different)."""
-    if limit is None or len(text) <= limit:
+    if limit is None or len(text) <= max(2, limit):  # (2: both ends, whatever the limit)
         plain = "\n" not in text and "\t" not in text and not _EXACT_UNSAFE.search(text)
         return text if plain else text.translate(_LINE)
-    head = max(1, limit * 3 // 4)
-    tail = max(1, limit - head)
-    cut = len(text) - head - tail
-    middle = f"[... {cut:,} characters not shown ...]"
-    return text[:head].translate(_LINE) + middle + text[-tail:].translate(_LINE)
+    head, cut, tail = split_middle(text, max(2, limit))
+    return head.translate(_LINE) + NOT_SHOWN.format(cut=cut) + tail.translate(_LINE)
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.,:;@/+=~%#-]+")
@@ -130,12 +146,73 @@ def as_typed(text: str, limit: int = 200) -> str:
     (letters, digits, ``_.,:;@/+=~%#-``), else as a JSON string with every other
     character escaped (``"call 1"``, ``"d\\u0435ploy"``: a space, a lookalike letter, a
     joiner all show). Past ``limit`` characters its middle is cut, saying so."""
-    if len(text) <= limit:
+    if len(text) <= max(2, limit):  # (2: both ends, whatever the limit)
         return text if _PLAIN.fullmatch(text) else json.dumps(text)
-    head = max(1, limit * 3 // 4)
-    tail = max(1, limit - head)
-    cut = f"[... {len(text) - head - tail:,} characters not shown ...]"
-    return json.dumps(text[:head])[:-1] + cut + json.dumps(text[-tail:])[1:]
+    head, cut, tail = split_middle(text, max(2, limit))
+    return json.dumps(head)[:-1] + NOT_SHOWN.format(cut=cut) + json.dumps(tail)[1:]
+
+
+NOT_SHOWN = "[... {cut:,} characters not shown ...]"
+"""What stands for the middle :func:`cut_middle` cuts (``{cut}``: how many characters)."""
+
+_MAX_SHIFT = 32  # how far a cut moves to keep a character whole, at the most
+
+
+def _joined(char: str) -> bool:
+    """Whether ``char`` belongs with the character before it: the second half of a
+    surrogate pair, a combining mark, a joiner, a variation selector, a skin tone or a
+    tag character (an emoji flag's)."""
+    code = ord(char)
+    return (
+        0xDC00 <= code <= 0xDFFF
+        or code == 0x200D
+        or 0xFE00 <= code <= 0xFE0F
+        or 0x1F3FB <= code <= 0x1F3FF
+        or 0xE0020 <= code <= 0xE007F
+        or 0xE0100 <= code <= 0xE01EF
+        or unicodedata.category(char) in ("Mn", "Me", "Mc")
+    )
+
+
+def _whole(text: str, at: int) -> bool:
+    """Whether a cut before ``text[at]`` leaves the characters on both sides whole."""
+    if at <= 0 or at >= len(text):
+        return True
+    before = ord(text[at - 1])
+    return not (_joined(text[at]) or 0xD800 <= before <= 0xDBFF or before == 0x200D)
+
+
+def split_middle(text: str, limit: int) -> tuple[str, int, str]:
+    """``text``'s two ends and how many characters between them are cut, so that
+    ``head + tail`` is ``text`` when it has at most ``limit`` characters (``cut`` 0, the
+    tail empty), else at most ``limit`` of its characters: about the first three
+    quarters and the last quarter of them. A cut never splits a surrogate pair, nor
+    leaves a combining mark, a joiner or a variation selector apart from the character
+    it goes with (it moves into the middle: fewer characters are kept, never more).
+    Linear in ``limit``, whatever the length of ``text``."""
+    if len(text) <= limit:
+        return text, 0, ""
+    limit = max(0, limit)
+    end = limit * 3 // 4
+    start = len(text) - (limit - end)
+    for _ in range(_MAX_SHIFT):
+        if _whole(text, end):
+            break
+        end -= 1
+    for _ in range(_MAX_SHIFT):
+        if _whole(text, start):
+            break
+        start += 1
+    return text[:end], start - end, text[start:]
+
+
+def cut_middle(text: str, limit: int, *, marker: str = NOT_SHOWN) -> str:
+    """``text``, or past ``limit`` characters, its ends around ``marker`` (its ``{cut}``
+    replaced by how many characters it stands for): at most ``limit`` characters of
+    ``text`` kept, as :func:`split_middle` chooses them. The text is not made safe:
+    give what it returns to :func:`visible` (or make the ends safe before)."""
+    head, cut, tail = split_middle(text, limit)
+    return head + marker.format(cut=cut) + tail if cut else head
 
 
 def json_text(value: Any, **kwargs: Any) -> str:
@@ -145,6 +222,20 @@ def json_text(value: Any, **kwargs: Any) -> str:
     same value, safe to print, every character of it seen (what a tool is given)."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)
     return text.translate(_JSON) if _EXACT_UNSAFE.search(text) else text
+
+
+GUTTER = "│ "
+"""What a line of untrusted text shown on a display's own line starts with (after its
+indent), a line of it after its first, or a row a long one is wrapped onto: no line a
+display writes of its own starts with it, so no text from a model or a tool can begin
+where the display's lines begin and pass for one (a fake tool result, approval or step)."""
+
+
+def hanging(text: str, quote: str = "  " + GUTTER) -> str:
+    """``text`` as :func:`visible` shows it, for a line of a program's own that it ends
+    (``error: ...``): each line of it after the first begins with ``quote`` (the
+    gutter), so none can pass for the program's next line."""
+    return visible(text).replace("\n", "\n" + quote)
 
 
 MAX_HELD = 2_000

@@ -26,7 +26,8 @@ def test_piped_output_gets_plain_lines_before_the_step_line(tmp_path: Path) -> N
     assert streamed.code == 0
     err = streamed.err.splitlines()
     # escaped, not acted on; never read as rich markup
-    assert err[:2] == ["Hello \\x1b[31mworld\\x1b[0m.", "Second [bold red]line[/]."]
+    # quoted: each line of the model's text begins with the gutter
+    assert err[:2] == ["  │ Hello \\x1b[31mworld\\x1b[0m.", "  │ Second [bold red]line[/]."]
     assert err[2].startswith("step 1")
     assert streamed.err.count("Second [bold red]line[/].") == 1  # not repeated at the step end
     assert "\x1b" not in streamed.err
@@ -38,7 +39,7 @@ def test_no_stream_shows_each_reply_once_complete(tmp_path: Path) -> None:
     plain = cli("run", "hi", "-m", "mock", "-M", outputs, "--no-stream", cwd=tmp_path)
     assert plain.code == 0
     err = plain.err.splitlines()
-    assert err[0].startswith("step 1") and err[1] == "All at once."
+    assert err[0].startswith("step 1") and err[1] == "  │ All at once."
 
 
 def test_a_terminal_sees_the_text_before_the_reply_is_complete(tmp_path: Path) -> None:
@@ -102,4 +103,4 @@ def test_a_thought_and_the_answer_are_separate_lines() -> None:
         view.delta(TextDelta(".0"))
         view._end_text()
         lines = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()  # (dimmed)
-        assert lines == ["The answer is .", "149265.0"], (terminal, lines)
+        assert lines == ["  │ The answer is .", "  │ 149265.0"], (terminal, lines)

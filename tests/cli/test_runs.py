@@ -191,8 +191,9 @@ def test_show_a_tool_call_that_raised_with_its_error_and_traceback(tmp_path: Pat
         assert "--detail shows the traceback" in shown.out
         detail = cli("runs", "show", *args, "--detail", cwd=tmp_path)
         assert "Traceback (most recent call last)" in detail.out
-        assert 'boom.py", line 11, in boom\n    raise RuntimeError' in detail.out
-        assert f"RuntimeError: kaboom {x}\n(raised by tool 'boom'" in detail.out
+        # (quoted: every line of the traceback begins with the gutter)
+        assert 'boom.py", line 11, in boom\n  │     raise RuntimeError' in detail.out
+        assert f"RuntimeError: kaboom {x}\n  │ (raised by tool 'boom'" in detail.out
 
 
 def test_show_the_models_thoughts_and_whole_lines_when_piped(tmp_path: Path) -> None:
@@ -207,7 +208,7 @@ def test_show_the_models_thoughts_and_whole_lines_when_piped(tmp_path: Path) -> 
     )  # fmt: skip
     assert r.code == 0
     shown = cli("runs", "show", cwd=tmp_path, columns=None)  # as when piped: no $COLUMNS
-    assert "  assistant I think 2+2=4\n            It is 4.\n" in shown.out
+    assert "  assistant I think 2+2=4\n          │ It is 4.\n" in shown.out
     assert f"  system    {system.strip()}\n" in shown.out  # one line, not cut at 80
     assert f"  input     {task[:199].strip()}…\n" in shown.out
     detail = cli("runs", "show", "--detail", cwd=tmp_path, columns=None)

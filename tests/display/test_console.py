@@ -52,7 +52,7 @@ async def test_the_display_shows_steps_tool_calls_and_abbreviated_results() -> N
     text = buffer.getvalue()
     lines = text.splitlines()
     assert lines[0].startswith("step 1  mock")
-    assert lines[1] == "Let me shout."
+    assert lines[1] == "  │ Let me shout."  # the model's words, quoted
     assert lines[2] == '→ shout(text="hi")'
     assert lines[3].startswith("← shout: HIHIHI") and "… (+" in lines[3]
     assert len(lines[3]) < 100
@@ -93,7 +93,7 @@ async def test_subtasks_are_shown_with_their_nested_steps() -> None:
     lines = buffer.getvalue().splitlines()
     assert lines[0] == "▸ subtask helper"
     assert lines[1].startswith("  step 1  mock")
-    assert lines[2] == "  inner reply"
+    assert lines[2] == "    │ inner reply"
     assert lines[3].startswith('◂ helper → "inner reply"')
 
 

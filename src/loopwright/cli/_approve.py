@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import as_typed, json_text, one_line, visible
+from .._terminal import GUTTER, as_typed, cut_middle, json_text, one_line, visible
 from ._options import EXIT_OK, db_option, json_option
-from ._views import console, line, reading, short
+from ._views import console, line, put, reading, short
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,41 +35,46 @@ MAX_SHOWN = 4_000
 def shown_arguments(call: DeferredCall, limit: int = MAX_SHOWN) -> str:
     """The call's arguments as terminal-safe JSON, cut in the middle past ``limit``."""
     text = json_text(call.call.arguments, indent=2, default=str)
-    if len(text) <= limit:
-        return text
-    head, tail = limit * 3 // 4, limit // 4
-    cut = len(text) - head - tail
-    return (
-        f"{text[:head]}\n[... {cut} characters not shown: --json shows them all ...]\n"
-        f"{text[-tail:]}"
-    )
+    return cut_middle(text, limit, marker=_CUT)
+
+
+_CUT = "\n[... {cut} characters not shown: --json shows them all ...]\n"
 
 
 def print_pending(out: Console, calls: list[DeferredCall]) -> None:
-    """Each deferred call: tool, call id, policy and why, arguments, hash, decision."""
+    """Each deferred call: tool, call id, policy and why, arguments, hash, decision.
+    On a terminal, an argument's line longer than it goes on rows that begin with the
+    gutter (``│``), wrapped here at its width, every character kept: wrapped by the
+    terminal, its rows would begin at the first column and could pass for this
+    listing's lines (a harmless call below the real one); piped, each line is written
+    whole."""
     for c in calls:
         out.print()
-        out.print(
+        put(
+            out,
             line(
                 ("call ", "bold"),
                 (as_typed(c.call_id), "bold"),  # (typed back: shown so ids that differ look so)
                 f"  tool {one_line(c.call.function, 120)}",
                 f"  deferred by {short(c.approver or '?', 60)}",
-            )
+            ),
         )
         if c.explanation:
-            out.print(line(("  why: ", "dim"), short(c.explanation, 300)))
+            put(out, line(("  why: ", "dim"), short(c.explanation, 300)))
         if c.call.parse_error:
-            out.print(line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
+            put(out, line(("  unparsed arguments: ", "red"), short(c.call.parse_error, 300)))
         out.print(line(("  arguments:", "dim")))
-        for text in shown_arguments(c).split("\n"):  # (not wrapped: copied as it is)
-            out.print(line("    " + visible(text)), soft_wrap=True)
+        for text in shown_arguments(c).split("\n"):  # (piped: not wrapped, copied as it is)
+            put(out, line("    " + visible(text)), quote=_ARGUMENT_ROW, exact=True)
         out.print(line(("  arguments hash: ", "dim"), visible(c.arguments_hash)))  # (whole)
         if c.state != "pending":
             what = f"{c.state}: {c.decision or ''}"
             if c.message:
                 what += f" ({short(c.message, 200)})"
-            out.print(line(("  ", ""), (what, "yellow")))
+            put(out, line(("  ", ""), (what, "yellow")))
+
+
+_ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
 @click.command("approve")

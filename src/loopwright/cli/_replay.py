@@ -12,7 +12,7 @@ import click
 
 from .._errors import ConfigurationError
 from .._imports import import_file
-from .._terminal import json_text, visible
+from .._terminal import hanging, json_text, visible
 from ._options import EXIT_OK, db_option, json_option, model_options
 from ._views import reading
 
@@ -109,7 +109,7 @@ def replay_command(
     if d is None:
         click.echo("every request was the recorded one")
     else:
-        click.echo(visible(f"differs at {d.describe()}"))
-        click.echo(visible(f"  recorded: {d.recorded}"))
-        click.echo(visible(f"  replayed: {d.replayed}"))
+        click.echo(hanging(f"differs at {d.describe()}"))  # (lines after the first quoted)
+        click.echo(hanging(f"  recorded: {d.recorded}"))
+        click.echo(hanging(f"  replayed: {d.replayed}"))
     return code

@@ -15,7 +15,7 @@ import click
 from .._collector import tuned_collector
 from .._errors import ConfigurationError
 from .._errors import error_text as describe
-from .._terminal import json_text, visible
+from .._terminal import hanging, json_text, visible
 from ..agents import Agent, AgentState, react
 from ..limits import DEFAULT_MAX_STEPS, Limit, cost_limit, step_limit, time_limit, token_limit
 from ..log import default_db_path, list_runs
@@ -359,12 +359,12 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
         click.echo(visible(report["answer"]))
     status = report["status"]
     if status == "limit":
-        line = f"stopped: {visible(report['limit']['message'])}"
+        line = f"stopped: {hanging(report['limit']['message'])}"
         if default_bound and report["limit"].get("type") == "step":
             line += " (the default bound: --max-steps N raises it, --max-steps 0 lifts it)"
         click.echo(line, err=True)
     elif status == "error" and report["error"] not in shown:
-        click.echo(f"error: {cli_text(report['error'])}", err=True)
+        click.echo(f"error: {hanging(cli_text(report['error']))}", err=True)  # (quoted lines)
     elif status == "stopped":
         click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":

@@ -2,7 +2,10 @@
 
 A tool call that raised is shown with its error, not with the "Not run" text the agent
 closed the conversation with; ``--detail`` adds every text in full and the traceback.
-The model's thoughts (``reasoning``) are shown above its text.
+The model's thoughts (``reasoning``) are shown above its text. Every line of a recorded
+text after its first (and each row a long line is wrapped onto) begins with the gutter
+``│`` under the text's column (``display/_rows.py``), so that no line a model or a tool
+wrote can pass for this listing's own (a fake tool result, a fake message).
 """
 
 from __future__ import annotations
@@ -11,19 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._terminal import json_text
+from .._terminal import GUTTER, json_text
 from ._options import EXIT_OK, db_option, json_option
-from ._views import cells, console, line, reading, result, run_error, short, when
+from ._views import cells, console, line, put, reading, result, run_error, short, when
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from ..log import RunInfo, RunLog, SampleInfo
     from ..model import ChatMessage
 
 __all__ = ["show_command"]
 
-_INDENT = " " * 12
+_QUOTE = " " * 10 + GUTTER  # (a text's lines after the first, under its first)
 _CANCELLED = ("CancelledError", "KeyboardInterrupt")
 
 
@@ -79,13 +83,17 @@ def show_command(
             if detail:
                 for trace in tracebacks:
                     out.print(line(("traceback", "bold")))
-                    out.print(line((short(trace, None), "red")))
+                    put(out, line((short(trace, None), "red")), said=True)
             else:
                 out.print(line(("(--detail shows the traceback)", "dim")))
         if samples:
             out.print()
             out.print(_samples(samples))
     return EXIT_OK
+
+
+def _put(out: Console, text: Text) -> None:
+    put(out, text, quote=_QUOTE)
 
 
 def _failures(log: RunLog, sample: str | None) -> tuple[dict[str, str], list[str]]:
@@ -125,9 +133,9 @@ def _waiting(out: Console, run_id: str, db: str | None) -> None:
 
 def _header(out: Console, info: RunInfo, detail: bool) -> None:
     def text(value: Any, limit: int) -> str:
-        return short(value, None if detail else limit).replace("\n", "\n" + _INDENT)
+        return short(value, None if detail else limit)
 
-    out.print(line((f"run {short(info.id, None)}", "bold"), "  ", short(info.name)))
+    _put(out, line((f"run {short(info.id, None)}", "bold"), "  ", short(info.name)))
     fields = [
         ("model", short(info.model)),
         (
@@ -155,7 +163,7 @@ def _header(out: Console, info: RunInfo, detail: bool) -> None:
         fields.append(("replay of", short(origin) + fork))
     for key, value in fields:
         if value:
-            out.print(line("  ", (f"{key:<9}", "dim"), " ", value))
+            _put(out, line("  ", (f"{key:<9}", "dim"), " ", value))
 
 
 def _conversation(
@@ -167,23 +175,23 @@ def _conversation(
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
 
     def text(value: Any, limit: int | None) -> str:
-        return short(value, limit).replace("\n", "\n" + _INDENT)
+        return short(value, limit)
 
     for m in messages:
         role = line("  ", (f"{m.role:<9}", "cyan"), " ")
         if isinstance(m, ToolMessage) and m.tool_call_id in failures:
             role.append(text(_failure(failures[m.tool_call_id]), n), style="red")
-            out.print(role)
+            _put(out, role)
             continue
         if isinstance(m, AssistantMessage) and m.reasoning and m.reasoning.strip():
-            out.print(line(role, (text(m.reasoning, n), "dim italic")))
-            role = line(_INDENT)
+            _put(out, line(role, (text(m.reasoning, n), "dim italic")))
+            role = line(_QUOTE)
         role.append(text(m.text, n))
-        out.print(role)
+        _put(out, role)
         for call in getattr(m, "tool_calls", None) or []:
-            out.print(line("    → ", short(call.function), f"({text(call.arguments, args_n)})"))
+            _put(out, line("    → ", short(call.function), f"({text(call.arguments, args_n)})"))
             if call.id in failures and call.id not in answered:
-                out.print(line("      ", (text(_failure(failures[call.id]), n), "red")))
+                _put(out, line("      ", (text(_failure(failures[call.id]), n), "red")))
 
 
 def _samples(samples: list[SampleInfo]) -> Any:

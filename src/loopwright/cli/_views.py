@@ -30,6 +30,7 @@ __all__ = [
     "cli_text",
     "console",
     "line",
+    "put",
     "reading",
     "result",
     "run_error",
@@ -96,6 +97,24 @@ def line(*parts: str | tuple[str, str] | Text) -> Text:
     from rich.text import Text
 
     return Text.assemble(*parts)
+
+
+def put(
+    out: Console, text: Text, *, said: bool = False, quote: str | None = None, exact: bool = False
+) -> None:
+    """Print ``text`` (a line of the listing's own, with a recorded text in it): its
+    lines after the first (all of them if ``said``: a recorded text on lines of its
+    own), and each row a line longer than the console is wrapped onto, begin with
+    ``quote`` (default: ``display._rows.QUOTE``), which holds the gutter ``│`` that no
+    line of the listing's own begins with: no line a model or a tool wrote can pass for
+    one. ``exact``: wrapped only on a terminal (piped, each line is written whole, to
+    be copied), at its width, every character kept (a space at a row's end shows)."""
+    from ..display._rows import QUOTE, rows
+
+    width = None if exact and not out.is_terminal else out.width
+    quote = QUOTE if quote is None else quote
+    for row in rows(text, quote_first=said, console=out, width=width, quote=quote, exact=exact):
+        out.print(row, soft_wrap=True)
 
 
 def cells(*values: str) -> list[Text]:

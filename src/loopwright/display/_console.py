@@ -3,7 +3,11 @@
 Everything shown comes from models, tools and sandboxes, so it is untrusted: each text
 is cut to a bound, then its control characters (escape sequences, ``\\r``, bidi
 overrides, lone surrogates) are made visible (:func:`loopwright._terminal.visible`), and
-it is printed as ``rich.text.Text``, never read as rich markup. While a person is asked
+it is printed as ``rich.text.Text``, never read as rich markup. No line of it can pass
+for the display's own (``_rows.py``): a model's reply is shown quoted, every line
+beginning with ``│``, and so is every line after the first of a text shown after a
+label (a tool's result, an error); on a terminal, the display wraps long lines itself,
+each row they go on quoted too. While a person is asked
 a question on the terminal (the human approver), what it prints waits until the answer
 (:func:`loopwright._terminal.unless_asking`).
 """
@@ -34,6 +38,7 @@ from ..transcripts import (
     Transcript,
     observe_transcripts,
 )
+from ._rows import rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -144,15 +149,30 @@ class ConsoleDisplay:
             depth = self._depth.get(event.span_id, 0) if event.span_id else 0
             if isinstance(event, (ToolEvent, SubtaskEvent, SpanBegin)):
                 self._depth.setdefault(event.id, depth + 1)
-            lines = self._render(event)
-            for line in lines:
-                line.pad_left(2 * depth)
+            lines = self._rows(self._render(event), 2 * depth)
             if lines:
                 self._show(lambda: self._print(lines))
 
+    def _rows(self, shown: list[Text | Said], indent: int) -> list[Text]:
+        """The rows ``shown`` is printed on, indented: the display's lines (a text on
+        its line goes on quoted rows from its first line break) and the texts said
+        (quoted from their first row). On a terminal, wrapped to its width."""
+        terminal = self.console.is_terminal
+        width = max(8, self.console.width - indent) if terminal else None
+        out = []
+        for item in shown:
+            said = isinstance(item, Said)
+            text = item.text if isinstance(item, Said) else item
+            out.extend(rows(text, quote_first=said, console=self.console, width=width))
+        for line in out:
+            line.pad_left(indent)
+        return out
+
     def _print(self, lines: list[Text]) -> None:
-        for line in lines:
-            self.console.print(line, soft_wrap=True, highlight=False)
+        from rich.text import Text
+
+        # one print for all the rows (rich's work per print is most of a row's cost)
+        self.console.print(Text("\n").join(lines), soft_wrap=True, highlight=False)
 
     def _show(self, show: Callable[[], None]) -> None:
         """Call ``show`` (it prints) now, or once a person asked a question on the
@@ -178,7 +198,11 @@ class ConsoleDisplay:
         self.shown_errors.add(error)
         return "cancelled" if error in _CANCELLED else error
 
-    def _render(self, ev: Event) -> list[Text]:
+    def _said(self, text: str, style: str = "") -> Said:
+        """Untrusted ``text`` on lines of its own: every line quoted."""
+        return Said(self._text((text, style)))
+
+    def _render(self, ev: Event) -> list[Text | Said]:
         n = self.max_chars
         t = self._text
         if isinstance(ev, ModelEvent):
@@ -195,7 +219,7 @@ class ConsoleDisplay:
             head.append((f" · {ev.duration:.1f}s", "dim"))
             if ev.retries:
                 head.append((f" · {ev.retries} retries", "yellow"))
-            out = [t(*head)]
+            out: list[Text | Said] = [t(*head)]
             if ev.error is not None:
                 error = self._failed(ev.error)
                 return [*out, t(("✗ model error: ", "bold red"), abbreviate(error, n))]
@@ -203,9 +227,9 @@ class ConsoleDisplay:
                 return out
             msg = ev.output.message
             if msg.reasoning:
-                out.append(t((abbreviate(msg.reasoning, n), "dim italic")))
+                out.append(self._said(abbreviate(msg.reasoning, n), "dim italic"))
             if msg.content.strip():
-                out.append(t(abbreviate(msg.content, n)))
+                out.append(self._said(abbreviate(msg.content, n)))
             if msg.format_error is not None:
                 out.append(t(("✗ format error: ", "red"), abbreviate(msg.format_error, n)))
             for call in msg.tool_calls:
@@ -310,6 +334,16 @@ class ConsoleDisplay:
             return message
         last = trace.rstrip().rsplit("\n", 1)[-1]
         return f"{head.rstrip()} ({last.strip()})"
+
+
+class Said:
+    """Untrusted text shown on lines of its own (a model's reply): every line of it is
+    quoted, its first too."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
 
 
 _TRACEBACK = "Traceback (most recent call last):"

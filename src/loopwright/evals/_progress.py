@@ -3,7 +3,9 @@
 Task and scorer names, run ids, error messages and sample ids may come from a dataset,
 a model or a task file: they are printed through :func:`~loopwright._terminal.visible`
 as ``rich.text.Text`` (or with markup off), so no escape sequence acts on the terminal,
-no ``[bold red]`` is read as markup and a lone surrogate cannot make printing fail.
+no ``[bold red]`` is read as markup and a lone surrogate cannot make printing fail. A
+failed sample's error, wrapped, goes on rows that begin with the gutter ``│``
+(``display/_rows.py``): none can pass for a line of the summary's own.
 """
 
 from __future__ import annotations
@@ -235,6 +237,8 @@ def result_view(result: EvalResult) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
+    from ..display._rows import Quoted
+
     parts: list[RenderableType] = []
     if result.metrics:
         parts.append(metrics_table(result))
@@ -249,7 +253,8 @@ def result_view(result: EvalResult) -> RenderableType:
         failed = [s for s in result.samples if s.status == "error"]
         for s in failed[:SHOWN_FAILURES]:
             epoch = f" (epoch {s.epoch})" if s.epoch > 1 else ""
-            parts.append(Text(f"  {brief(s.id, 60)}{epoch}: {brief(s.error or 'failed')}"))
+            failure = Text(f"  {brief(s.id, 60)}{epoch}: {brief(s.error or 'failed')}")
+            parts.append(Quoted(failure))  # (a row it wraps onto begins with the gutter)
         if len(failed) > SHOWN_FAILURES:
             parts.append(Text(f"  … and {len(failed) - SHOWN_FAILURES} more"))
     parts.append(Text(brief(summary_line(result), 1000), style="dim"))

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._terminal import cut_middle
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
@@ -129,6 +130,7 @@ def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
 
 MAX_PENDING_ARGUMENTS = 4_000
 """The most characters of a pending call's arguments sent (the middle is cut)."""
+_CUT = "\n[... {cut} characters not shown ...]\n"
 
 
 def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
@@ -139,10 +141,7 @@ def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
     out = []
     for c in deferred_calls(path, run_id, states=("pending", "decided"), limit=50):
         text = json.dumps(c.call.arguments, ensure_ascii=False, indent=2, default=str)
-        if len(text) > MAX_PENDING_ARGUMENTS:
-            head, tail = MAX_PENDING_ARGUMENTS * 3 // 4, MAX_PENDING_ARGUMENTS // 4
-            cut = len(text) - head - tail
-            text = f"{text[:head]}\n[... {cut} characters not shown ...]\n{text[-tail:]}"
+        text = cut_middle(text, MAX_PENDING_ARGUMENTS, marker=_CUT)
         out.append(
             {
                 "id": c.call_id[:200],
