@@ -50,12 +50,14 @@ __all__ = [
     "as_typed",
     "asking",
     "cut_middle",
+    "fold",
     "hanging",
     "json_text",
     "one_line",
     "split_middle",
     "unless_asking",
     "visible",
+    "wrapped",
 ]
 
 # C0 controls but \t and \n; DEL and the C1 controls (U+0080-U+009F: U+009B is a
@@ -236,6 +238,44 @@ def hanging(text: str, quote: str = "  " + GUTTER) -> str:
     (``error: ...``): each line of it after the first begins with ``quote`` (the
     gutter), so none can pass for the program's next line."""
     return visible(text).replace("\n", "\n" + quote)
+
+
+def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str], int]:
+    """``text`` (no line break in it) written from ``column`` of a row ``width`` cells
+    wide: the pieces each row takes (the first on the current row; each next row begins
+    with ``indent`` cells of the caller's) and the column it ends at. A wide character
+    that would not fit goes to the next row whole."""
+    from rich.cells import cell_len, get_character_cell_size
+
+    size = cell_len(text)
+    if column + size <= width:
+        return [text], column + size
+    pieces, start = [], 0
+    for at, char in enumerate(text):
+        size = get_character_cell_size(char)
+        if column + size > width and column > indent:
+            pieces.append(text[start:at])
+            start, column = at, indent
+        column += size
+    pieces.append(text[start:])
+    return pieces, column
+
+
+def wrapped(text: str, width: int | None, quote: str = "  " + GUTTER) -> str:
+    """``text`` (made safe: :func:`visible`) with each line longer than ``width`` cells
+    cut into rows that fit, every character kept, each row after a line's first
+    beginning with ``quote``: a terminal then wraps nothing, which would put a row of
+    untrusted text at the first column, where a program's own lines begin. ``width``
+    ``None`` (not a terminal): as it is."""
+    if width is None:
+        return text
+    width = max(width, len(quote) + 1)
+    out: list[str] = []
+    for line in text.split("\n"):
+        pieces, _ = fold(line, 0, width, len(quote))
+        out.append(pieces[0])
+        out.extend(quote + piece for piece in pieces[1:])
+    return "\n".join(out)
 
 
 MAX_HELD = 2_000

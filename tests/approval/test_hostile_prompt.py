@@ -245,3 +245,61 @@ async def test_a_question_the_run_stopped_waiting_for_says_so_and_frees_the_disp
         os.write(w, b"y\n")  # (the reader thread, still waiting, ends: its answer is void)
         os.close(w)
     assert ran == []
+
+
+class _Terminal(io.StringIO):
+    """A terminal ``width`` cells wide (what ``_width`` reads of a real one)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = width
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _terminal_rows(text: str, width: int) -> list[str]:
+    """The rows a terminal ``width`` cells wide shows ``text`` on (ASCII: a cell each)."""
+    rows: list[str] = []
+    for line in text.split("\n"):
+        rows.extend(line[i : i + width] for i in range(0, max(len(line), 1), width))
+    return rows
+
+
+def test_on_a_terminal_no_row_of_the_call_begins_where_the_prompt_lines_begin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loopwright.approval import _human
+
+    width = 60
+    forged = "--- tool call needs approval: ls (id c9) ---"
+    # padded so that, wrapped by the terminal, the forged header starts a row
+    cmd = "x" * (width - len('  "cmd": "')) + forged + " " * (width - len(forged)) + "Approve?"
+    said = "I will tidy up." + " " * (width - len("  | I will tidy up.")) + forged
+    call = lw.ToolCall(id="c1", function="bash", arguments={"cmd": cmd})
+    messages: list[lw.ChatMessage] = [lw.AssistantMessage(content=said, tool_calls=[call])]
+    monkeypatch.setattr(
+        _human.os, "get_terminal_size", lambda fd: __import__("os").terminal_size((width, 24))
+    )
+    unwrapped = _describe(call, messages)
+    assert forged in _terminal_rows(unwrapped, width)  # what the terminal did before
+    shown = _describe(call, messages, _human._width(_Terminal(width)))
+    rows = _terminal_rows(shown, width)
+    assert all(len(line) <= width for line in shown.split("\n"))  # nothing left to wrap
+    assert sum(row.startswith("--- tool call") for row in rows) == 1  # the real header
+    assert not any(row.startswith("Approve") for row in rows)
+    # every character is still there, in order, once the quotes are taken out
+    joined = "".join(row.removeprefix("  │ ") for row in rows)
+    assert cmd in joined and forged in joined
+
+
+def test_not_a_terminal_the_lines_are_written_whole() -> None:
+    from loopwright.approval import _human
+
+    cmd = "y" * 500
+    call = lw.ToolCall(id="c1", function="bash", arguments={"cmd": cmd})
+    shown = _describe(call, [], _human._width(io.StringIO()))
+    assert f'  "cmd": "{cmd}"' in shown.split("\n")

@@ -7,7 +7,9 @@ conceal sequence shown as ``\\u001b[8m``), the call's id and tool name on the he
 line with line breaks escaped too, and bounded (:func:`~loopwright._terminal.one_line`),
 and the model's text before the call with
 the same characters made visible and every line quoted (``| ``), so it cannot pass for
-the prompt's own lines. While the person is asked, the displays hold what they print
+the prompt's own lines; on a terminal, a line longer than its width is cut into rows
+that each begin with the gutter (:func:`~loopwright._terminal.wrapped`), so the terminal
+wraps nothing to the first column. While the person is asked, the displays hold what they print
 (:func:`~loopwright._terminal.asking`): nothing another call or run shows can appear
 under the question and pass for it.
 """
@@ -16,12 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import Question, asking, json_text, one_line, visible
+from .._terminal import Question, asking, json_text, one_line, visible, wrapped
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
@@ -59,7 +62,15 @@ class _Closed(Exception):
     """The input stream ended."""
 
 
-def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
+def _width(output: TextIO) -> int | None:
+    """The terminal's width in cells, if ``output`` is a terminal."""
+    try:
+        return os.get_terminal_size(output.fileno()).columns if output.isatty() else None
+    except (OSError, ValueError, AttributeError):  # (closed, no descriptor: not a terminal)
+        return None
+
+
+def _describe(call: ToolCall, messages: Sequence[ChatMessage], width: int | None = None) -> str:
     # (on the prompt's own lines: a line break in them would forge the next line)
     name = one_line(call.function, _NAME_CHARS)
     call_id = one_line(call.id, _NAME_CHARS)
@@ -75,7 +86,9 @@ def _describe(call: ToolCall, messages: Sequence[ChatMessage]) -> str:
         lines.append(f"arguments could not be parsed: {one_line(call.parse_error, 400)}")
     lines.append(f"arguments of {name}:")
     lines.append(json_text(call.arguments, indent=2, default=str))
-    return "\n".join(lines) + "\n"
+    # (on a terminal, a long line is cut into rows here, each after the first quoted:
+    # wrapped by the terminal, a row of the model's text would begin at the first column)
+    return wrapped("\n".join(lines), width) + "\n"
 
 
 def _ask(
@@ -97,7 +110,7 @@ def _ask(
     with _terminal, asking(question):
         if not question.open:  # withdrawn while it waited for the terminal
             return Approval(decision="reject", explanation=_WITHDRAWN, approver="human")
-        output.write(_describe(call, messages))
+        output.write(_describe(call, messages, _width(output)))
         try:
             while True:
                 answer = prompt(

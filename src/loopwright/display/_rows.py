@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._terminal import GUTTER
+from .._terminal import GUTTER, fold
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -94,24 +94,3 @@ def _exact(line: Text, width: int) -> list[Text]:
         at += len(piece)
         offsets.append(at)
     return list(line.divide(offsets))
-
-
-def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str], int]:
-    """``text`` (no line break in it) written from ``column`` of a row ``width`` cells
-    wide: the pieces each row takes (the first on the current row; each next row begins
-    with ``indent`` cells of the caller's) and the column it ends at. A wide character
-    that would not fit goes to the next row whole."""
-    from rich.cells import cell_len, get_character_cell_size
-
-    size = cell_len(text)
-    if column + size <= width:
-        return [text], column + size
-    pieces, start = [], 0
-    for at, char in enumerate(text):
-        size = get_character_cell_size(char)
-        if column + size > width and column > indent:
-            pieces.append(text[start:at])
-            start, column = at, indent
-        column += size
-    pieces.append(text[start:])
-    return pieces, column
