@@ -24,8 +24,8 @@ class Sample(BaseModel):
         metadata: Anything else about the item (scorers and templates can use it).
         files: Files to put in the sample's sandbox before it runs: path in the
             sandbox -> contents. Dataset files may give ``"file:PATH"`` instead of
-            contents, read from the host when the dataset is loaded (relative to the
-            dataset file).
+            contents, read from the host when the dataset is loaded: a UTF-8 regular
+            file of at most 64 MiB in the dataset file's folder (or below it).
     """
 
     model_config = ConfigDict(defer_build=True)
