@@ -25,7 +25,7 @@ from ..model._redact import scrub_secrets
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
 from ._follow import EvalProgress, TokenCounter
-from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
+from ._results import EvalResult, SampleResult, mark_all_failed, record_metrics
 from ._sample import Sample
 from ._sandbox import sample_agent
 from ._score import Score
@@ -226,7 +226,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
-                    result.metrics = compute_metrics(task.scorer, result.samples)
+                    record_metrics(task.scorer, result)
                     result.duration = time.monotonic() - t0
                     mark_all_failed(result)
                     rec.finish(output=self._summary(), status=result.status, error=result.error)

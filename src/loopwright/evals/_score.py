@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias, overload
 
@@ -66,17 +67,28 @@ class Scorer:
         return f"Scorer({self.name!r})"
 
     async def __call__(self, state: AgentState, sample: Sample) -> Score:
+        """The score of ``state`` for ``sample``.
+
+        Raises:
+            ConfigurationError: The function returned something else than a Score, a
+                number or a bool, or a value that is not finite (NaN, infinity): the
+                sample fails rather than be scored with it.
+        """
         result = self.fn(state, sample)
         if inspect.isawaitable(result):
             result = await result
-        if isinstance(result, Score):
-            return result
         if isinstance(result, (bool, int, float)):
-            return Score(value=float(result), answer=state.text)
-        raise ConfigurationError(
-            f"scorer {self.name!r} returned a {type(result).__name__}; return a Score, a "
-            "number or a bool"
-        )
+            result = Score(value=float(result), answer=state.text)
+        if not isinstance(result, Score):
+            raise ConfigurationError(
+                f"scorer {self.name!r} returned a {type(result).__name__}; return a Score, "
+                "a number or a bool"
+            )
+        if not math.isfinite(result.value):  # (one NaN would make every mean unknown)
+            raise ConfigurationError(
+                f"scorer {self.name!r} gave {result.value}: a score must be a finite number"
+            )
+        return result
 
 
 @overload
