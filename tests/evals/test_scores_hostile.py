@@ -4,6 +4,7 @@ metric that raises leaves the run's summary and the other metrics recorded."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from pathlib import Path
 
@@ -63,3 +64,38 @@ async def test_a_metric_that_raises_keeps_the_runs_summary(tmp_path: Path) -> No
     assert isinstance(run.output, dict)
     assert (run.output["scored"], run.output["total"]) == (2, 2)
     assert run.output["metrics"]["match"]["accuracy"] == 1.0
+
+
+async def test_a_scorer_that_never_returns_fails_its_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (a grader whose provider never answers): the eval still ends, the sample failed
+    from loopwright.evals import _score
+
+    monkeypatch.setattr(_score, "SCORE_TIMEOUT", 0.2, raising=False)
+
+    @lw.scorer(name="s")
+    async def score(state: lw.AgentState, sample: lw.Sample) -> float:
+        if sample.id == "s1":
+            await asyncio.Event().wait()
+        return 1.0
+
+    [result] = await lw.eval_async(
+        task(3, scorer=score), model=Arithmetic().model(), db=tmp_path / "runs.db"
+    )
+    by_id = {s.id: s for s in result.samples}
+    assert by_id["s1"].status == "error"
+    assert "scorer 's' took longer than 0.2 seconds" in (by_id["s1"].error or "")
+    assert (result.scored, result.errors) == (2, 1)
+
+
+async def test_a_scorers_own_time_bound() -> None:
+    async def slow(state: lw.AgentState, sample: lw.Sample) -> float:
+        await asyncio.sleep(30)
+        return 1.0
+
+    bounded = lw.Scorer(slow, name="slow", timeout=0.05)
+    with pytest.raises(TimeoutError, match=r"took longer than 0\.05 seconds"):
+        await bounded(lw.AgentState(), lw.Sample(input="q"))
+    with pytest.raises(lw.ConfigurationError, match="timeout"):
+        lw.Scorer(slow, timeout=0)

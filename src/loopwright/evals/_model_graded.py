@@ -70,6 +70,7 @@ def model_graded(
     variables: Mapping[str, Any] | None = None,
     config: GenerateConfig | None = None,
     name: str = "model_graded",
+    timeout: float | None = None,
 ) -> Scorer:
     """Ask a grader model whether the answer meets the target (the criterion).
 
@@ -90,6 +91,8 @@ def model_graded(
         variables: More template variables.
         config: Generation settings for the grader (default: ``temperature=0``).
         name: The scorer's name.
+        timeout: Seconds the grading may take (default: ``SCORE_TIMEOUT``, 10 minutes);
+            past them the sample fails.
     """
     compiled = _compile(template or DEFAULT_GRADER_TEMPLATE)
     try:
@@ -152,4 +155,4 @@ def model_graded(
             metadata={"grade": grade, "grader": grader.name},
         )
 
-    return Scorer(score, name=name)
+    return Scorer(score, name=name, timeout=timeout)
