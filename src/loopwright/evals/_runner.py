@@ -60,6 +60,12 @@ TaskSpec: TypeAlias = "Task | str"
 task's name."""
 
 
+def _cancelled() -> bool:
+    """Whether the running task is being cancelled (not merely seeing a CancelledError)."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
 def _answer_of(output: Any) -> str | None:
     """The text of a recorded ``ModelOutput`` (JSON)."""
     if isinstance(output, Mapping):
@@ -350,6 +356,14 @@ class _TaskRun:
                     scores = {s.name: await s(state, sample) for s in task.scorer}
                 except RunStoreError:
                     raise  # the store failed, not the sample: the eval stops (see _work)
+                except asyncio.CancelledError as ex:
+                    if _cancelled():
+                        raise
+                    # raised by the sample's code, nobody cancelled it: it failed (else
+                    # its worker would end, leaving the samples after it unrun)
+                    stray = RuntimeError(f"the sample raised {error_text(ex)} uncancelled")
+                    out.status, out.error = "error", error_text(stray)
+                    srec.finish(output=state.output, messages=state.messages, error=stray)
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)
