@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
+
+from pydantic import ValidationError
 
 from .._errors import ConfigurationError, error_text
 from ..agents import AgentState
@@ -64,6 +67,23 @@ def _cancelled() -> bool:
     """Whether the running task is being cancelled (not merely seeing a CancelledError)."""
     task = asyncio.current_task()
     return task is None or task.cancelling() > 0
+
+
+def _scores_of(info: SampleInfo) -> dict[str, Score] | None:
+    """A stored sample's scores, ``None`` when they cannot be read back as finite scores
+    (a NaN an older version stored as null, a row written by hand)."""
+    try:
+        scores = {str(k): Score.model_validate(v) for k, v in (info.scores or {}).items()}
+    except ValidationError:
+        return None
+    return scores if all(math.isfinite(s.value) for s in scores.values()) else None
+
+
+def _readable(
+    found: dict[tuple[str, int], tuple[SampleInfo, str]],
+) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
+    """The samples of ``found`` whose scores read back: the others run again."""
+    return {k: v for k, v in found.items() if _scores_of(v[0]) is not None}
 
 
 def _answer_of(output: Any) -> str | None:
@@ -150,7 +170,7 @@ class _TaskRun:
             )
             found.update({k: v for k, v in mine.items() if k[1] <= self.epochs})
         if self.resume is None:
-            return found
+            return _readable(found)
         db = self.db if self.db is not False else None
         with load_run(self.resume, db=db) as log:
             info = log.info
@@ -189,7 +209,7 @@ class _TaskRun:
         holders = [(s.key, s.status, claimed_by(s.metadata)) for s in taken]
         claim_samples(resolve_db(db), info.id, holders)
         self.unfinished = {(s.id, s.epoch): s.key for s in taken}
-        return found
+        return _readable(found)
 
     async def __call__(self) -> EvalResult:
         task, result = self.task, self.result
