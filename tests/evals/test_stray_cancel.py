@@ -43,3 +43,18 @@ async def test_a_stray_cancelled_error_fails_its_sample_only(tmp_path: Path, whe
     assert (result.completed, result.errors, result.status) == (4, 1, "success")
     with lw.load_run(result.run_id or "", db=db) as log:
         assert {s.id: s.status for s in log.samples}["b"] == "error"
+
+
+def test_a_stray_cancelled_error_in_one_rollout_loses_no_other() -> None:
+    inner = lw.react(submit=False)
+
+    async def agent(state: lw.AgentState) -> lw.AgentState:
+        if state.messages[-1].text == "n3":
+            raise asyncio.CancelledError()
+        return await inner(state)
+
+    with lw.default_model(lw.get_model("mock", outputs=lambda m, t, c: "ok")):
+        states = lw.rollouts(agent, [f"n{i}" for i in range(6)], max_concurrency=2)
+    assert [s.error is None for s in states] == [True, True, True, False, True, True]
+    assert "CancelledError" in (states[3].error or "")
+    assert all(s.text == "ok" for i, s in enumerate(states) if i != 3)
