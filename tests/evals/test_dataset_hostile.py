@@ -74,7 +74,10 @@ def test_a_sample_file_that_never_ends_is_refused(tmp_path: Path) -> None:
     os.symlink("/dev/zero", path.parent / "zero")  # (inside the folder by name)
     with pytest.raises(lw.DatasetError, match=r"outside the dataset's folder"):
         lw.json_dataset(path)
-    (path.parent / "zero").unlink()
+
+
+def test_a_sample_file_nobody_writes_is_refused(tmp_path: Path) -> None:
+    path = files_dataset(tmp_path, "zero")
     os.mkfifo(path.parent / "zero")  # a FIFO nobody writes: reading it would wait forever
     with pytest.raises(lw.DatasetError, match="not a regular file"):
         lw.json_dataset(path)
