@@ -108,3 +108,26 @@ def test_a_sample_file_not_utf8_is_named(tmp_path: Path, kind: str) -> None:
         read = lw.csv_dataset
     with pytest.raises(lw.DatasetError, match=r"line [12]: sample file .*bin\.txt.* not UTF-8"):
         read(path)
+
+
+@pytest.mark.parametrize("name", ["/tmp/planted.txt", "../planted.txt", "a/../../planted.txt"])
+def test_a_sample_files_path_stays_inside_the_sandbox(tmp_path: Path, name: str) -> None:
+    # a "local" sandbox writes on the host: the path must not leave its working folder
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"input": "x", "files": {name: "planted"}}) + "\n")
+    with pytest.raises(lw.DatasetError, match=r"(?s)d\.jsonl line 1: .*stay inside it"):
+        lw.json_dataset(path)
+    with pytest.raises(ValueError, match="stay inside it"):
+        lw.Sample(input="x", files={name: "planted"})
+
+
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_sample_file_path_changed_after_loading_fails_its_sample(tmp_path: Path) -> None:
+    sample = lw.Sample(input="x", target="4", id="s", files={"in.txt": "ok"})
+    sample.files = {str(tmp_path / "planted.txt"): "planted"}  # (not validated on assignment)
+    task = lw.Task([sample], agent=lw.react(submit=False), scorer=lw.match(), sandbox="local")
+    model = lw.get_model("mock", outputs=lambda m, t, c: "4")
+    [result] = await lw.eval_async(task, model=model, db=tmp_path / "runs.db")
+    assert result.samples[0].status == "error"
+    assert "stay inside it" in (result.samples[0].error or "")
+    assert not (tmp_path / "planted.txt").exists()
