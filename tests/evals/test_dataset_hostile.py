@@ -131,3 +131,21 @@ async def test_a_sample_file_path_changed_after_loading_fails_its_sample(tmp_pat
     assert result.samples[0].status == "error"
     assert "stay inside it" in (result.samples[0].error or "")
     assert not (tmp_path / "planted.txt").exists()
+
+
+async def test_a_json_target_that_is_no_string_is_kept_as_json(tmp_path: Path) -> None:
+    # result_match reads each target as JSON: a Python repr ("{'city': 'Oslo'}",
+    # "True") never matched, so every such sample scored 0
+    path = tmp_path / "d.jsonl"
+    records = [
+        {"id": "obj", "input": "x", "target": {"city": "Oslo"}},
+        {"id": "bool", "input": "x", "target": True},
+        {"id": "list", "input": "x", "target": [{"n": 1}, "two"]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    ds = lw.json_dataset(path)
+    assert [s.target for s in ds] == ['{"city": "Oslo"}', "true", ['{"n": 1}', "two"]]
+    scorer = lw.result_match()
+    for sample, result in zip(ds, [{"city": "Oslo", "pop": 1}, True, {"n": 1}], strict=True):
+        score = await scorer(lw.AgentState(result=result), sample)
+        assert score.value == 1.0, sample.id

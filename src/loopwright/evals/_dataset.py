@@ -150,10 +150,10 @@ def _from_spec(record: Mapping[str, Any], spec: FieldSpec, where: str) -> Sample
     target = record.get(spec.target, "")
     if target is None:
         target = ""
-    elif not isinstance(target, (str, list)):
-        target = str(target)
     elif isinstance(target, list):
-        target = [str(t) for t in target]
+        target = [_as_text(t) for t in target]
+    else:
+        target = _as_text(target)
     if spec.metadata is None:
         metadata = {k: v for k, v in record.items() if k not in spec._used}
     else:
@@ -166,6 +166,17 @@ def _from_spec(record: Mapping[str, Any], spec: FieldSpec, where: str) -> Sample
         metadata=metadata,
         files=record.get(spec.files) or {},
     )
+
+
+def _as_text(value: Any) -> str:
+    """A target as text: a string as it is, anything else as JSON (``{"a": 1}``,
+    ``true``), which ``result_match`` reads back (a Python repr it could not)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # (a record from Python, not JSON)
+        return str(value)
 
 
 MAX_SAMPLE_FILE_BYTES = 64 << 20
