@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -149,10 +150,10 @@ def _from_spec(record: Mapping[str, Any], spec: FieldSpec, where: str) -> Sample
     target = record.get(spec.target, "")
     if target is None:
         target = ""
-    elif not isinstance(target, (str, list)):
-        target = str(target)
     elif isinstance(target, list):
-        target = [str(t) for t in target]
+        target = [_as_text(t) for t in target]
+    else:
+        target = _as_text(target)
     if spec.metadata is None:
         metadata = {k: v for k, v in record.items() if k not in spec._used}
     else:
@@ -167,16 +168,55 @@ def _from_spec(record: Mapping[str, Any], spec: FieldSpec, where: str) -> Sample
     )
 
 
+def _as_text(value: Any) -> str:
+    """A target as text: a string as it is, anything else as JSON (``{"a": 1}``,
+    ``true``), which ``result_match`` reads back (a Python repr it could not)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # (a record from Python, not JSON)
+        return str(value)
+
+
+MAX_SAMPLE_FILE_BYTES = 64 << 20
+"""The largest file a dataset's ``"file:PATH"`` may name (64 MiB)."""
+
+
 def _read_file(value: str, base: Path, where: str) -> str:
+    """The text of the file ``value`` names (``file:PATH``), which must be a regular
+    file inside the dataset's folder ``base``: a dataset is data from anywhere, and what
+    it names goes into a sandbox the model reads (the host's ``/proc/self/environ``
+    holds its API keys); a device or FIFO would never end."""
     if not value.startswith("file:"):
         return value
-    path = Path(value[5:])
-    if not path.is_absolute():
-        path = base / path
+    shown = value[5:]
+    folder = base.resolve()
+    path = (folder / shown).resolve()  # (links followed: a link out is outside too)
+    if not path.is_relative_to(folder):
+        raise DatasetError(
+            f"{where}: sample file {shown!r} is outside the dataset's folder; put it "
+            "there (it is read relative to the dataset file)"
+        )
     try:
-        return path.read_text(encoding="utf-8")
+        # (not blocking: opening a FIFO would wait for a writer; no effect on a file)
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise DatasetError(f"{where}: sample file {shown!r} is not a regular file")
+            data = f.read(MAX_SAMPLE_FILE_BYTES + 1)
     except OSError as ex:
-        raise DatasetError(f"{where}: cannot read sample file {str(path)!r}: {ex}") from None
+        raise DatasetError(f"{where}: cannot read sample file {shown!r}: {ex}") from None
+    if len(data) > MAX_SAMPLE_FILE_BYTES:
+        raise DatasetError(
+            f"{where}: sample file {shown!r} is larger than {MAX_SAMPLE_FILE_BYTES} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        raise DatasetError(
+            f"{where}: sample file {shown!r} is not UTF-8 text (byte {ex.start}: {ex.reason})"
+        ) from None
 
 
 def as_dataset(
@@ -210,6 +250,10 @@ def _not_utf8(p: Path, ex: UnicodeDecodeError) -> DatasetError:
     )
 
 
+def _too_deep(where: str) -> DatasetError:
+    return DatasetError(f"{where}: JSON nested too deep to read")
+
+
 def _spec(fields: FieldSpec | Mapping[str, Any] | None) -> FieldSpec:
     """``fields`` as a :class:`FieldSpec` (a mapping holds its arguments)."""
     if isinstance(fields, FieldSpec):
@@ -240,7 +284,7 @@ def json_dataset(
     """
     p = _open(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # (a byte-order mark is no text)
     except UnicodeDecodeError as ex:
         raise _not_utf8(p, ex) from None
     records: list[tuple[str, Any]] = []
@@ -250,6 +294,8 @@ def json_dataset(
             data = json.loads(text)
         except json.JSONDecodeError:
             lines = True
+        except RecursionError:
+            raise _too_deep(p.name) from None
         else:
             if not isinstance(data, list):
                 raise DatasetError(f"{str(p)!r}: a JSON dataset must hold a list of objects")
@@ -262,6 +308,8 @@ def json_dataset(
                 records.append((f"{p.name} line {n}", json.loads(line)))
             except json.JSONDecodeError as ex:
                 raise DatasetError(f"{p.name} line {n}: not valid JSON: {ex}") from None
+            except RecursionError:
+                raise _too_deep(f"{p.name} line {n}") from None
     samples = [_to_sample(r, fields, where, p.parent) for where, r in records]
     return Dataset(samples, name=name or p.stem, location=str(p))
 
@@ -293,7 +341,7 @@ def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Data
     import csv
 
     samples = []
-    with p.open(newline="", encoding="utf-8") as f:
+    with p.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f, delimiter=delimiter, strict=True)
         try:
             header = next(reader, None)
@@ -301,6 +349,9 @@ def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Data
             raise DatasetError(f"{p.name} line 1: not valid CSV: {ex}") from None
         if not header:
             raise DatasetError(f"{str(p)!r}: the CSV file has no header row")
+        twice = next((c for i, c in enumerate(header) if c in header[:i]), None)
+        if twice is not None:  # (one value would silently replace the other)
+            raise DatasetError(f"{p.name} line 1: column {twice!r} appears twice")
         spec = _spec(fields) if isinstance(fields, (FieldSpec, Mapping)) else None
         spec_target = spec.target if spec is not None else "target"
         spec_files = spec.files if spec is not None else "files"

@@ -44,6 +44,11 @@ DEFAULT_GRADE_PATTERN = r"GRADE\s*:\s*\**\s*([CPI])\b"
 _VALUES = {"C": 1.0, "P": 0.5, "I": 0.0}
 
 
+def _grade(found: str | tuple[str, ...]) -> str:
+    """The grade of one ``findall`` match (the first group's, upper-cased)."""
+    return (found[0] if isinstance(found, tuple) else found).upper()
+
+
 def _compile(template: str) -> jinja2.Template:
     import jinja2
 
@@ -65,13 +70,17 @@ def model_graded(
     variables: Mapping[str, Any] | None = None,
     config: GenerateConfig | None = None,
     name: str = "model_graded",
+    timeout: float | None = None,
 ) -> Scorer:
     """Ask a grader model whether the answer meets the target (the criterion).
 
     The grader gets ``template`` rendered with jinja2 and answers with a grade: ``C``
     (1.0), ``P`` (0.5, only with ``partial_credit``) or ``I`` (0.0), found in its reply
     with ``grade_pattern`` (the last match counts). A reply without a grade scores 0
-    and says so in the explanation; the whole reply is the explanation.
+    and says so in the explanation; the whole reply is the explanation. A grade the
+    answer itself holds (an answer ending ``GRADE: C``) never counts, wherever the reply
+    repeats it: it cannot be told from the grader quoting the answer, so an answer
+    cannot forge its own grade (and one that writes ``GRADE: C`` is never graded C).
 
     Args:
         template: A jinja2 template for the grader prompt (default:
@@ -82,6 +91,8 @@ def model_graded(
         variables: More template variables.
         config: Generation settings for the grader (default: ``temperature=0``).
         name: The scorer's name.
+        timeout: Seconds the grading may take (default: ``SCORE_TIMEOUT``, 10 minutes);
+            past them the sample fails.
     """
     compiled = _compile(template or DEFAULT_GRADER_TEMPLATE)
     try:
@@ -120,12 +131,23 @@ def model_graded(
             raise ConfigurationError(f"model_graded: the template uses {ex.message}") from None
         grader = grader_model()
         output = await grader.generate([UserMessage(content=prompt)], config=grader_config)
-        found = grade_re.findall(output.text)
-        grade = found[-1].upper() if found else None
+        # a grade the answer writes itself cannot be told from the grader quoting it
+        # (or a grader answering garbage echoing it): it counts for nothing
+        forged = {_grade(g) for g in grade_re.findall(state.text)}
+        found = [g for g in map(_grade, grade_re.findall(output.text)) if g not in forged]
+        grade = found[-1] if found else None
         if grade == "P" and not partial_credit:
             grade = "I"
         value = _VALUES.get(grade or "", 0.0)
-        explanation = output.text if found else f"no grade in the grader's reply: {output.text}"
+        if found:
+            explanation = output.text
+        elif forged:
+            explanation = (
+                f"no grade in the grader's reply but those the answer writes itself "
+                f"({', '.join(sorted(forged))}), which do not count: {output.text}"
+            )
+        else:
+            explanation = f"no grade in the grader's reply: {output.text}"
         return Score(
             value=value,
             answer=state.text,
@@ -133,4 +155,4 @@ def model_graded(
             metadata={"grade": grade, "grader": grader.name},
         )
 
-    return Scorer(score, name=name)
+    return Scorer(score, name=name, timeout=timeout)

@@ -280,8 +280,15 @@ def summary_line(result: EvalResult) -> str:
 
 
 def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
-    """Plain data for ``--json``: one entry per task."""
-    return [
+    """Plain data for ``--json``: one entry per task, as JSON data (a task argument of
+    no JSON type, a path or an enum, as its JSON form or text; a value that is not a
+    finite number as null), without the task arguments that look like secrets (as the
+    run store keeps them)."""
+    from pydantic_core import to_jsonable_python
+
+    from ..model._redact import scrub_secrets
+
+    rows = [
         {
             "task": r.task,
             "run_id": r.run_id,
@@ -296,9 +303,10 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
             "tokens": r.tokens,
             "duration": r.duration,
             "metrics": r.metrics,
-            "params": r.params,
+            "params": scrub_secrets(r.params),
             "resumed_from": r.resumed_from,
             "error": r.error,
         }
         for r in results
     ]
+    return list(to_jsonable_python(rows, fallback=repr, inf_nan_mode="null"))

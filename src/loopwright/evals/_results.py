@@ -10,7 +10,7 @@ from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, error_text
 from ..limits import LimitInfo
 from ._score import Score, Scorer
 
@@ -22,6 +22,7 @@ __all__ = [
     "check_fail_on_error",
     "compute_metrics",
     "mark_all_failed",
+    "record_metrics",
 ]
 
 SampleStatus: TypeAlias = Literal["success", "limit", "error", "cancelled"]
@@ -162,11 +163,17 @@ def check_fail_on_error(value: bool | float) -> bool | float:
 
 
 def compute_metrics(
-    scorers: Sequence[Scorer], samples: Sequence[SampleResult]
+    scorers: Sequence[Scorer],
+    samples: Sequence[SampleResult],
+    failures: list[str] | None = None,
 ) -> dict[str, dict[str, float | None]]:
     """Each scorer's metrics over the scored samples; a sample's epochs are averaged
     first, so every sample weighs the same. A metric is ``None`` (not ``nan``, which
-    neither JSON nor a reader takes well) when no sample was scored or it is undefined."""
+    neither JSON nor a reader takes well) when no sample was scored or it is undefined.
+
+    A metric that raises (``accuracy`` over a value of 5) raises, unless ``failures``
+    is given: then it is ``None`` and why is appended to ``failures``, and the other
+    metrics are still computed (the runner records them with the failure)."""
     out: dict[str, dict[str, float | None]] = {}
     for scorer in scorers:
         per_sample: dict[str, list[float]] = defaultdict(list)
@@ -175,12 +182,31 @@ def compute_metrics(
             if score is not None and s.status in ("success", "limit"):
                 per_sample[s.id].append(score.value)
         values = [math.fsum(v) / len(v) for v in per_sample.values()]
-        out[scorer.name] = {m.name: _defined(m(values)) if values else None for m in scorer.metrics}
+        out[scorer.name] = row = {}
+        for m in scorer.metrics:
+            try:
+                row[m.name] = _defined(m(values)) if values else None
+            except Exception as ex:
+                if failures is None:
+                    raise
+                row[m.name] = None
+                failures.append(f"metric {m.name!r} of scorer {scorer.name!r}: {error_text(ex)}")
     return out
 
 
 def _defined(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+def record_metrics(scorers: Sequence[Scorer], result: EvalResult) -> None:
+    """``result``'s metrics; a metric that raised is ``None`` and, unless the evaluation
+    failed already, ends it as ``error`` saying which (its samples and the other
+    metrics are kept: the run's summary is still written)."""
+    failures: list[str] = []
+    result.metrics = compute_metrics(scorers, result.samples, failures)
+    if failures and result.status != "cancelled" and result.error is None:
+        result.status = "error"
+        result.error = "; ".join(failures)[:2000]
 
 
 def mark_all_failed(result: EvalResult) -> None:

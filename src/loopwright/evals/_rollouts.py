@@ -34,10 +34,21 @@ async def _one(agent: Agent, input: Input, options: dict[str, Any]) -> AgentStat
     limits = fresh_limits(options.get("limits", ()))
     try:
         return await run(agent, input, **{**options, "limits": limits})
+    except asyncio.CancelledError as ex:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise
+        # raised by the run's code, nobody cancelled it: this rollout failed (else the
+        # gather would end and lose every other)
+        return _failed(input, f"the run raised {error_text(ex)} uncancelled")
     except Exception as ex:  # one failed rollout does not lose the others
-        state = input if isinstance(input, AgentState) else AgentState()
-        state.error = error_text(ex)
-        return state
+        return _failed(input, error_text(ex))
+
+
+def _failed(input: Input, error: str) -> AgentState:
+    state = input if isinstance(input, AgentState) else AgentState()
+    state.error = error
+    return state
 
 
 async def _batch(

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
+
+from pydantic import ValidationError
 
 from .._errors import ConfigurationError, error_text
 from ..agents import AgentState
@@ -25,7 +28,7 @@ from ..model._redact import scrub_secrets
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
 from ._follow import EvalProgress, TokenCounter
-from ._results import EvalResult, SampleResult, compute_metrics, mark_all_failed
+from ._results import EvalResult, SampleResult, mark_all_failed, record_metrics
 from ._sample import Sample
 from ._sandbox import sample_agent
 from ._score import Score
@@ -58,6 +61,29 @@ def default_max_samples(model: Model) -> int:
 TaskSpec: TypeAlias = "Task | str"
 """A :class:`Task`, or where to find one: ``FILE.py``, ``FILE.py@name``, a registered
 task's name."""
+
+
+def _cancelled() -> bool:
+    """Whether the running task is being cancelled (not merely seeing a CancelledError)."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+def _scores_of(info: SampleInfo) -> dict[str, Score] | None:
+    """A stored sample's scores, ``None`` when they cannot be read back as finite scores
+    (a NaN an older version stored as null, a row written by hand)."""
+    try:
+        scores = {str(k): Score.model_validate(v) for k, v in (info.scores or {}).items()}
+    except ValidationError:
+        return None
+    return scores if all(math.isfinite(s.value) for s in scores.values()) else None
+
+
+def _readable(
+    found: dict[tuple[str, int], tuple[SampleInfo, str]],
+) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
+    """The samples of ``found`` whose scores read back: the others run again."""
+    return {k: v for k, v in found.items() if _scores_of(v[0]) is not None}
 
 
 def _answer_of(output: Any) -> str | None:
@@ -144,7 +170,7 @@ class _TaskRun:
             )
             found.update({k: v for k, v in mine.items() if k[1] <= self.epochs})
         if self.resume is None:
-            return found
+            return _readable(found)
         db = self.db if self.db is not False else None
         with load_run(self.resume, db=db) as log:
             info = log.info
@@ -183,7 +209,7 @@ class _TaskRun:
         holders = [(s.key, s.status, claimed_by(s.metadata)) for s in taken]
         claim_samples(resolve_db(db), info.id, holders)
         self.unfinished = {(s.id, s.epoch): s.key for s in taken}
-        return found
+        return _readable(found)
 
     async def __call__(self) -> EvalResult:
         task, result = self.task, self.result
@@ -226,7 +252,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
-                    result.metrics = compute_metrics(task.scorer, result.samples)
+                    record_metrics(task.scorer, result)
                     result.duration = time.monotonic() - t0
                     mark_all_failed(result)
                     rec.finish(output=self._summary(), status=result.status, error=result.error)
@@ -350,6 +376,14 @@ class _TaskRun:
                     scores = {s.name: await s(state, sample) for s in task.scorer}
                 except RunStoreError:
                     raise  # the store failed, not the sample: the eval stops (see _work)
+                except asyncio.CancelledError as ex:
+                    if _cancelled():
+                        raise
+                    # raised by the sample's code, nobody cancelled it: it failed (else
+                    # its worker would end, leaving the samples after it unrun)
+                    stray = RuntimeError(f"the sample raised {error_text(ex)} uncancelled")
+                    out.status, out.error = "error", error_text(stray)
+                    srec.finish(output=state.output, messages=state.messages, error=stray)
                 except Exception as ex:
                     out.status, out.error = "error", error_text(ex)
                     srec.finish(output=state.output, messages=state.messages, error=ex)

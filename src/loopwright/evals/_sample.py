@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._ids import new_id
 from ..model import ChatMessage
 
-__all__ = ["Sample"]
+__all__ = ["Sample", "check_file_path"]
+
+
+def check_file_path(path: str) -> str:
+    """``path`` if it may name a sample's file: relative to the sandbox's working folder
+    and staying inside it (no ``..``), as a dataset is data from anywhere and a
+    ``local`` sandbox writes on the host.
+
+    Raises:
+        ValueError: It is empty, absolute, holds a NUL or leaves the folder.
+    """
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ValueError(f"a sample file's path must be a non-empty name, got {path!r}")
+    if posixpath.isabs(path) or ".." in path.split("/"):
+        raise ValueError(
+            f"a sample file's path must be relative to the sandbox's working folder and "
+            f"stay inside it (no '..'), got {path!r}"
+        )
+    return path
 
 
 class Sample(BaseModel):
@@ -23,9 +42,10 @@ class Sample(BaseModel):
             ``--resume`` finds finished samples by id, so keep ids stable.
         metadata: Anything else about the item (scorers and templates can use it).
         files: Files to put in the sample's sandbox before it runs: path in the
-            sandbox -> contents. Dataset files may give ``"file:PATH"`` instead of
-            contents, read from the host when the dataset is loaded (relative to the
-            dataset file).
+            sandbox (relative to its working folder, staying inside it) -> contents.
+            Dataset files may give ``"file:PATH"`` instead of contents, read from the
+            host when the dataset is loaded: a UTF-8 regular file of at most 64 MiB in
+            the dataset file's folder (or below it).
     """
 
     model_config = ConfigDict(defer_build=True)
@@ -54,6 +74,13 @@ class Sample(BaseModel):
             files=files or {},
             **data,
         )
+
+    @field_validator("files")
+    @classmethod
+    def _relative_paths(cls, files: dict[str, str]) -> dict[str, str]:
+        for path in files:
+            check_file_path(path)
+        return files
 
     @property
     def targets(self) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..agents import Agent, AgentState
-from ._sample import Sample
+from ._sample import Sample, check_file_path
 from ._task import Task, TaskError
 
 __all__ = ["sample_agent"]
@@ -19,7 +19,8 @@ def sample_agent(task: Task, sample: Sample) -> Agent:
     cleanup is outside the limits, which never cut it short.
 
     Raises:
-        TaskError: The sample has files but the task no sandbox to put them in.
+        TaskError: The sample has files but the task no sandbox to put them in, or a
+            file's path is absolute or leaves the sandbox's working folder.
     """
     if task.sandbox is None:
         if sample.files:
@@ -31,6 +32,11 @@ def sample_agent(task: Task, sample: Sample) -> Agent:
     if not sample.files:
         return task.agent
     agent, files = task.agent, dict(sample.files)
+    for path in files:  # (again: files may have been replaced since the sample was made)
+        try:
+            check_file_path(path)
+        except ValueError as ex:
+            raise TaskError(f"sample {sample.id!r}: {ex}") from None
 
     async def with_files(state: AgentState) -> AgentState:
         from ..sandboxes import sandbox

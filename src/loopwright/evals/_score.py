@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias, overload
 
@@ -13,7 +15,7 @@ from ..agents import AgentState
 from ._metrics import Metric, accuracy, stderr
 from ._sample import Sample
 
-__all__ = ["Score", "ScoreFn", "Scorer", "scorer"]
+__all__ = ["SCORE_TIMEOUT", "Score", "ScoreFn", "Scorer", "scorer"]
 
 
 class Score(BaseModel):
@@ -35,6 +37,10 @@ class Score(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+SCORE_TIMEOUT = 600.0
+"""Seconds an async scorer (a grader model's call) may take by default: one that never
+answers fails its sample rather than hold the eval open forever."""
+
 ScoreResult: TypeAlias = Score | float | bool
 ScoreFn: TypeAlias = Callable[[AgentState, Sample], ScoreResult | Awaitable[ScoreResult]]
 """``(state, sample) -> Score`` (sync or async); a number or bool becomes
@@ -51,14 +57,27 @@ class Scorer:
     Attributes:
         name: The scorer's name (the key of its scores and metrics).
         metrics: Metrics over its values (default: accuracy and stderr).
+        timeout: Seconds an async scoring function may take (default
+            :data:`SCORE_TIMEOUT`); past them the sample fails.
     """
 
     def __init__(
-        self, fn: ScoreFn, *, name: str | None = None, metrics: Sequence[Metric] | None = None
+        self,
+        fn: ScoreFn,
+        *,
+        name: str | None = None,
+        metrics: Sequence[Metric] | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"a scorer must be callable, got {type(fn).__name__}")
+        number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+        if timeout is not None and not (number and 0 < timeout < 1e9):
+            raise ConfigurationError(
+                f"a scorer's timeout must be a positive number of seconds, got {timeout!r}"
+            )
         self.fn = fn
+        self.timeout = timeout
         self.name = name or getattr(fn, "__name__", None) or "score"
         self.metrics = list(metrics) if metrics is not None else [accuracy(), stderr()]
 
@@ -66,24 +85,52 @@ class Scorer:
         return f"Scorer({self.name!r})"
 
     async def __call__(self, state: AgentState, sample: Sample) -> Score:
+        """The score of ``state`` for ``sample``.
+
+        An async function has ``timeout`` seconds (default :data:`SCORE_TIMEOUT`) to
+        answer (a sync one blocks the event loop: it cannot be cut short).
+
+        Raises:
+            TimeoutError: An async function took longer than that.
+            ConfigurationError: The function returned something else than a Score, a
+                number or a bool, or a value that is not finite (NaN, infinity): the
+                sample fails rather than be scored with it.
+        """
         result = self.fn(state, sample)
         if inspect.isawaitable(result):
-            result = await result
-        if isinstance(result, Score):
-            return result
+            limit = self.timeout if self.timeout is not None else SCORE_TIMEOUT
+            bound = asyncio.timeout(limit)
+            try:
+                async with bound:
+                    result = await result
+            except TimeoutError:
+                if not bound.expired():
+                    raise  # (the scorer's own)
+                raise TimeoutError(
+                    f"scorer {self.name!r} took longer than {limit:g} seconds"
+                ) from None
         if isinstance(result, (bool, int, float)):
-            return Score(value=float(result), answer=state.text)
-        raise ConfigurationError(
-            f"scorer {self.name!r} returned a {type(result).__name__}; return a Score, a "
-            "number or a bool"
-        )
+            result = Score(value=float(result), answer=state.text)
+        if not isinstance(result, Score):
+            raise ConfigurationError(
+                f"scorer {self.name!r} returned a {type(result).__name__}; return a Score, "
+                "a number or a bool"
+            )
+        if not math.isfinite(result.value):  # (one NaN would make every mean unknown)
+            raise ConfigurationError(
+                f"scorer {self.name!r} gave {result.value}: a score must be a finite number"
+            )
+        return result
 
 
 @overload
 def scorer(fn: ScoreFn, /) -> Scorer: ...
 @overload
 def scorer(
-    *, name: str | None = None, metrics: Sequence[Metric] | None = None
+    *,
+    name: str | None = None,
+    metrics: Sequence[Metric] | None = None,
+    timeout: float | None = None,
 ) -> Callable[[ScoreFn], Scorer]: ...
 def scorer(
     fn: ScoreFn | None = None,
@@ -91,6 +138,7 @@ def scorer(
     *,
     name: str | None = None,
     metrics: Sequence[Metric] | None = None,
+    timeout: float | None = None,
 ) -> Scorer | Callable[[ScoreFn], Scorer]:
     """Make a :class:`Scorer` from ``(state, sample) -> Score | float | bool``::
 
@@ -100,7 +148,7 @@ def scorer(
     """
 
     def make(f: ScoreFn) -> Scorer:
-        return Scorer(f, name=name, metrics=metrics)
+        return Scorer(f, name=name, metrics=metrics, timeout=timeout)
 
     return make(fn) if fn is not None else make
 
