@@ -6,7 +6,11 @@ an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to `
 most 10,000 of them in one call), any other float is an error for the model. Only the
 first few errors are collected, however many the arguments have. A ``$ref`` that
 leads nowhere or back to itself without end (a schema from elsewhere, an MCP server's)
-is an error for the model on the values that reach it.
+is an error for the model on the values that reach it. So is a value that cannot be
+checked against a ``pattern`` (or a ``patternProperties`` key) in bounded time: the
+patterns are matched by :mod:`loopwright._patterns` (``regex``, with a timeout shared by
+the call's matches; a pattern too long, too large once compiled or not valid, a string
+too long), never by ``re``, which can backtrack for minutes with the event loop stopped.
 
 Then the arguments are fitted to the callable's signature, whatever the schema says
 about extra keys: an argument the function cannot take, or a parameter without a
@@ -161,8 +165,17 @@ class SchemaSpec:
         """
         from referencing.exceptions import Unresolvable
 
+        from .._patterns import PatternUnchecked, bounded_patterns
+
         try:
-            return self._bind(tool_name, arguments)
+            with bounded_patterns():
+                return self._bind(tool_name, arguments)
+        except PatternUnchecked as ex:
+            raise ToolArgumentsError(
+                f"Tool {tool_name!r} could not check the argument {short(ex.text)} against "
+                f"its pattern {short(ex.pattern)}: {ex.why}. Call it with other arguments, "
+                "or do without it."
+            ) from None
         except (RecursionError, Unresolvable) as ex:
             # a schema from elsewhere (an MCP server's) whose $ref leads nowhere or back
             # to itself without end: jsonschema fails on the values that reach it
@@ -300,12 +313,12 @@ def _describe(err: Any) -> Iterator[str]:
             if isinstance(value, dict) and name not in value:
                 yield f"{prefix}{name}: missing required argument"
     elif kind in ("additionalProperties", "unevaluatedProperties") and isinstance(value, dict):
-        import re
+        from .._patterns import search
 
         props = err.schema.get("properties") or {}
         patterns = err.schema.get("patternProperties") or {}
         for k in value:
-            if k not in props and not any(re.search(p, k) for p in patterns):
+            if k not in props and not (isinstance(k, str) and any(search(p, k) for p in patterns)):
                 yield f"{prefix}{key_text(k)}: unexpected argument"
     elif kind == "type":
         wanted = bound if isinstance(bound, list) else [bound]
