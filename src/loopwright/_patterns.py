@@ -187,7 +187,8 @@ class _BoundedRe:
 
     @staticmethod
     def search(pattern: Any, string: Any, flags: int = 0) -> Any:
-        if _BLOCK.get() is None or flags or not isinstance(pattern, str) or not isinstance(string, str):
+        plain = isinstance(pattern, str) and isinstance(string, str) and not flags
+        if not plain or _BLOCK.get() is None:
             return re.search(pattern, string, flags)
         return True if search(pattern, string) else None
 
