@@ -36,8 +36,7 @@ import functools
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 __all__ = [
@@ -61,8 +60,18 @@ MAX_UNROLLED = 10_000
 ``x{n}`` as ``n`` copies of ``x``: 10,000 take some milliseconds)."""
 _CACHE = 512
 
-# the block's deadline (time.monotonic()) and budget, None outside one
-_BLOCK: ContextVar[tuple[float, float] | None] = ContextVar("loopwright_patterns", default=None)
+
+class _Budget:
+    """The seconds of matching left to a block (the wall-clock time its matches took
+    is taken off; ``regex`` stops a match once its ``timeout`` of processor time ran)."""
+
+    __slots__ = ("left", "total")
+
+    def __init__(self, total: float) -> None:
+        self.left = self.total = total
+
+
+_BLOCK: ContextVar[_Budget | None] = ContextVar("loopwright_patterns", default=None)
 
 
 class PatternUnchecked(Exception):
@@ -79,24 +88,31 @@ class PatternUnchecked(Exception):
         self.pattern, self.text, self.why = pattern, text, why
 
 
-@contextmanager
-def bounded_patterns(budget: float = BUDGET) -> Iterator[None]:
+class bounded_patterns:
     """Within the block, jsonschema matches patterns with :func:`search`, all of them
     in ``budget`` seconds (a block inside another shares the outer one's)."""
-    _install()
-    if _BLOCK.get() is not None:
-        yield
-        return
-    token = _BLOCK.set((time.monotonic() + budget, budget))
-    try:
-        yield
-    finally:
-        _BLOCK.reset(token)
+
+    __slots__ = ("_budget", "_token")
+
+    def __init__(self, budget: float = BUDGET) -> None:
+        if not _installed:
+            _install()
+        self._budget = budget
+        self._token: Token[_Budget | None] | None = None
+
+    def __enter__(self) -> None:
+        if _BLOCK.get() is None:
+            self._token = _BLOCK.set(_Budget(self._budget))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _BLOCK.reset(self._token)
+            self._token = None
 
 
 def search(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` matches somewhere in ``text``, within the block's budget
-    (:data:`BUDGET` seconds outside a block).
+    """Whether ``pattern`` matches somewhere in ``text``, within what is left of the
+    block's budget (:data:`BUDGET` seconds outside a block).
 
     Raises:
         PatternUnchecked: The pattern cannot be used, the string is too long, or the
@@ -108,15 +124,16 @@ def search(pattern: str, text: str) -> bool:
     if len(text) > MAX_TEXT:
         why = f"the string is {len(text):,} characters, over {MAX_TEXT:,}"
         raise PatternUnchecked(pattern, text, why)
-    block = _BLOCK.get()
-    deadline, budget = block if block is not None else (time.monotonic() + BUDGET, BUDGET)
-    left = deadline - time.monotonic()
-    try:
-        if left > 0:
-            return compiled.search(text, timeout=left) is not None
-    except TimeoutError:
-        pass
-    raise PatternUnchecked(pattern, text, f"matching took over {budget:g} seconds")
+    budget = _BLOCK.get() or _Budget(BUDGET)
+    if budget.left > 0:
+        start = time.perf_counter()
+        try:
+            return compiled.search(text, timeout=budget.left) is not None
+        except TimeoutError:
+            budget.left = 0
+        finally:
+            budget.left -= time.perf_counter() - start
+    raise PatternUnchecked(pattern, text, f"matching took over {budget.total:g} seconds")
 
 
 @functools.lru_cache(maxsize=_CACHE)

@@ -9,6 +9,7 @@ refuse as they did (a search, ``$`` before a final newline, lookarounds)."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,18 @@ def test_every_jsonschema_module_that_matches_patterns_is_bounded() -> None:
         assert isinstance(__import__(name, fromlist=["re"]).re, _patterns._BoundedRe)
     # outside a block, jsonschema's re is re: other users of the library see no change
     assert jsonschema._keywords.re.search("^(a|a)+$", "aaa") is not None
+
+
+def test_a_blocks_budget_counts_the_time_spent_matching_only() -> None:
+    """All the matches of one call share the budget (a call of many hostile strings
+    ends at the first refusal); the time between them (the rest of the validation)
+    takes nothing from it."""
+    with _patterns.bounded_patterns(budget=0.2):
+        time.sleep(0.3)
+        assert _patterns.search("b+", "abba") and not _patterns.search("^b", "abba")
+        with pytest.raises(_patterns.PatternUnchecked, match="matching took over 0.2 seconds"):
+            _patterns.search("^(a|a)+$", HOSTILE)
+        with pytest.raises(_patterns.PatternUnchecked, match="over 0.2 seconds"):
+            _patterns.search("b+", "abba")  # nothing left for this call
+    with _patterns.bounded_patterns():
+        assert _patterns.search("b+", "abba")  # the next call has its own

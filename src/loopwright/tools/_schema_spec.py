@@ -27,6 +27,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .._patterns import PatternUnchecked, bounded_patterns, search
 from ._errors import ToolArgumentsError, ToolDefinitionError
 
 __all__ = ["SchemaSpec", "key_text", "short"]
@@ -67,11 +68,14 @@ def _validator_class(schema: Mapping[str, Any]) -> Any:
     return extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_int))
 
 
-def _local_refs_only(schema: Any, tool_name: str) -> None:
+def _local_refs_only(schema: Any, tool_name: str) -> bool:
+    """Refuse a ``$ref`` out of the schema; return whether the schema holds a pattern."""
+    patterns = False
     stack = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
+            patterns = patterns or "pattern" in node or "patternProperties" in node
             ref = node.get("$ref")
             if isinstance(ref, str) and not ref.startswith("#"):
                 raise ToolDefinitionError(
@@ -81,6 +85,7 @@ def _local_refs_only(schema: Any, tool_name: str) -> None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+    return patterns
 
 
 def _admits_none(annotation: Any) -> bool:
@@ -106,7 +111,8 @@ class SchemaSpec:
     def __init__(self, fn: Callable[..., Any], tool_name: str, parameters: dict[str, Any]) -> None:
         from jsonschema.exceptions import SchemaError
 
-        _local_refs_only(parameters, tool_name)
+        # patterns are matched in bounded time (see the module's docstring)
+        self._bounded = bounded_patterns if _local_refs_only(parameters, tool_name) else None
         cls = _validator_class(parameters)
         try:
             cls.check_schema(parameters)
@@ -165,10 +171,10 @@ class SchemaSpec:
         """
         from referencing.exceptions import Unresolvable
 
-        from .._patterns import PatternUnchecked, bounded_patterns
-
         try:
-            with bounded_patterns():
+            if self._bounded is None:  # no pattern to match
+                return self._bind(tool_name, arguments)
+            with self._bounded():
                 return self._bind(tool_name, arguments)
         except PatternUnchecked as ex:
             raise ToolArgumentsError(
@@ -313,8 +319,6 @@ def _describe(err: Any) -> Iterator[str]:
             if isinstance(value, dict) and name not in value:
                 yield f"{prefix}{name}: missing required argument"
     elif kind in ("additionalProperties", "unevaluatedProperties") and isinstance(value, dict):
-        from .._patterns import search
-
         props = err.schema.get("properties") or {}
         patterns = err.schema.get("patternProperties") or {}
         for k in value:
