@@ -6,19 +6,25 @@ tool spec a model wrote, a response schema that holds them) may have a ``pattern
 ``a`` and a ``!``. Python's ``re`` has no timeout and holds the GIL, so one such call
 stopped the event loop for minutes, and no limit of the run could fire.
 
-So while :func:`bounded_patterns` is in force (around the validation of a call's
+So while :func:`bounded_patterns` is in force (around the check of one call's
 arguments, or of a reply against its schema), every ``re.search`` the ``jsonschema``
-library makes (``pattern``, ``patternProperties``, and the patterns
-``additionalProperties`` and ``unevaluatedProperties`` consult, in its ``_keywords``,
-``_utils`` and ``_legacy_keywords`` modules) is :func:`search` instead. jsonschema's
-own ``extend()`` can replace the ``pattern`` and ``patternProperties`` keywords only,
-not the matching inside the other two; and outside the block (another user of
-jsonschema in the process) ``re.search`` is what runs, unchanged. :func:`search`:
+library makes is :func:`search` instead: ``pattern``, ``patternProperties``, and the
+patterns ``additionalProperties`` and ``unevaluatedProperties`` consult. The name
+``re`` in its ``_keywords``, ``_utils`` and ``_legacy_keywords`` modules is a stand-in
+(:class:`_BoundedRe`, set on first use) that is ``re`` itself outside a block, so
+another user of jsonschema in the process sees no change. (jsonschema's ``extend()``
+could replace the ``pattern`` and ``patternProperties`` keywords only, not the
+matching inside the other two.) :func:`search`:
 
 - parses the pattern with ``re``'s parser, so what ``re`` refuses is refused, and
-  compiles it with the ``regex`` package (the syntax and meaning of ``re`` for what
-  ``re`` accepts; a search, not a full match, as jsonschema does), whose matching
-  takes a ``timeout``: the matches of one block share :data:`BUDGET` seconds;
+  compiles it with the ``regex`` package: the syntax and meaning of ``re`` for what
+  ``re`` accepts (a search, not a full match, as jsonschema does; ``$`` also before a
+  final newline), but for POSIX classes (``[[:alpha:]]``, which ``re`` reads as a set
+  of the characters ``[:alph`` followed by ``]``, with a warning);
+- matches with ``regex``'s ``timeout`` (processor time): the matches of one block share
+  :data:`BUDGET` seconds, the wall-clock time each match took taken off, so the time
+  the rest of the validation takes counts for nothing, and a call that has spent it
+  all is refused at its next match;
 - refuses a pattern over :data:`MAX_PATTERN` characters, and one whose counted repeats
   would unroll past :data:`MAX_UNROLLED` nodes (``regex`` compiles ``a{1000}`` as a
   thousand of them: ``(?:(?:a{1000}){1000}){1000}``, 31 characters, would exhaust the
@@ -26,8 +32,8 @@ jsonschema in the process) ``re.search`` is what runs, unchanged. :func:`search`
 
 Whatever it cannot do raises :class:`PatternUnchecked`, which the caller turns into an
 error for the model (the call is refused: its argument could not be checked). Compiled
-patterns (and why one cannot be) are kept in a bounded cache: a call compiles nothing
-its tool's patterns did not already need.
+patterns (and why one cannot be) are kept in a bounded cache (:data:`_CACHE`): a call
+compiles nothing its tool's patterns did not already need.
 """
 
 from __future__ import annotations
