@@ -5,6 +5,7 @@ limit could fire); now the run ends, the call refused as an error for the model.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -69,3 +70,39 @@ async def test_a_pattern_that_is_no_regular_expression_refuses_the_call() -> Non
     assert "could not check the argument 'x' against its pattern '('" in refused.content
     assert "not a valid regular expression" in refused.content
     assert empty.error is None and empty.content == "broken called with {}"
+
+
+async def test_structured_content_against_a_catastrophic_output_pattern(tmp_path: Path) -> None:
+    """The SDK checks a result's structured content against the tool's output schema
+    with jsonschema, in this process: the server's pattern and the server's string
+    held the event loop; now the answer is refused, an error for the model."""
+    raw = Path(__file__).parent / "mcp_servers" / "raw_server.py"
+    output = {"type": "object", "properties": {"w": {"type": "string", "pattern": "^(a|a)+$"}}}
+    spec = {
+        "tools": [
+            {"name": n, "inputSchema": {"type": "object"}, "outputSchema": output}
+            for n in ("hostile", "fine")
+        ],
+        "answers": {
+            n: {"result": {"content": [], "structuredContent": {"w": w}}}
+            for n, w in (("hostile", HOSTILE), ("fine", "aaaa"))
+        },
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    server = mcp_server([sys.executable, str(raw), str(tmp_path / "spec.json")], name="raw")
+    model = lw.get_model(
+        "mock",
+        outputs=[
+            lw.ModelOutput.for_tool_call("hostile", {}),
+            lw.ModelOutput.for_tool_call("fine", {}),
+            "done.",
+        ],
+    )
+    agent = lw.with_mcp(lw.react(submit=False), server)
+    state = await lw.run(agent, "go", model=model, limits=[lw.time_limit(100)], db=False)
+    assert state.completed == "answer" and state.limit is None
+    hostile, fine = results(state)
+    assert hostile.error is not None and hostile.error.type == "tool_error"
+    assert "could not be checked against its output schema's pattern" in hostile.content
+    assert "matching took over 0.5 seconds" in hostile.content
+    assert fine.error is None
