@@ -61,10 +61,12 @@ MAX_PATTERN = 2_000
 """The longest pattern matched, in characters."""
 MAX_TEXT = 100_000
 """The longest string matched against a pattern, in characters."""
-MAX_UNROLLED = 10_000
+MAX_UNROLLED = 2_000
 """The most nodes a pattern's counted repeats may unroll to (``regex`` compiles
-``x{n}`` as ``n`` copies of ``x``: 10,000 take some milliseconds)."""
-_CACHE = 512
+``x{n}`` as ``n`` copies of ``x``, some 250 bytes each: 2,000 are half a megabyte)."""
+_CACHE = 256
+"""Compiled patterns kept (at most some 128 MB, hostile ones; an ordinary one is a few
+kilobytes)."""
 
 
 class _Budget:
