@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from loopwright._patterns import PatternUnchecked, bounded_patterns
 from loopwright.mcp._connection import (
     Connection,
     MCPServerError,
@@ -178,8 +179,18 @@ class MCPServer:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}")
         try:
-            async with asyncio.timeout(timeout or self.timeout):
-                return await conn.race(getattr(session, fn)(*args, **kwargs))
+            # the SDK checks structured content against the tool's output schema, the
+            # server's patterns included: matched in bounded time (the task race() makes
+            # for the call takes this context, so this block)
+            with bounded_patterns():
+                async with asyncio.timeout(timeout or self.timeout):
+                    return await conn.race(getattr(session, fn)(*args, **kwargs))
+        except PatternUnchecked as ex:
+            why = clean(self.transport.redact(f"{ex.text[:60]!r} against {ex.pattern[:200]!r}"))
+            raise MCPServerError(
+                f"MCP server {self.name!r}: {what} got an answer that could not be checked "
+                f"against its output schema's pattern ({why}: {ex.why})"
+            ) from None
         except MCPServerError as ex:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {ex}") from None

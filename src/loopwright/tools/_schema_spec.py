@@ -6,7 +6,11 @@ an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to `
 most 10,000 of them in one call), any other float is an error for the model. Only the
 first few errors are collected, however many the arguments have. A ``$ref`` that
 leads nowhere or back to itself without end (a schema from elsewhere, an MCP server's)
-is an error for the model on the values that reach it.
+is an error for the model on the values that reach it. So is a value that cannot be
+checked against a ``pattern`` (or a ``patternProperties`` key) in bounded time: the
+patterns are matched by :mod:`loopwright._patterns` (``regex``, with a timeout shared by
+the call's matches; a pattern too long, too large once compiled or not valid, a string
+too long), never by ``re``, which can backtrack for minutes with the event loop stopped.
 
 Then the arguments are fitted to the callable's signature, whatever the schema says
 about extra keys: an argument the function cannot take, or a parameter without a
@@ -23,6 +27,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .._patterns import PatternUnchecked, bounded_patterns, search
 from ._errors import ToolArgumentsError, ToolDefinitionError
 
 __all__ = ["SchemaSpec", "key_text", "short"]
@@ -63,11 +68,14 @@ def _validator_class(schema: Mapping[str, Any]) -> Any:
     return extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_int))
 
 
-def _local_refs_only(schema: Any, tool_name: str) -> None:
+def _local_refs_only(schema: Any, tool_name: str) -> bool:
+    """Refuse a ``$ref`` out of the schema; return whether the schema holds a pattern."""
+    patterns = False
     stack = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
+            patterns = patterns or "pattern" in node or "patternProperties" in node
             ref = node.get("$ref")
             if isinstance(ref, str) and not ref.startswith("#"):
                 raise ToolDefinitionError(
@@ -77,6 +85,7 @@ def _local_refs_only(schema: Any, tool_name: str) -> None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+    return patterns
 
 
 def _admits_none(annotation: Any) -> bool:
@@ -102,7 +111,8 @@ class SchemaSpec:
     def __init__(self, fn: Callable[..., Any], tool_name: str, parameters: dict[str, Any]) -> None:
         from jsonschema.exceptions import SchemaError
 
-        _local_refs_only(parameters, tool_name)
+        # patterns are matched in bounded time (see the module's docstring)
+        self._bounded = bounded_patterns if _local_refs_only(parameters, tool_name) else None
         cls = _validator_class(parameters)
         try:
             cls.check_schema(parameters)
@@ -162,7 +172,16 @@ class SchemaSpec:
         from referencing.exceptions import Unresolvable
 
         try:
-            return self._bind(tool_name, arguments)
+            if self._bounded is None:  # no pattern to match
+                return self._bind(tool_name, arguments)
+            with self._bounded():
+                return self._bind(tool_name, arguments)
+        except PatternUnchecked as ex:
+            raise ToolArgumentsError(
+                f"Tool {tool_name!r} could not check the argument {short(ex.text)} against "
+                f"its pattern {short(ex.pattern)}: {ex.why}. Call it with other arguments, "
+                "or do without it."
+            ) from None
         except (RecursionError, Unresolvable) as ex:
             # a schema from elsewhere (an MCP server's) whose $ref leads nowhere or back
             # to itself without end: jsonschema fails on the values that reach it
@@ -300,12 +319,10 @@ def _describe(err: Any) -> Iterator[str]:
             if isinstance(value, dict) and name not in value:
                 yield f"{prefix}{name}: missing required argument"
     elif kind in ("additionalProperties", "unevaluatedProperties") and isinstance(value, dict):
-        import re
-
         props = err.schema.get("properties") or {}
         patterns = err.schema.get("patternProperties") or {}
         for k in value:
-            if k not in props and not any(re.search(p, k) for p in patterns):
+            if k not in props and not (isinstance(k, str) and any(search(p, k) for p in patterns)):
                 yield f"{prefix}{key_text(k)}: unexpected argument"
     elif kind == "type":
         wanted = bound if isinstance(bound, list) else [bound]

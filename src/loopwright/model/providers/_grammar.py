@@ -18,7 +18,8 @@ llama.cpp refuses. So, here:
   constructor, whose null result is checked here); one it refuses falls back to the
   loosened schema's, then to any JSON;
 - a reply under a loosened grammar is validated after, against the whole schema
-  (:func:`schema_problem`), and the output says what failed.
+  (:func:`schema_problem`, its patterns matched in bounded time by
+  :mod:`loopwright._patterns`), and the output says what failed.
 """
 
 from __future__ import annotations
@@ -245,14 +246,19 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     """Why ``text`` is not JSON following ``schema``, or None when it is."""
     import jsonschema
 
+    from ..._patterns import PatternUnchecked, bounded_patterns
+
     try:
         value = json.loads(text)
     except ValueError as ex:
         return f"not JSON ({ex})"
     try:
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(schema).iter_errors(value)
-        )
+        with bounded_patterns():  # a tool's schema from elsewhere may hold any pattern
+            error = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(schema).iter_errors(value)
+            )
     except jsonschema.exceptions.SchemaError as ex:
         return f"the schema is not valid JSON Schema ({ex.message[:200]})"
+    except PatternUnchecked as ex:
+        return f"{ex.text[:60]!r} could not be checked against {ex.pattern[:200]!r}: {ex.why}"
     return None if error is None else error.message[:300]

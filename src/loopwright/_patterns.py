@@ -1,0 +1,239 @@
+"""Regular expressions from a schema loopwright did not write, matched in bounded time.
+
+A JSON schema from elsewhere (an MCP server's ``inputSchema``, a user's schema tool, a
+tool spec a model wrote, a response schema that holds them) may have a ``pattern`` or a
+``patternProperties`` key that backtracks without end: ``^(a|a)+$`` against forty
+``a`` and a ``!``. Python's ``re`` has no timeout and holds the GIL, so one such call
+stopped the event loop for minutes, and no limit of the run could fire.
+
+So while :func:`bounded_patterns` is in force (around the check of one call's
+arguments, or of a reply against its schema), every ``re.search`` the ``jsonschema``
+library makes is :func:`search` instead: ``pattern``, ``patternProperties``, and the
+patterns ``additionalProperties`` and ``unevaluatedProperties`` consult. The name
+``re`` in its ``_keywords``, ``_utils`` and ``_legacy_keywords`` modules is a stand-in
+(:class:`_BoundedRe`, set on first use) that is ``re`` itself outside a block, so
+another user of jsonschema in the process sees no change. (jsonschema's ``extend()``
+could replace the ``pattern`` and ``patternProperties`` keywords only, not the
+matching inside the other two.) :func:`search`:
+
+- parses the pattern with ``re``'s parser, so what ``re`` refuses is refused, and
+  compiles it with the ``regex`` package: the syntax and meaning of ``re`` for what
+  ``re`` accepts (a search, not a full match, as jsonschema does; ``$`` also before a
+  final newline), but for POSIX classes (``[[:alpha:]]``, which ``re`` reads as a set
+  of the characters ``[:alph`` followed by ``]``, with a warning);
+- matches with ``regex``'s ``timeout`` (processor time): the matches of one block share
+  :data:`BUDGET` seconds, the wall-clock time each match took taken off, so the time
+  the rest of the validation takes counts for nothing, and a call that has spent it
+  all is refused at its next match;
+- refuses a pattern over :data:`MAX_PATTERN` characters, and one whose counted repeats
+  would unroll past :data:`MAX_UNROLLED` nodes (``regex`` compiles ``a{1000}`` as a
+  thousand of them: ``(?:(?:a{1000}){1000}){1000}``, 31 characters, would exhaust the
+  memory), and does not match a string over :data:`MAX_TEXT` characters.
+
+Whatever it cannot do raises :class:`PatternUnchecked`, which the caller turns into an
+error for the model (the call is refused: its argument could not be checked). Compiled
+patterns (and why one cannot be) are kept in a bounded cache (:data:`_CACHE`): a call
+compiles nothing its tool's patterns did not already need.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar, Token
+from typing import Any
+
+__all__ = [
+    "BUDGET",
+    "MAX_PATTERN",
+    "MAX_TEXT",
+    "MAX_UNROLLED",
+    "PatternUnchecked",
+    "bounded_patterns",
+    "search",
+]
+
+BUDGET = 0.5
+"""Seconds all the matches inside one :func:`bounded_patterns` block may take."""
+MAX_PATTERN = 2_000
+"""The longest pattern matched, in characters."""
+MAX_TEXT = 100_000
+"""The longest string matched against a pattern, in characters."""
+MAX_UNROLLED = 2_000
+"""The most nodes a pattern's counted repeats may unroll to (``regex`` compiles
+``x{n}`` as ``n`` copies of ``x``, some 250 bytes each: 2,000 are half a megabyte)."""
+_CACHE = 256
+"""Compiled patterns kept (at most some 128 MB, hostile ones; an ordinary one is a few
+kilobytes)."""
+
+
+class _Budget:
+    """The seconds of matching left to a block (the wall-clock time its matches took
+    is taken off; ``regex`` stops a match once its ``timeout`` of processor time ran)."""
+
+    __slots__ = ("left", "total")
+
+    def __init__(self, total: float) -> None:
+        self.left = self.total = total
+
+
+_BLOCK: ContextVar[_Budget | None] = ContextVar("loopwright_patterns", default=None)
+
+
+class PatternUnchecked(Exception):
+    """A string could not be checked against a pattern from a schema.
+
+    Attributes:
+        pattern: The pattern.
+        text: The string.
+        why: Why, for the model (``"matching took over 0.5 seconds"``).
+    """
+
+    def __init__(self, pattern: str, text: str, why: str) -> None:
+        super().__init__(f"{text[:60]!r} could not be checked against {pattern[:200]!r}: {why}")
+        self.pattern, self.text, self.why = pattern, text, why
+
+
+class bounded_patterns:
+    """Within the block, jsonschema matches patterns with :func:`search`, all of them
+    in ``budget`` seconds (a block inside another shares the outer one's)."""
+
+    __slots__ = ("_budget", "_token")
+
+    def __init__(self, budget: float = BUDGET) -> None:
+        if not _installed:
+            _install()
+        self._budget = budget
+        self._token: Token[_Budget | None] | None = None
+
+    def __enter__(self) -> None:
+        if _BLOCK.get() is None:
+            self._token = _BLOCK.set(_Budget(self._budget))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _BLOCK.reset(self._token)
+            self._token = None
+
+
+def search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text``, within what is left of the
+    block's budget (:data:`BUDGET` seconds outside a block).
+
+    Raises:
+        PatternUnchecked: The pattern cannot be used, the string is too long, or the
+            time ran out.
+    """
+    compiled = _compile(pattern)
+    if isinstance(compiled, str):
+        raise PatternUnchecked(pattern, text, compiled)
+    if len(text) > MAX_TEXT:
+        why = f"the string is {len(text):,} characters, over {MAX_TEXT:,}"
+        raise PatternUnchecked(pattern, text, why)
+    budget = _BLOCK.get() or _Budget(BUDGET)
+    if budget.left > 0:
+        start = time.perf_counter()
+        try:
+            return compiled.search(text, timeout=budget.left) is not None
+        except TimeoutError:
+            budget.left = 0
+        finally:
+            budget.left -= time.perf_counter() - start
+    raise PatternUnchecked(pattern, text, f"matching took over {budget.total:g} seconds")
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _compile(pattern: str) -> Any:
+    """``pattern`` compiled by ``regex``, or why it cannot be (a ``str``)."""
+    if len(pattern) > MAX_PATTERN:
+        return f"the pattern is {len(pattern):,} characters, over {MAX_PATTERN:,}"
+    from re import _parser  # type: ignore[attr-defined]  # re's own parser: re's syntax
+
+    try:
+        parsed = _parser.parse(pattern)
+    except re.error as ex:
+        return f"the pattern is not a valid regular expression ({ex})"
+    except RecursionError:
+        return "the pattern nests too deep"
+    if _unrolled(parsed) > MAX_UNROLLED:
+        return f"the pattern's counted repeats unroll to over {MAX_UNROLLED:,} parts"
+    import regex
+
+    try:
+        return regex.compile(pattern)
+    except regex.error as ex:
+        return f"the pattern is not a valid regular expression ({ex})"
+    except (RecursionError, MemoryError, OverflowError, ValueError) as ex:
+        return f"the pattern cannot be compiled ({type(ex).__name__})"
+
+
+_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+
+
+def _unrolled(parsed: Any) -> int:
+    """How many nodes ``parsed`` (``re``'s parse tree) unrolls to, each counted repeat
+    taken as often as its minimum, at least once (stops counting past the bound)."""
+    total = 0
+    stack: list[tuple[Any, int]] = [(parsed, 1)]
+    while stack:
+        sub, times = stack.pop()
+        for op, av in sub:
+            total += times
+            if total > MAX_UNROLLED:
+                return total
+            if str(op) in _REPEATS:  # av: (min, max, the repeated subpattern)
+                stack.append((av[2], times * max(1, av[0])))
+            else:
+                stack.extend((part, times) for part in _subpatterns(av))
+    return total
+
+
+def _subpatterns(av: Any) -> Iterator[Any]:
+    """The subpatterns in an item's argument (a group's, a branch's, an assertion's)."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    todo = [av]
+    while todo:
+        part = todo.pop()
+        if isinstance(part, _parser.SubPattern):
+            yield part
+        elif isinstance(part, (list, tuple)):
+            todo.extend(part)
+
+
+class _BoundedRe:
+    """What jsonschema's modules find as ``re``: ``re``, but for ``search`` inside a
+    :func:`bounded_patterns` block, which is :func:`search` for a ``str`` pattern."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: Any, string: Any, flags: int = 0) -> Any:
+        plain = isinstance(pattern, str) and isinstance(string, str) and not flags
+        if not plain or _BLOCK.get() is None:
+            return re.search(pattern, string, flags)
+        return True if search(pattern, string) else None
+
+
+_SHIMMED = ("jsonschema._keywords", "jsonschema._utils", "jsonschema._legacy_keywords")
+_installed = False
+
+
+def _install() -> None:
+    global _installed
+    if _installed:
+        return
+    import importlib
+
+    shim = _BoundedRe()
+    for name in _SHIMMED:
+        module = importlib.import_module(name)
+        if isinstance(getattr(module, "re", None), _BoundedRe):
+            continue  # another thread was first
+        if getattr(module, "re", None) is not re:
+            raise RuntimeError(f"{name} no longer matches patterns with re: see _patterns")
+        module.re = shim  # type: ignore[attr-defined]
+    _installed = True
