@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import random
 import time
 import weakref
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from ._offered import HasToolInfo, OfferedTools, offered
 from ._output import ModelOutput, Usage, checked_output
 from ._prices import cost_of
 from ._redact import redact
+from ._retry import backoff, refused_wait
 from ._slots import AdaptiveSlots, slots_for
 from ._step import take_step
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
@@ -151,22 +151,13 @@ def _reason(error: BaseException, secrets: Sequence[str]) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return max(0.0, retry_after)
-    base = config.retry_wait if config.retry_wait is not None else 1.0
-    cap = config.max_retry_wait if config.max_retry_wait is not None else 60.0
-    wait: float = min(cap, base * (2**attempt))
-    # "equal jitter": keep half, randomise the other half, so retries spread out
-    return wait / 2 + random.uniform(0, wait / 2)
-
-
 class Model:
     """A model to generate with: a provider's :class:`ModelAPI` plus what all share.
 
     ``Model`` adds to every call: config merging (call > model > defaults), retries with
     exponential backoff and jitter for errors the provider marks retryable (honouring
-    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
+    a ``Retry-After`` within ``max_retry_wait``; one beyond fails the call at once,
+    :mod:`._retry`), a per-provider concurrency limit (``max_connections``), a deadline
     per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
     :class:`ModelHook`\\ s that record events and enforce limits. Each retry is logged
     as a warning on the ``loopwright.model`` logger, with the reason and the wait. Get
@@ -375,7 +366,12 @@ class Model:
                     if attempt:
                         ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
                     raise
-                wait = _backoff(attempt, cfg, decision.after)
+                refused = refused_wait(
+                    api.name, ex, _reason(ex, api.secrets()), cfg, decision.after
+                )
+                if refused is not None:  # (beyond max_retry_wait: a fallback answers now)
+                    raise refused from ex
+                wait = backoff(attempt, cfg, decision.after)
                 attempt += 1
                 call.retries += 1  # (a fallback's retries add to its model's)
                 _log.warning(
