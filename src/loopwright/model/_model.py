@@ -25,7 +25,7 @@ from ._offered import HasToolInfo, OfferedTools, offered
 from ._output import ModelOutput, Usage, checked_output
 from ._prices import cost_of
 from ._redact import redact
-from ._retry import backoff, refused_wait
+from ._retry import FALLBACK_NEXT, backoff, refused_wait, too_late
 from ._slots import AdaptiveSlots, slots_for
 from ._step import take_step
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
@@ -90,7 +90,8 @@ class ModelHook(Protocol):
       cancelled. Working-time accounting uses them: calls may wait at the same time, so
       count overlapping waits once (:class:`loopwright._waits.WaitClock`).
     - ``on_wait(call, seconds)``: called before each retry backoff sleep, with its planned
-      length.
+      length; ``longest_wait(call)``: the longest a retry wait may last (None: no bound),
+      a longer one not slept when a fallback follows (:mod:`._retry`; limits: time left).
     """
 
     def before_generate(self, call: ModelCall) -> None: ...
@@ -179,11 +180,8 @@ class Model:
         if not all(isinstance(f, Model) for f in self.fallbacks):
             raise ConfigurationError(f"fallbacks must be Models (get_model()), got {fallbacks!r}")
         # (a call's config, its fields then, it merged over ours): reused while unchanged
-        self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
-            None,
-            {},
-            self._base_config,
-        )
+        self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig]
+        self._merged = (None, {}, self._base_config)
         self._offered = OfferedTools()  # the tools the last call offered
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
@@ -249,6 +247,8 @@ class Model:
         sink = current_sink()
         if sink is not None:
             call.data["stream"] = sink
+        if self.fallbacks:
+            call.data[FALLBACK_NEXT] = True
         start = time.perf_counter()
         answered: Model = self
         try:
@@ -366,18 +366,19 @@ class Model:
                     if attempt:
                         ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
                     raise
-                refused = refused_wait(
-                    api.name, ex, _reason(ex, api.secrets()), cfg, decision.after
-                )
-                if refused is not None:  # (beyond max_retry_wait: a fallback answers now)
-                    raise refused from ex
+                reason = _reason(ex, api.secrets())
                 wait = backoff(attempt, cfg, decision.after)
+                refused = refused_wait(api.name, ex, reason, cfg, decision.after) or too_late(
+                    api.name, ex, reason, wait, call, _hooks.get()
+                )
+                if refused is not None:  # (no wait: a fallback answers now, or the caller)
+                    raise refused from ex
                 attempt += 1
                 call.retries += 1  # (a fallback's retries add to its model's)
                 _log.warning(
                     "%s failed (%s); retry %d of %d in %.1f s",
                     api.name,
-                    _reason(ex, api.secrets()),
+                    reason,
                     attempt,
                     most,
                     wait,

@@ -147,3 +147,48 @@ async def test_a_time_limit_ends_a_retry_wait_at_its_deadline() -> None:
             await asyncio.wait_for(model.generate(HI), BOUND)
         assert info.value.type == "time"
         assert len(wire.requests) == 1
+
+
+# --- a wait longer than the time left, when a fallback follows ---------------------------
+
+ROOMY = CAPPED.merge(lw.GenerateConfig(max_retry_wait=60))  # the cap allows the waits
+
+
+@pytest.mark.parametrize("failure", ["retry-after", "backoff"])
+async def test_a_wait_beyond_the_time_left_hands_the_call_to_the_fallback(failure: str) -> None:
+    with WireServer() as wire, WireServer() as backup:
+        if failure == "retry-after":  # 10 s asked for, 3 s left
+            wire.push(_openai_429("10"), openai_reply("too late"))
+            config = ROOMY
+        else:  # a 500, and a backoff of 10-20 s
+            wire.push(Reply(openai_error("boom", kind="server_error"), 500), openai_reply("late"))
+            config = ROOMY.merge(lw.GenerateConfig(retry_wait=20))
+        backup.push(openai_reply("from the backup"))
+        model = _openai(wire, config, fallbacks=[_openai(backup)])
+        with lw.time_limit(3):
+            out = await asyncio.wait_for(model.generate(HI), BOUND)
+        assert out.text == "from the backup"
+        assert len(wire.requests) == 1 and len(backup.requests) == 1
+
+
+async def test_without_a_fallback_the_time_limit_ends_the_wait() -> None:
+    # the last model of the chain waits: the run ends with its time limit, as a limit
+    with WireServer() as wire, WireServer() as backup:
+        wire.push(_openai_429("10"))
+        backup.push(_openai_429("10"), openai_reply("too late"))
+        model = _openai(wire, ROOMY, fallbacks=[_openai(backup, ROOMY)])
+        with pytest.raises(lw.LimitExceededError) as info, lw.time_limit(2):
+            await asyncio.wait_for(model.generate(HI), BOUND)
+        assert info.value.type == "time"
+        assert len(wire.requests) == 1 and len(backup.requests) == 1
+
+
+async def test_a_working_limit_does_not_cut_a_wait_it_does_not_count() -> None:
+    with WireServer() as wire, WireServer() as backup:
+        wire.push(_openai_429("1.5"), openai_reply("after the wait"))
+        backup.push(openai_reply("from the backup"))
+        model = _openai(wire, ROOMY, fallbacks=[_openai(backup)])
+        with lw.working_limit(1):
+            out = await asyncio.wait_for(model.generate(HI), BOUND)
+        assert out.text == "after the wait"
+        assert len(wire.requests) == 2 and backup.requests == []
