@@ -356,7 +356,7 @@ class _LimitsHook:
 
     def longest_wait(self, call: ModelCall) -> float | None:
         """Time left before the tightest time limit (a working limit counts no wait)."""
-        return min((x.remaining() for x in _active.get() if x.type == "time"), default=None)
+        return min((x.remaining() for x in _active.get() if type(x) is _TimeLimit), default=None)
 
 
 _LIMITS_HOOK = _LimitsHook()
