@@ -166,7 +166,10 @@ async def test_a_users_client_still_answers_with_its_own_settings(
     with WireServer() as wire:
         wire.push(reply)
         client = _user_client(kind, make)
-        out = await make(wire.url, client).generate(HI)
+        model = make(wire.url, client)
+        out = await model.generate(HI)
         assert out.text == "from elsewhere"
         assert wire.requests[0].headers["x-user"] == "mine"
-        await client.aclose()
+        assert not client.is_closed
+        await model.aclose()  # closed with the model, as the SDK closes a client it is given
+        assert client.is_closed
