@@ -354,6 +354,10 @@ class _LimitsHook:
         for limit in _active.get():
             limit.on_wait(call, seconds)
 
+    def longest_wait(self, call: ModelCall) -> float | None:
+        """Time left before the tightest time limit (a working limit counts no wait)."""
+        return min((x.remaining() for x in _active.get() if type(x) is _TimeLimit), default=None)
+
 
 _LIMITS_HOOK = _LimitsHook()
 

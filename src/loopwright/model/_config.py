@@ -65,7 +65,9 @@ class GenerateConfig(BaseModel):
     retry_wait: float | None = Field(default=None, ge=0)
     """Initial backoff in seconds; it doubles each retry, with jitter (default 1)."""
     max_retry_wait: float | None = Field(default=None, ge=0)
-    """The longest single wait between retries, in seconds (default 60)."""
+    """The longest single wait between retries, in seconds (default 60). It caps the
+    server's ``Retry-After`` too: a longer one is not waited, the call fails at once
+    (a fallback model then answers) with an error naming the wait asked for."""
     max_connections: int | None = Field(default=None, gt=0)
     """Concurrent calls allowed to one provider (default: the provider's own)."""
     max_tool_output: int | None = Field(default=None, ge=0)

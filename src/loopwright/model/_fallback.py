@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._errors import ModelAPIError
+from ._retry import FALLBACK_NEXT
 from ._stream import StreamCutError
 
 if TYPE_CHECKING:
@@ -71,9 +72,10 @@ async def fall_back(
     failures = [_reason(model, error)]
     failed: Model = model
     last: Exception = error
-    for fb in model.fallbacks:
+    for i, fb in enumerate(model.fallbacks):
         _log.warning("%s failed; falling back to %s (%s)", failed.name, fb.name, failures[-1])
         cfg = fb.merged_config(config)
+        call.data[FALLBACK_NEXT] = i + 1 < len(model.fallbacks)  # (for its retry waits)
         try:
             output = await fb._answer(call, messages, infos, cfg, call.data.get("stream"))
         except Exception as ex:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import random
 import time
 import weakref
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from ._offered import HasToolInfo, OfferedTools, offered
 from ._output import ModelOutput, Usage, checked_output
 from ._prices import cost_of
 from ._redact import redact
+from ._retry import FALLBACK_NEXT, backoff, refused_wait, too_late
 from ._slots import AdaptiveSlots, slots_for
 from ._step import take_step
 from ._stream import ReasoningDelta, StreamSink, TextDelta, ThoughtFilter, current_sink
@@ -90,7 +90,8 @@ class ModelHook(Protocol):
       cancelled. Working-time accounting uses them: calls may wait at the same time, so
       count overlapping waits once (:class:`loopwright._waits.WaitClock`).
     - ``on_wait(call, seconds)``: called before each retry backoff sleep, with its planned
-      length.
+      length; ``longest_wait(call)``: the longest a retry wait may last (None: no bound),
+      a longer one not slept when a fallback follows (:mod:`._retry`; limits: time left).
     """
 
     def before_generate(self, call: ModelCall) -> None: ...
@@ -151,22 +152,13 @@ def _reason(error: BaseException, secrets: Sequence[str]) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-def _backoff(attempt: int, config: GenerateConfig, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return max(0.0, retry_after)
-    base = config.retry_wait if config.retry_wait is not None else 1.0
-    cap = config.max_retry_wait if config.max_retry_wait is not None else 60.0
-    wait: float = min(cap, base * (2**attempt))
-    # "equal jitter": keep half, randomise the other half, so retries spread out
-    return wait / 2 + random.uniform(0, wait / 2)
-
-
 class Model:
     """A model to generate with: a provider's :class:`ModelAPI` plus what all share.
 
     ``Model`` adds to every call: config merging (call > model > defaults), retries with
     exponential backoff and jitter for errors the provider marks retryable (honouring
-    ``Retry-After``), a per-provider concurrency limit (``max_connections``), a deadline
+    a ``Retry-After`` within ``max_retry_wait``; one beyond fails the call at once,
+    :mod:`._retry`), a per-provider concurrency limit (``max_connections``), a deadline
     per attempt (``GenerateConfig.timeout``, 300 s by default), usage accounting, and the
     :class:`ModelHook`\\ s that record events and enforce limits. Each retry is logged
     as a warning on the ``loopwright.model`` logger, with the reason and the wait. Get
@@ -188,11 +180,8 @@ class Model:
         if not all(isinstance(f, Model) for f in self.fallbacks):
             raise ConfigurationError(f"fallbacks must be Models (get_model()), got {fallbacks!r}")
         # (a call's config, its fields then, it merged over ours): reused while unchanged
-        self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig] = (
-            None,
-            {},
-            self._base_config,
-        )
+        self._merged: tuple[GenerateConfig | None, dict[str, Any], GenerateConfig]
+        self._merged = (None, {}, self._base_config)
         self._offered = OfferedTools()  # the tools the last call offered
         self.usage = Usage()
         """Tokens used by every call of this model so far."""
@@ -258,6 +247,8 @@ class Model:
         sink = current_sink()
         if sink is not None:
             call.data["stream"] = sink
+        if self.fallbacks:
+            call.data[FALLBACK_NEXT] = True
         start = time.perf_counter()
         answered: Model = self
         try:
@@ -375,13 +366,19 @@ class Model:
                     if attempt:
                         ex.add_note(f"loopwright: gave up after {attempt + 1} attempts")
                     raise
-                wait = _backoff(attempt, cfg, decision.after)
+                reason = _reason(ex, api.secrets())
+                wait = backoff(attempt, cfg, decision.after)
+                refused = refused_wait(api.name, ex, reason, cfg, decision.after) or too_late(
+                    api.name, ex, reason, wait, call, _hooks.get()
+                )
+                if refused is not None:  # (no wait: a fallback answers now, or the caller)
+                    raise refused from ex
                 attempt += 1
                 call.retries += 1  # (a fallback's retries add to its model's)
                 _log.warning(
                     "%s failed (%s); retry %d of %d in %.1f s",
                     api.name,
-                    _reason(ex, api.secrets()),
+                    reason,
                     attempt,
                     most,
                     wait,

@@ -28,7 +28,8 @@ from loopwright.model.providers._http_errors import (
         (None, None),
         ({"retry-after": "-1"}, None),
         ({"retry-after": "nan"}, None),
-        ({"retry-after": "3600"}, None),  # not believed: longer than 10 minutes
+        ({"retry-after": "3600"}, 3600.0),  # kept: Model fails at once beyond max_retry_wait
+        ({"retry-after": "inf"}, None),
         ({"retry-after": "whenever"}, None),
         ({"retry-after": ""}, None),
     ],

@@ -290,7 +290,8 @@ async def test_retry_after_ms_is_preferred(wire: WireServer) -> None:
         Reply(openai_error("slow down"), 429, {"retry-after-ms": "200", "retry-after": "20"}),
         openai_reply("done"),
     )
-    out = await model(wire, config=lw.GenerateConfig(retry_wait=30)).generate(HI)
+    config = lw.GenerateConfig(retry_wait=30, max_retry_wait=60)  # (0.2 s within the cap)
+    out = await model(wire, config=config).generate(HI)
     assert out.text == "done"
     first, second = wire.requests
     assert 0.15 <= second.time - first.time < 5

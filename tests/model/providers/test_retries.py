@@ -67,7 +67,7 @@ async def test_each_retry_is_logged_with_its_reason_and_wait(
         "openai/x",
         base_url=wire.url + "/v1",
         api_key="sk-t",
-        config=lw.GenerateConfig(retry_wait=0.01, max_retry_wait=0.05, max_retries=3),
+        config=lw.GenerateConfig(retry_wait=0.01, max_retry_wait=0.2, max_retries=3),
     )
     with caplog.at_level(logging.WARNING):
         assert (await model.generate(HI)).text == "ok"

@@ -109,7 +109,8 @@ class WireServer:
                 else:
                     payload = json.dumps(reply.body).encode()
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                if not any(k.lower() == "content-type" for k in reply.headers):
+                    self.send_header("content-type", "application/json")
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
                 if reply.drop:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -43,9 +44,6 @@ __all__ = [
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """HTTP statuses worth retrying: timeouts, conflicts, rate limits, overload, server errors."""
 
-MAX_RETRY_AFTER = 600.0
-"""A Retry-After longer than this (seconds) is not believed: 10 minutes at most."""
-
 _CONTEXT_LENGTH = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|context window|"
     r"context length|exceed(?:s|ed)? context limit|prompt is too long|"
@@ -76,7 +74,9 @@ def transient_stream_error(error: BaseException) -> bool:
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date).
 
-    Returns None when absent, unparseable, negative or unreasonably long.
+    Returns None when absent, unparseable, negative or infinite. A long wait is kept as
+    asked: ``Model`` honours it within ``GenerateConfig.max_retry_wait`` and fails the
+    call at once beyond it (:mod:`loopwright.model._retry`).
     """
     if not headers:
         return None
@@ -99,7 +99,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
             except (TypeError, ValueError, IndexError):
                 return None
             value = parsed.timestamp() - time.time()
-    if value != value or value < 0 or value > MAX_RETRY_AFTER:  # NaN, negative, too long
+    if not math.isfinite(value) or value < 0:
         return None
     return value
 
@@ -209,7 +209,7 @@ def status_error(
     elif invalid:
         hint = "the provider says the request is invalid; it is not retried"
     elif status == 429:
-        hint = "rate limited; retried after the wait the provider asked for"
+        hint = "rate limited; retried after the wait the provider asked for, within max_retry_wait"
     elif retry:
         hint = "a transient server error; retried"
     else:

@@ -10,6 +10,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ..._errors import ConfigurationError
 from ._http_bounds import bound_response
+from ._user_client import guarded
 
 __all__ = ["MAX_RESPONSE_BYTES", "PerLoopClients"]
 
@@ -56,7 +57,9 @@ class PerLoopClients(Generic[C]):
     ``Authorization`` header on the way to another host, so the extra headers (an
     ``api-key`` header, say) and the conversation would go with it. A redirect is an
     HTTP error that names where it points (:func:`._http_errors.status_error`). What the
-    server sends is read up to :data:`MAX_RESPONSE_BYTES` (:mod:`._http_bounds`).
+    server sends is read up to :data:`MAX_RESPONSE_BYTES` (:mod:`._http_bounds`). A
+    client the user gives (``http_client=``) gets the same two protections without
+    being changed itself (:mod:`._user_client`).
     """
 
     def __init__(
@@ -85,8 +88,10 @@ class PerLoopClients(Generic[C]):
         client = self._clients.get(loop)
         if client is None:
             kwargs = dict(self._kwargs)
-            if "http_client" not in kwargs:
-                limit = MAX_RESPONSE_BYTES
+            limit = MAX_RESPONSE_BYTES
+            if "http_client" in kwargs:  # the user's: sent through, with our protections
+                kwargs["http_client"] = guarded(kwargs["http_client"], limit)
+            else:
 
                 async def bound(response: Any) -> None:
                     bound_response(response, limit)

@@ -20,12 +20,15 @@ input in ``input_tokens`` and also apart (``cache_read_tokens``, ``cache_write_t
 a count that is negative, not whole or absurd makes the usage unknown (:mod:`._tokens`).
 ``seed`` and ``response_schema`` are not supported by the API and are ignored. Errors are
 classified for :class:`~loopwright.Model`'s retries as for the openai provider (429 and
-529 overload honour ``Retry-After``); "prompt is too long" comes back as an output with
+529 overload honour a ``Retry-After`` within ``max_retry_wait``; one beyond fails the
+call at once); "prompt is too long" comes back as an output with
 ``stop_reason="model_length"``. A 200 whose body is no message (an HTML page, ``{}``) is a
 retryable :class:`~loopwright.ModelAPIError`, not an empty reply. Streamed
 (``lw.run_stream``, ``loopwright run``), the SDK's ``messages.stream`` gives the text and
 thinking deltas as they come. An ``error`` event in the stream (after its 200) is retried when it
 says the API is overloaded, rate limited or failing (``overloaded_error``...), not otherwise.
+No redirect is followed and a reply, or an event of its stream, is read up to 64 MiB
+decoded, through a client given as ``http_client=`` too (:mod:`._user_client`).
 """
 
 from __future__ import annotations
@@ -114,7 +117,8 @@ class AnthropicAPI(ModelAPI):
                 Anthropic's).
             api_key: The key (default ``$ANTHROPIC_API_KEY``).
             default_headers: Extra HTTP headers for every request (e.g. beta flags).
-            **client_args: Passed to ``anthropic.AsyncAnthropic``.
+            **client_args: Passed to ``anthropic.AsyncAnthropic`` (an ``http_client``
+                of yours is used unchanged, with our protections: module documentation).
 
         Raises:
             MissingDependencyError: The ``anthropic`` SDK is not installed.

@@ -41,13 +41,13 @@ to :data:`~loopwright.StopReason`; usage (cached and reasoning tokens too) is re
 arguments that are not a JSON object become ``ToolCall.parse_error``. A context-length
 error comes back as an output with ``stop_reason="model_length"``. Streamed, the request
 carries ``stream: true`` and ``stream_options.include_usage`` (:mod:`._openai_stream`).
-Rate limits, overload, 5xx and connection failures are retried by
-:class:`~loopwright.Model` (honouring ``Retry-After``); the SDK's own retries are off.
-A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
-validation or invalid-request error) is not retried; a body that is not JSON or not
-UTF-8 is a retryable :class:`~loopwright.ModelAPIError`. Its HTTP client (not one given
-as ``http_client=``) follows no redirect (a 3xx is an error naming its target) and reads
-a reply, or a stream's event, up to 64 MiB decoded (:mod:`._http_bounds`).
+Rate limits, overload, 5xx and connection failures are retried by :class:`~loopwright.Model`
+(a ``Retry-After`` beyond ``max_retry_wait`` fails the call at once); the SDK's retries are
+off. A request the server calls invalid (400, 404, 422, or a 5xx whose body names a
+validation or invalid-request error) is not retried; a body that is not JSON or not UTF-8
+is a retryable :class:`~loopwright.ModelAPIError`. No redirect is followed (a 3xx is an
+error naming its target), a reply or a stream's event is read up to 64 MiB decoded
+(:mod:`._http_bounds`), through a client given as ``http_client=`` too (:mod:`._user_client`).
 
 An assistant message that only calls tools is sent with ``content: null`` (OpenAI's
 form; llama-cpp-python's server answers it with HTTP 500, some gateways refuse ``""``):
@@ -198,7 +198,8 @@ class OpenAIAPI(ModelAPI):
                 as it is (a warning says so).
             default_headers: Extra HTTP headers for every request.
             provider: The registry name (set by the named shortcuts).
-            **client_args: Passed to ``openai.AsyncOpenAI`` (e.g. ``organization``).
+            **client_args: Passed to ``openai.AsyncOpenAI`` (``organization``, an
+                ``http_client`` of yours: used unchanged, with our protections).
 
         Raises:
             MissingDependencyError: The ``openai`` SDK is not installed.
@@ -351,9 +352,8 @@ class OpenAIAPI(ModelAPI):
         return stream_chat(self, messages, tools, config)
 
     async def _post(self, body: dict[str, Any], options: dict[str, Any], stream: bool) -> Any:
-        # posted as it is: chat.completions.create() walks the whole body through the
-        # SDK's type transform first (~0.15 ms a message, so per-step CPU grew with the
-        # conversation), and our body is already wire JSON
+        # posted as it is: chat.completions.create() walks the body through the SDK's type
+        # transform (~0.15 ms a message: per-step CPU grew), and ours is wire JSON already
         sdk = self._sdk
         chat = sdk.types.chat
         streamed = {"stream": True, "stream_cls": sdk.AsyncStream[chat.ChatCompletionChunk]}
