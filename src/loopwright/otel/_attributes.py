@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
+from ..model._redact import redact_known
 
 __all__ = [
     "AGENT_NAME",
@@ -40,6 +41,7 @@ __all__ = [
     "input_messages",
     "json_value",
     "output_messages",
+    "redacted",
     "split_model",
 ]
 
@@ -81,11 +83,21 @@ def split_model(name: str) -> tuple[str, str]:
     return (provider, model) if sep else (name, name)
 
 
+_SLACK = 4096  # characters redacted beyond a cut: more than any secret
+
+
+def redacted(text: str) -> str:
+    """``text`` with every secret learnt redacted, as plain text and as JSON writes it
+    (as the run store redacts its rows: ``model/_redact.py``)."""
+    return redact_known(redact_known(text, plain=True))
+
+
 def bounded(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how much was cut."""
+    """``text`` cut to about ``limit`` characters, saying how much was cut; the secrets
+    learnt are redacted before the cut, so none is cut in two and half of it kept."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}...[{len(text) - limit} characters cut]"
+    return f"{redacted(text[: limit + _SLACK])[:limit]}...[{len(text) - limit} characters cut]"
 
 
 def _json_text(value: Any) -> str:

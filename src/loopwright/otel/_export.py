@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..log import RunLog, SampleInfo, load_run
 from . import _attributes as a
 from ._builder import Options, TraceBuilder, ns
+from ._common import put
 from ._instrument import tracer
 
 if TYPE_CHECKING:
@@ -44,11 +45,11 @@ def export_spans(
             root.name_eval(name)
         else:
             root.name_run(name, info.model)
-        root.root.set_attribute(a.RUN_ID, info.id)
+        put(root.root, a.RUN_ID, info.id)
         for sample in samples:
             built = _build(t, log, sample, options, sample.created, root.context_at(None))
             built.name_sample(name, sample.id, sample.epoch)
-            built.root.set_attribute(a.RUN_ID, info.id)
+            put(built.root, a.RUN_ID, info.id)
             _end(built, sample.status, sample.finished or sample.created)
         _end(root, info.status, info.finished or info.created)
         return format(root.root.get_span_context().trace_id, "032x")
