@@ -119,7 +119,12 @@ async def test_a_secret_learnt_by_the_run_store_never_reaches_a_span(
         if contents:
             [echo] = [s for s in spans if s.name == "execute_tool environment"]
             assert (echo.attributes or {})["gen_ai.tool.call.result"] == "[redacted]"
-    assert TOKEN.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("runs.db*"))
+    assert TOKEN.encode() not in store_bytes(db)
+
+
+def store_bytes(db: Path) -> bytes:
+    """The store and anything SQLite keeps beside it."""
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
 
 
 async def test_a_tool_name_utf8_cannot_carry_loses_no_span(
@@ -257,3 +262,39 @@ def test_a_row_with_a_time_out_of_range_is_still_exported(
     for s in spans:
         assert s.start_time is not None and s.end_time is not None
         assert 0 <= s.start_time <= s.end_time < 2**64
+
+
+@lw.tool
+def noop(i: int) -> int:
+    """Nothing.
+
+    Args:
+        i: Anything.
+    """
+    return i
+
+
+def test_a_long_run_is_exported_in_requests_a_collector_takes(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    """Collectors refuse requests over a few megabytes: a long run's spans go in
+    batches (at most 512 a request, the SDK's batch size), not all in one request."""
+    db = tmp_path / "runs.db"
+    steps = 250  # a step, its chat and its tool call each: 751 spans with the run's
+    outputs = [call("noop", {"i": i}) for i in range(steps - 1)]
+    outputs.append(call("submit", {"answer": "done"}))
+    state = lw.run_sync(
+        lw.react(tools=[noop], name="long", max_steps=steps),
+        "go",
+        model=lw.get_model("mock", outputs=outputs),
+        db=db,
+    )
+    r = cli(
+        "runs", "export", state.run_id, "--format", "otlp", "--endpoint", receiver.url,
+        cwd=tmp_path, db=db,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert f"sent {3 * steps + 1} spans" in r.err
+    assert len(receiver.spans) == 3 * steps + 1
+    assert len(receiver.requests) >= 2
+    assert max(receiver.requests) <= 512
