@@ -298,3 +298,40 @@ def test_a_long_run_is_exported_in_requests_a_collector_takes(
     assert len(receiver.spans) == 3 * steps + 1
     assert len(receiver.requests) >= 2
     assert max(receiver.requests) <= 512
+
+
+async def test_a_reply_of_many_long_parts_is_one_bounded_content_value(
+    memory: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    """``max_content`` bounds each content value: a reply with reasoning, text and 64
+    tool calls of long arguments (what a reply may hold) was one part per bound, 66
+    times the bound, in the output messages and again in the next call's input."""
+    provider, exporter = memory
+    long = "y" * 5000
+    calls = [
+        lw.ToolCall(id=f"call-{i}", function="noop", arguments={"i": 1, "pad": long})
+        for i in range(64)
+    ]
+    reply = lw.ModelOutput(
+        message=lw.AssistantMessage(content=long, reasoning=long, tool_calls=calls),
+        stop_reason="tool_calls",
+    )
+    outputs = [reply, call("submit", {"answer": "done"})]
+    with loopwright.otel.instrument(tracer_provider=provider, contents=True, max_content=1000):
+        await lw.run(
+            lw.react(tools=[noop]), "go", model=lw.get_model("mock", outputs=outputs), db=False
+        )
+    first, second = sorted(
+        (s for s in exporter.get_finished_spans() if s.name == "chat mock"),
+        key=lambda s: s.start_time or 0,
+    )
+    output = str((first.attributes or {})["gen_ai.output.messages"])
+    assert len(output) < 1500
+    [message] = json.loads(output)
+    assert message["parts"][0] == {
+        "type": "reasoning",
+        "content": "y" * 1000 + "...[4000 characters cut]",
+    }
+    assert "64 parts" in output  # what was left out is said
+    inputs = str((second.attributes or {})["gen_ai.input.messages"])
+    assert len(inputs) < 2 * 1500

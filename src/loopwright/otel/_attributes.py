@@ -112,32 +112,43 @@ def json_value(value: Any, limit: int) -> str:
     return bounded(_json_text(value), limit)
 
 
+_ID = 200  # the most characters of a tool call's id or name in a message's parts
+
+
 def _parts(message: ChatMessage, limit: int) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
+    """A message's parts, their contents ``limit`` characters together (not each): the
+    parts past it are one ``text`` part saying how many were left out."""
+    left = limit
+
+    def cut(text: str) -> str:
+        nonlocal left
+        kept = bounded(text, max(left, 0))
+        left -= len(kept)
+        return kept
+
     if isinstance(message, ToolMessage):
-        return [
-            {
-                "type": "tool_call_response",
-                "id": message.tool_call_id,
-                "response": bounded(message.text, limit),
-            }
-        ]
+        response = cut(message.text)
+        id = message.tool_call_id[:_ID]
+        return [{"type": "tool_call_response", "id": id, "response": response}]
+    parts: list[dict[str, Any]] = []
     if isinstance(message, AssistantMessage) and message.reasoning:
-        parts.append({"type": "reasoning", "content": bounded(message.reasoning, limit)})
+        parts.append({"type": "reasoning", "content": cut(message.reasoning)})
     if message.text:
-        parts.append({"type": "text", "content": bounded(message.text, limit)})
-    if isinstance(message, AssistantMessage):
-        for call in message.tool_calls:
-            text = _json_text(call.arguments)
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.id,
-                    "name": call.function,
-                    # JSON data, or cut text when too long
-                    "arguments": json.loads(text) if len(text) <= limit else bounded(text, limit),
-                }
-            )
+        parts.append({"type": "text", "content": cut(message.text)})
+    calls = message.tool_calls if isinstance(message, AssistantMessage) else []
+    for i, call in enumerate(calls):
+        if left <= 0:
+            parts.append({"type": "text", "content": f"[{len(calls) - i} parts cut]"})
+            break
+        id, name = call.id[:_ID], call.function[:_ID]
+        left -= len(id) + len(name)
+        text = _json_text(call.arguments)
+        if len(text) <= left:  # JSON data, or cut text when too long
+            arguments: Any = json.loads(text)
+            left -= len(text)
+        else:
+            arguments = cut(text)
+        parts.append({"type": "tool_call", "id": id, "name": name, "arguments": arguments})
     return parts
 
 
