@@ -335,3 +335,45 @@ async def test_a_reply_of_many_long_parts_is_one_bounded_content_value(
     assert "64 parts" in output  # what was left out is said
     inputs = str((second.attributes or {})["gen_ai.input.messages"])
     assert len(inputs) < 2 * 1500
+
+
+async def test_a_long_conversation_traced_with_contents_costs_each_step_its_own_work(
+    memory: tuple[TracerProvider, InMemorySpanExporter], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gen_ai.input.messages`` shows the newest messages that fit: building every
+    call's whole input to find them made a long run with contents quadratic (16,000
+    steps: 10 ms a step against 0.5 without contents). Counted here: the messages
+    the tracing reads, whole inputs or one by one, stay within a bound per step."""
+    read = [0]
+    whole, one = lw.Transcript.model_input, lw.Transcript.message
+
+    def model_input(self: lw.Transcript, event: Any) -> list[lw.ChatMessage]:
+        messages = whole(self, event)
+        read[0] += len(messages)
+        return messages
+
+    def message(self: lw.Transcript, id: str) -> lw.ChatMessage | None:
+        read[0] += 1
+        return one(self, id)
+
+    monkeypatch.setattr(lw.Transcript, "model_input", model_input)
+    monkeypatch.setattr(lw.Transcript, "message", message)
+    provider, exporter = memory
+    steps = 300
+    outputs = [call("noop", {"i": i}) for i in range(steps - 1)]
+    outputs.append(call("submit", {"answer": "done"}))
+    with loopwright.otel.instrument(tracer_provider=provider, contents=True, max_content=1000):
+        await lw.run(
+            lw.react(tools=[noop], max_steps=steps),
+            "go",
+            model=lw.get_model("mock", outputs=outputs),
+            db=False,
+        )
+    chats = [s for s in exporter.get_finished_spans() if s.name == "chat mock"]
+    assert len(chats) == steps
+    last = max(chats, key=lambda s: s.start_time or 0).attributes or {}
+    shown = json.loads(str(last["gen_ai.input.messages"]))
+    assert shown and shown[-1]["role"] == "tool"  # the newest message last
+    # the user's message, then a reply and its tool result a step before the last
+    assert last["loopwright.input.messages_omitted"] == 2 * steps - 1 - len(shown)
+    assert read[0] <= 30 * steps  # (the whole inputs: 2 * steps * steps / 2)

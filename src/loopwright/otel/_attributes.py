@@ -13,7 +13,7 @@ for, each value cut to a bound, as the conventions' JSON forms.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
@@ -152,16 +152,23 @@ def _parts(message: ChatMessage, limit: int) -> list[dict[str, Any]]:
     return parts
 
 
+CACHED = 1024
+"""The most messages whose JSON ``input_messages`` keeps (the newest: those a call's
+input may show again)."""
+
+
 def input_messages(
-    messages: Sequence[ChatMessage], limit: int, cache: dict[str, str] | None = None
+    newest: Iterable[ChatMessage], total: int, limit: int, cache: dict[str, str] | None = None
 ) -> tuple[str, int]:
     """``gen_ai.input.messages``: the newest messages that fit in about ``limit``
-    characters (the work is bounded by the limit, not by the conversation's length), and
-    how many older ones were left out. ``cache`` keeps each message's JSON by id, so
-    that a message is serialised once per run, not once per step."""
+    characters, from ``newest`` (a call's input newest first, read only as far as
+    needed: the work is bounded by the limit, not by the conversation's length), and
+    how many older ones of the ``total`` were left out. ``cache`` keeps the JSON of the
+    :data:`CACHED` messages serialised last by id, so that a message is serialised once
+    per run, not once per step."""
     kept: list[str] = []
     size = 0
-    for message in reversed(messages):
+    for message in newest:
         item = cache.get(message.id) if cache is not None else None
         if item is None:
             item = json.dumps(
@@ -169,12 +176,14 @@ def input_messages(
             )
             if cache is not None:
                 cache[message.id] = item
+                if len(cache) > CACHED:
+                    del cache[next(iter(cache))]
         if kept and size + len(item) > limit:
             break
         kept.append(item)
         size += len(item) + 1
     kept.reverse()
-    return "[" + ",".join(kept) + "]", len(messages) - len(kept)
+    return "[" + ",".join(kept) + "]", total - len(kept)
 
 
 def output_messages(output: ModelOutput, limit: int) -> str:

@@ -55,14 +55,13 @@ from ._common import (
     set_error,
     text,
 )
+from ._inputs import InputIndex, ModelInput
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
 __all__ = ["Options", "TraceBuilder", "ns"]
-
-ModelInput = Callable[[ModelEvent], list[ChatMessage]]
 
 MAX_NAME = 200
 """The most characters of a tool's name in a span's name and ``gen_ai.tool.name``."""
@@ -84,12 +83,15 @@ class TraceBuilder:
         model_input: ModelInput | None = None,
         *,
         live: bool = True,
+        message: Callable[[str], ChatMessage | None] | None = None,
     ) -> None:
         self.tracer = tracer
         self.live = live
         self.root = root
         self.options = options
         self.model_input = model_input
+        self.message = message  # a message by id: a call's input read newest first
+        self._inputs = InputIndex()
         self.status = "success"
         self.named = False
         self._root_context = trace.set_span_in_context(root)
@@ -284,6 +286,8 @@ class TraceBuilder:
             start = ns(ev.timestamp)
             context = self._new_step(ev.span_id, start) if ev.span_id in self._agents else None
             name, attributes = chat_request(ev)
+            if self.options.contents:
+                self._inputs.add(ev)
             self._start(ev, name, attributes, kind=SpanKind.CLIENT, context=context)
         if ev.pending:
             return
@@ -299,7 +303,9 @@ class TraceBuilder:
         if self.options.contents:
             limit = self.options.max_content
             if self.model_input is not None:
-                inputs, omitted = a.input_messages(self.model_input(ev), limit, self._json)
+                inputs, omitted = self._inputs.shown(
+                    ev, self.message, self.model_input, limit, self._json
+                )
                 put(span, a.INPUT_MESSAGES, inputs)
                 if omitted:
                     put(span, "loopwright.input.messages_omitted", omitted)
@@ -387,13 +393,7 @@ class TraceBuilder:
         self._over(ev.id, span, end)
 
     def _limit(self, ev: LimitEvent) -> None:
-        attributes: dict[str, Any] = {"loopwright.limit.type": ev.type, "message": ev.message}
-        if ev.limit is not None:
-            attributes["loopwright.limit.limit"] = ev.limit
-        if ev.value is not None:
-            attributes["loopwright.limit.value"] = ev.value
-        limit_event = cleaned(attributes)
-        self._current(ev.span_id).add_event("loopwright.limit", limit_event, ns(ev.timestamp))
+        self._note(ev)
         put(self._owner(ev.span_id), "loopwright.limit.type", ev.type)
         if ev.span_id is None:
             self.status = "limit"
@@ -404,7 +404,7 @@ class TraceBuilder:
             cancelled = ev.error in ("CancelledError", "KeyboardInterrupt")
             self.status = "cancelled" if cancelled else "error"
 
-    def _note(self, ev: InfoEvent | LoggerEvent | ApprovalEvent) -> None:
+    def _note(self, ev: InfoEvent | LoggerEvent | ApprovalEvent | LimitEvent) -> None:
         name, attributes = note(ev, self.options.contents, self.options.max_content)
         self._current(ev.span_id).add_event(name, cleaned(attributes), ns(ev.timestamp))
 
@@ -442,4 +442,5 @@ class TraceBuilder:
         self._spans.clear()
         self._contexts.clear()
         self._json.clear()
+        self._inputs.clear()
         self._done.clear()

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import Status, StatusCode
 
 from ..model.providers._wire_text import valid_text
-from ..transcripts import ApprovalEvent, InfoEvent, LoggerEvent, ModelEvent, SandboxEvent
+from ..transcripts import (
+    ApprovalEvent,
+    InfoEvent,
+    LimitEvent,
+    LoggerEvent,
+    ModelEvent,
+    SandboxEvent,
+)
 from . import _attributes as a
 
 if TYPE_CHECKING:
@@ -128,12 +135,19 @@ def error_kind(text: str) -> tuple[str, str]:
 
 
 def note(
-    ev: InfoEvent | LoggerEvent | ApprovalEvent, contents: bool, limit: int
+    ev: InfoEvent | LoggerEvent | ApprovalEvent | LimitEvent, contents: bool, limit: int
 ) -> tuple[str, dict[str, Any]]:
-    """The span event an info, log record or approval becomes: its name and attributes
-    (what was said only with ``contents``)."""
+    """The span event an info, log record, approval or limit becomes: its name and
+    attributes (what was said only with ``contents``; a limit's message always)."""
     attributes: dict[str, Any]
-    if isinstance(ev, InfoEvent):
+    if isinstance(ev, LimitEvent):
+        name, attributes = "loopwright.limit", {"loopwright.limit.type": ev.type}
+        attributes["message"] = ev.message
+        if ev.limit is not None:
+            attributes["loopwright.limit.limit"] = ev.limit
+        if ev.value is not None:
+            attributes["loopwright.limit.value"] = ev.value
+    elif isinstance(ev, InfoEvent):
         name, attributes = "loopwright.info", {"source": ev.source or ""}
         if contents:
             attributes["data"] = a.json_value(ev.data, limit)

@@ -69,7 +69,7 @@ def _build(
         start_time=ns(start),
         attributes={a.OPERATION: "invoke_agent"},
     )
-    builder = TraceBuilder(t, root, options, log.model_input, live=False)
+    builder = TraceBuilder(t, root, options, log.model_input, live=False, message=log.message)
     builder.named = True
     for ev in log.events(sample if sample is not None else None):
         builder.on_event(ev)

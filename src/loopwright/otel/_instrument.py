@@ -109,7 +109,7 @@ class Instrumentation:
         if not root.is_recording():
             # no tracer provider (or this trace sampled out): nothing more, per step nothing
             return
-        builder = TraceBuilder(self.tracer, root, self.options, t.model_input)
+        builder = TraceBuilder(self.tracer, root, self.options, t.model_input, message=t.message)
         self._builders[t] = builder
 
         def on_event(ev: Event) -> None:
