@@ -97,7 +97,7 @@ def _result_text(ev: ToolEvent) -> str:
 
 def steps(log: RunLog, sample: str | None = None) -> Iterator[Step]:
     """The top-level steps of a run (or of one of its samples), in order, as they are
-    read (one step at a time in memory, however long the run)."""
+    read."""
     count = 0
     current: dict[str, Any] | None = None
     spans: set[str | None] = {None}
@@ -208,8 +208,8 @@ def diff_runs(
 
     ``db_b`` reads ``b`` from another run store (default: the same as ``a``).
     ``sample`` compares one sample of two evals (a sample id or key; ``sample_b``
-    defaults to the same id in ``b``). The runs are read side by side, a step of each
-    at a time: the memory does not grow with their length.
+    defaults to the same id in ``b``). The steps are compared as they are read, side by
+    side, not all held first.
 
     Raises:
         ConfigurationError: A run is an eval and no sample of it is named.
