@@ -377,3 +377,24 @@ async def test_a_long_conversation_traced_with_contents_costs_each_step_its_own_
     # the user's message, then a reply and its tool result a step before the last
     assert last["loopwright.input.messages_omitted"] == 2 * steps - 1 - len(shown)
     assert read[0] <= 30 * steps  # (the whole inputs: 2 * steps * steps / 2)
+
+
+def test_a_run_that_never_ended_ends_after_what_it_did(
+    memory: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    """A run still going, or whose process died, has no end in the store: its span
+    ended where it began, before every span within it."""
+    provider, exporter = memory
+    db, run_id = _recorded(tmp_path)
+    conn = sqlite3.connect(db)
+    try:  # as a killed process leaves it (no process has pid 0)
+        conn.execute("UPDATE runs SET status = 'running', finished = NULL, pid = 0")
+        conn.commit()
+    finally:
+        conn.close()
+    loopwright.otel.export_spans(run_id, db=db, tracer_provider=provider)
+    spans = exporter.get_finished_spans()
+    [run] = [s for s in spans if s.name == "invoke_agent damaged"]
+    assert run.end_time is not None
+    assert all(run.end_time >= (s.end_time or 0) for s in spans)
+    assert run.end_time > (run.start_time or 0)

@@ -100,6 +100,7 @@ class TraceBuilder:
         self._pending: set[str] = set()
         self._done: set[str] = set()  # ids of the spans ended and let go of (live)
         self._ending: list[tuple[int, str]] = []  # a recorded run's calls over: (end, id)
+        self.last = 0  # a recorded run: the latest time of what it did (nanoseconds)
         self._agents: set[str | None] = {None}  # scopes whose model calls make steps
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
@@ -244,6 +245,7 @@ class TraceBuilder:
             span.end(end_time=end)
         else:
             heapq.heappush(self._ending, (end, id))
+            self.last = max(self.last, end)
 
     def _settle(self, now: int) -> None:
         """A recorded run's events are read in the order they began, and the events
@@ -261,7 +263,8 @@ class TraceBuilder:
         if ev.id in self._done:
             return
         if not self.live:
-            self._settle(ns(ev.timestamp) - SETTLE_NS)
+            self.last = max(self.last, ns(ev.timestamp))
+            self._settle(self.last - SETTLE_NS)
         if isinstance(ev, ModelEvent):
             self._model(ev)
         elif isinstance(ev, ToolEvent):

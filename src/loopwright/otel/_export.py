@@ -50,8 +50,9 @@ def export_spans(
             built = _build(t, log, sample, options, sample.created, root.context_at(None))
             built.name_sample(name, sample.id, sample.epoch)
             put(built.root, a.RUN_ID, info.id)
-            _end(built, sample.status, sample.finished or sample.created)
-        _end(root, info.status, info.finished or info.created)
+            _end(built, sample.status, sample.finished, sample.created)
+            root.last = max(root.last, built.last, ns(sample.finished or sample.created))
+        _end(root, info.status, info.finished, info.created)
         return format(root.root.get_span_context().trace_id, "032x")
 
 
@@ -76,11 +77,12 @@ def _build(
     return builder
 
 
-def _end(builder: TraceBuilder, status: str, finished: datetime) -> None:
-    """Close with the recorded status (``interrupted``: a run whose process died)."""
+def _end(builder: TraceBuilder, status: str, finished: datetime | None, start: datetime) -> None:
+    """Close with the recorded status (``interrupted``: a run whose process died) and
+    end (none: still going, or killed; then when the last thing it did ended)."""
     if builder.status == "success" and status != "success":
         builder.status = status
-    builder.close(ns(finished))
+    builder.close(ns(finished) if finished is not None else max(ns(start), builder.last))
 
 
 BATCH = 512
