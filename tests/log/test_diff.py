@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import loopwright as lw
 from tests.cli._cli import cli
 
@@ -83,3 +85,20 @@ async def test_the_command_line_exit_code_and_hostile_text(tmp_path: Path) -> No
     missing = cli("runs", "diff", a, "nosuchrun", "--db", str(db), cwd=tmp_path)
     assert missing.code == 1
     assert "nosuchrun" in missing.err
+
+
+async def test_two_evals_are_not_the_same_for_want_of_a_sample(tmp_path: Path) -> None:
+    """An eval's steps are its samples': compared without saying which sample, two evals
+    that differ were "the same" (no step on either side) and --exit-code said 0."""
+    db = tmp_path / "runs.db"
+    a = await record(db, script(3), sample="s1")
+    changed = script(3)
+    changed[0] = lw.ModelOutput.for_tool_call("add", {"a": 9, "b": 1}, content="step 0")
+    b = await record(db, changed, sample="s1")
+    with pytest.raises(lw.ConfigurationError, match="sample"):
+        lw.diff_runs(a, b, db=db)
+    r = cli("runs", "diff", a, b, "--db", str(db), "--exit-code", cwd=tmp_path)
+    assert r.code == 2
+    assert "--sample" in r.err and "1 sample" in r.err
+    r = cli("runs", "diff", a, b, "--db", str(db), "--sample", "s1", "--exit-code", cwd=tmp_path)
+    assert r.code == 4, r.err

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any, Literal
 
+from .._errors import ConfigurationError
 from ..transcripts import ModelEvent, SpanBegin, ToolEvent
 from ._reader import RunLog, load_run
 
@@ -92,9 +95,10 @@ def _result_text(ev: ToolEvent) -> str:
     return ev.result.text if ev.result is not None else ""
 
 
-def steps(log: RunLog, sample: str | None = None) -> list[Step]:
-    """The top-level steps of a run (or of one of its samples), in order."""
-    found: list[Step] = []
+def steps(log: RunLog, sample: str | None = None) -> Iterator[Step]:
+    """The top-level steps of a run (or of one of its samples), in order, as they are
+    read."""
+    count = 0
     current: dict[str, Any] | None = None
     spans: set[str | None] = {None}
     for ev in log.events(sample):
@@ -104,10 +108,11 @@ def steps(log: RunLog, sample: str | None = None) -> list[Step]:
             spans.add(ev.id)
         elif isinstance(ev, ModelEvent) and ev.output is not None:
             if current is not None:
-                found.append(Step(**current))
+                yield Step(**current)
+                count += 1
             message = ev.output.message
             current = {
-                "index": len(found),
+                "index": count,
                 "tools": sorted(t.name for t in ev.tools),
                 "config": ev.config.model_dump(exclude_none=True),
                 "text": message.text,
@@ -121,8 +126,7 @@ def steps(log: RunLog, sample: str | None = None) -> list[Step]:
         elif isinstance(ev, ToolEvent) and current is not None and not ev.pending:
             current["tool_results"].append(_result_text(ev))
     if current is not None:
-        found.append(Step(**current))
-    return found
+        yield Step(**current)
 
 
 def _shown(value: Any) -> str:
@@ -133,16 +137,49 @@ def _shown(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _first_divergence(a: list[Step], b: list[Step]) -> Divergence | None:
-    for x, y in zip(a, b, strict=False):
-        for kind in ("tools", "config", "text", "tool_calls", "tool_results"):
-            left, right = getattr(x, kind), getattr(y, kind)
-            if left != right:
-                return Divergence(x.index, kind, _cut(_shown(left)), _cut(_shown(right)))
-    if len(a) != len(b):
-        shorter = min(len(a), len(b))
-        return Divergence(shorter, "length", f"{len(a)} steps", f"{len(b)} steps")
+def _step_divergence(x: Step, y: Step) -> Divergence | None:
+    for kind in ("tools", "config", "text", "tool_calls", "tool_results"):
+        left, right = getattr(x, kind), getattr(y, kind)
+        if left != right:
+            return Divergence(x.index, kind, _cut(_shown(left)), _cut(_shown(right)))
     return None
+
+
+@dataclass
+class _Compared:
+    divergence: Divergence | None = None
+    steps_a: int = 0
+    steps_b: int = 0
+    tokens_a: int = 0
+    tokens_b: int = 0
+
+
+def _compare(a: Iterator[Step], b: Iterator[Step]) -> _Compared:
+    """Two runs' steps side by side, as they are read: the first divergence and the
+    totals."""
+    c = _Compared()
+    for x, y in zip_longest(a, b):
+        if x is not None:
+            c.steps_a, c.tokens_a = c.steps_a + 1, c.tokens_a + x.tokens
+        if y is not None:
+            c.steps_b, c.tokens_b = c.steps_b + 1, c.tokens_b + y.tokens
+        if c.divergence is None and x is not None and y is not None:
+            c.divergence = _step_divergence(x, y)
+    if c.divergence is None and c.steps_a != c.steps_b:
+        shorter = min(c.steps_a, c.steps_b)
+        c.divergence = Divergence(shorter, "length", f"{c.steps_a} steps", f"{c.steps_b} steps")
+    return c
+
+
+def _one_sample(log: RunLog, sample: str | None) -> None:
+    """An eval's steps are its samples': without one named, there is nothing to compare."""
+    count = log.info.samples if sample is None else 0
+    if count:
+        raise ConfigurationError(
+            f"run {log.run_id!r} is an eval of {count} sample{'s' if count > 1 else ''}, "
+            "whose steps are its samples': say which sample to compare (sample=ID or key; "
+            "--sample on the command line)"
+        )
 
 
 def _versions(log: RunLog) -> dict[str, str]:
@@ -171,12 +208,19 @@ def diff_runs(
 
     ``db_b`` reads ``b`` from another run store (default: the same as ``a``).
     ``sample`` compares one sample of two evals (a sample id or key; ``sample_b``
-    defaults to the same id in ``b``).
+    defaults to the same id in ``b``). The steps are compared as they are read, side by
+    side, not all held first.
+
+    Raises:
+        ConfigurationError: A run is an eval and no sample of it is named.
+        RunStoreError: No such run or sample, or a row that cannot be read.
     """
     path_b: str | os.PathLike[str] | None = db_b if db_b is not None else db
     with load_run(a, db=db) as left, load_run(b, db=path_b) as right:
         sb = sample_b if sample_b is not None else sample
-        steps_a, steps_b = steps(left, sample), steps(right, sb)
+        _one_sample(left, sample)
+        _one_sample(right, sb)
+        compared = _compare(steps(left, sample), steps(right, sb))
         va, vb = _versions(left), _versions(right)
         versions = {
             name: (va.get(name), vb.get(name))
@@ -186,11 +230,11 @@ def diff_runs(
         return RunDiff(
             a=left.run_id,
             b=right.run_id,
-            steps_a=len(steps_a),
-            steps_b=len(steps_b),
-            divergence=_first_divergence(steps_a, steps_b),
-            tokens_a=sum(s.tokens for s in steps_a),
-            tokens_b=sum(s.tokens for s in steps_b),
+            steps_a=compared.steps_a,
+            steps_b=compared.steps_b,
+            divergence=compared.divergence,
+            tokens_a=compared.tokens_a,
+            tokens_b=compared.tokens_b,
             seconds_a=_seconds(left, sample),
             seconds_b=_seconds(right, sb),
             versions=versions,

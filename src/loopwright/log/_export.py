@@ -141,6 +141,7 @@ def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | Non
     return its id. The JSON is ASCII (other characters are ``\\u`` escapes), so it
     can go to any stream and terminal. A model event's tools are written in its data
     (the store keeps each list once per run, ``tool_sets``), as version 1 rows held them.
+    A run still going is written as it was when the export began.
 
     Raises:
         RunStoreError: No such run (or store).
@@ -149,6 +150,10 @@ def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | Non
     conn = connect(where, create=False)
     try:
         with reading(where):  # (a damaged row, in SQLite or in its JSON: one clear error)
+            # one read transaction: the run as it was at one moment, even while it is
+            # written (else an event written after the messages were read refers to a
+            # message the file does not hold)
+            conn.execute("BEGIN")
             run_id = _find_run(conn, run, where)
             _write(conn, run_id, file)
     finally:

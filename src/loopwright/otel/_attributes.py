@@ -13,10 +13,11 @@ for, each value cut to a bound, as the conventions' JSON forms.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
+from ..model._redact import redact_known
 
 __all__ = [
     "AGENT_NAME",
@@ -40,6 +41,7 @@ __all__ = [
     "input_messages",
     "json_value",
     "output_messages",
+    "redacted",
     "split_model",
 ]
 
@@ -81,11 +83,21 @@ def split_model(name: str) -> tuple[str, str]:
     return (provider, model) if sep else (name, name)
 
 
+_SLACK = 4096  # characters redacted beyond a cut: more than any secret
+
+
+def redacted(text: str) -> str:
+    """``text`` with every secret learnt redacted, as plain text and as JSON writes it
+    (as the run store redacts its rows: ``model/_redact.py``)."""
+    return redact_known(redact_known(text, plain=True))
+
+
 def bounded(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how much was cut."""
+    """``text`` cut to about ``limit`` characters, saying how much was cut; the secrets
+    learnt are redacted before the cut, so none is cut in two and half of it kept."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}...[{len(text) - limit} characters cut]"
+    return f"{redacted(text[: limit + _SLACK])[:limit]}...[{len(text) - limit} characters cut]"
 
 
 def _json_text(value: Any) -> str:
@@ -100,45 +112,63 @@ def json_value(value: Any, limit: int) -> str:
     return bounded(_json_text(value), limit)
 
 
+_ID = 200  # the most characters of a tool call's id or name in a message's parts
+
+
 def _parts(message: ChatMessage, limit: int) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
+    """A message's parts, their contents ``limit`` characters together (not each): the
+    parts past it are one ``text`` part saying how many were left out."""
+    left = limit
+
+    def cut(text: str) -> str:
+        nonlocal left
+        kept = bounded(text, max(left, 0))
+        left -= len(kept)
+        return kept
+
     if isinstance(message, ToolMessage):
-        return [
-            {
-                "type": "tool_call_response",
-                "id": message.tool_call_id,
-                "response": bounded(message.text, limit),
-            }
-        ]
+        response = cut(message.text)
+        id = message.tool_call_id[:_ID]
+        return [{"type": "tool_call_response", "id": id, "response": response}]
+    parts: list[dict[str, Any]] = []
     if isinstance(message, AssistantMessage) and message.reasoning:
-        parts.append({"type": "reasoning", "content": bounded(message.reasoning, limit)})
+        parts.append({"type": "reasoning", "content": cut(message.reasoning)})
     if message.text:
-        parts.append({"type": "text", "content": bounded(message.text, limit)})
-    if isinstance(message, AssistantMessage):
-        for call in message.tool_calls:
-            text = _json_text(call.arguments)
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.id,
-                    "name": call.function,
-                    # JSON data, or cut text when too long
-                    "arguments": json.loads(text) if len(text) <= limit else bounded(text, limit),
-                }
-            )
+        parts.append({"type": "text", "content": cut(message.text)})
+    calls = message.tool_calls if isinstance(message, AssistantMessage) else []
+    for i, call in enumerate(calls):
+        if left <= 0:
+            parts.append({"type": "text", "content": f"[{len(calls) - i} parts cut]"})
+            break
+        id, name = call.id[:_ID], call.function[:_ID]
+        left -= len(id) + len(name)
+        text = _json_text(call.arguments)
+        if len(text) <= left:  # JSON data, or cut text when too long
+            arguments: Any = json.loads(text)
+            left -= len(text)
+        else:
+            arguments = cut(text)
+        parts.append({"type": "tool_call", "id": id, "name": name, "arguments": arguments})
     return parts
 
 
+CACHED = 1024
+"""The most messages whose JSON ``input_messages`` keeps (the newest: those a call's
+input may show again)."""
+
+
 def input_messages(
-    messages: Sequence[ChatMessage], limit: int, cache: dict[str, str] | None = None
+    newest: Iterable[ChatMessage], total: int, limit: int, cache: dict[str, str] | None = None
 ) -> tuple[str, int]:
     """``gen_ai.input.messages``: the newest messages that fit in about ``limit``
-    characters (the work is bounded by the limit, not by the conversation's length), and
-    how many older ones were left out. ``cache`` keeps each message's JSON by id, so
-    that a message is serialised once per run, not once per step."""
+    characters, from ``newest`` (a call's input newest first, read only as far as
+    needed: the work is bounded by the limit, not by the conversation's length), and
+    how many older ones of the ``total`` were left out. ``cache`` keeps the JSON of the
+    :data:`CACHED` messages serialised last by id, so that a message is serialised once
+    per run, not once per step."""
     kept: list[str] = []
     size = 0
-    for message in reversed(messages):
+    for message in newest:
         item = cache.get(message.id) if cache is not None else None
         if item is None:
             item = json.dumps(
@@ -146,12 +176,14 @@ def input_messages(
             )
             if cache is not None:
                 cache[message.id] = item
+                if len(cache) > CACHED:
+                    del cache[next(iter(cache))]
         if kept and size + len(item) > limit:
             break
         kept.append(item)
         size += len(item) + 1
     kept.reverse()
-    return "[" + ",".join(kept) + "]", len(messages) - len(kept)
+    return "[" + ",".join(kept) + "]", total - len(kept)
 
 
 def output_messages(output: ModelOutput, limit: int) -> str:

@@ -15,6 +15,7 @@ span events; an error that ended the run is an ``exception`` event and the error
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,23 @@ from ..transcripts import (
     ToolEvent,
 )
 from . import _attributes as a
-from ._common import Options, end_ns, error_kind, note, ns, set_error
+from ._common import (
+    MAX_NS,
+    Options,
+    before_ns,
+    chat_request,
+    chat_result,
+    cleaned,
+    end_ns,
+    error_kind,
+    note,
+    ns,
+    put,
+    sandbox_attributes,
+    set_error,
+    text,
+)
+from ._inputs import InputIndex, ModelInput
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -46,10 +63,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Options", "TraceBuilder", "ns"]
 
-ModelInput = Callable[[ModelEvent], list[ChatMessage]]
-
 MAX_NAME = 200
 """The most characters of a tool's name in a span's name and ``gen_ai.tool.name``."""
+
+SETTLE_NS = 1_000_000_000
+"""How long after a recorded call's end an event may still be within it: a call's end is
+its start plus its duration, two clocks, which drift apart a little during a call."""
 
 
 class TraceBuilder:
@@ -64,12 +83,15 @@ class TraceBuilder:
         model_input: ModelInput | None = None,
         *,
         live: bool = True,
+        message: Callable[[str], ChatMessage | None] | None = None,
     ) -> None:
         self.tracer = tracer
         self.live = live
         self.root = root
         self.options = options
         self.model_input = model_input
+        self.message = message  # a message by id: a call's input read newest first
+        self._inputs = InputIndex()
         self.status = "success"
         self.named = False
         self._root_context = trace.set_span_in_context(root)
@@ -77,7 +99,8 @@ class TraceBuilder:
         self._contexts: dict[str, Context] = {}
         self._pending: set[str] = set()
         self._done: set[str] = set()  # ids of the spans ended and let go of (live)
-        self._scope_ends: dict[str, int] = {}  # a recorded run's calls: when they ended
+        self._ending: list[tuple[int, str]] = []  # a recorded run's calls over: (end, id)
+        self.last = 0  # a recorded run: the latest time of what it did (nanoseconds)
         self._agents: set[str | None] = {None}  # scopes whose model calls make steps
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
@@ -90,30 +113,30 @@ class TraceBuilder:
         """The root is the run ``name`` (an agent's run, unless :meth:`name_eval`)."""
         self.named = True
         root = self.root
-        root.update_name(f"invoke_agent {name}")
-        root.set_attribute(a.AGENT_NAME, name)
+        root.update_name(text(f"invoke_agent {name}"))
+        put(root, a.AGENT_NAME, name)
         if model:
             provider, model_name = a.split_model(model)
-            root.set_attribute(a.PROVIDER, provider)
-            root.set_attribute(a.REQUEST_MODEL, model_name)
+            put(root, a.PROVIDER, provider)
+            put(root, a.REQUEST_MODEL, model_name)
 
     def name_eval(self, name: str) -> None:
         """The root is an eval (its samples' spans are within it)."""
         if self.root.is_recording():
-            self.root.update_name(f"invoke_workflow {name}")
+            self.root.update_name(text(f"invoke_workflow {name}"))
             self.root.set_attribute(a.OPERATION, "invoke_workflow")
 
     def name_sample(self, name: str, id: str | None = None, epoch: int | None = None) -> None:
         """The root is a sample of the eval ``name``."""
         self.named = True
         root = self.root
-        root.update_name(f"invoke_agent {name}" + (f" sample {id}" if id is not None else ""))
-        root.set_attribute(a.AGENT_NAME, name)
+        root.update_name(text(f"invoke_agent {name}" + (f" sample {id}" if id is not None else "")))
+        put(root, a.AGENT_NAME, name)
         root.set_attribute("loopwright.eval.sample", True)
         if id is not None:
-            root.set_attribute("loopwright.sample.id", id)
+            put(root, "loopwright.sample.id", id)
         if epoch is not None:
-            root.set_attribute("loopwright.eval.epoch", epoch)
+            put(root, "loopwright.eval.epoch", epoch)
 
     def context_at(self, scope: str | None) -> Context:
         """Where a span opened now in ``scope`` belongs (e.g. an eval's sample)."""
@@ -179,11 +202,11 @@ class TraceBuilder:
         context: Context | None = None,
     ) -> Span:
         span = self.tracer.start_span(
-            name,
+            text(name),
             context=context if context is not None else self._parent(ev.span_id),
             kind=kind,
             start_time=ns(ev.timestamp),
-            attributes=attributes,
+            attributes=cleaned(attributes),
         )
         self._spans[ev.id] = span
         self._pending.add(ev.id)
@@ -201,23 +224,47 @@ class TraceBuilder:
         if id not in self._pending:
             return None
         self._pending.discard(id)
-        self._end_step(id, end)  # steps of an agent that ran within it
-        if not self.live:  # a recorded run: the events within it come after it
-            self._scope_ends[id] = end  # (where its last step ends)
+        if not self.live:  # a recorded run: the events within it come after it (_settle)
             return self._spans[id]
-        # told as it happens: nothing more happens within it, so what a long run keeps is
-        # what is open, not every span it made
+        self._end_step(id, end)  # steps of an agent that ran within it
         self._done.add(id)  # (a second notice of its end is not a new event)
+        return self._release(id)
+
+    def _release(self, id: str) -> Span:
+        """Let go of the span of an event over: nothing more happens within it, so what
+        a long run keeps is what is open, not every span it made."""
         self._contexts.pop(id, None)
         self._step_count.pop(id, None)
         self._agents.discard(id)
         return self._spans.pop(id)
+
+    def _over(self, id: str, span: Span, end: int) -> None:
+        """End the span of a completed event at ``end``: now, when it is told as it
+        happens; in a recorded run once the events within it are read (:meth:`_settle`)."""
+        if self.live:
+            span.end(end_time=end)
+        else:
+            heapq.heappush(self._ending, (end, id))
+            self.last = max(self.last, end)
+
+    def _settle(self, now: int) -> None:
+        """A recorded run's events are read in the order they began, and the events
+        within a call began before it ended: so the calls that ended before ``now`` (the
+        start of the event read, less :data:`SETTLE_NS`) have all theirs, and end."""
+        ending = self._ending
+        while ending and ending[0][0] < now:
+            end, id = heapq.heappop(ending)
+            self._end_step(id, end)  # (its agent's last step)
+            self._release(id).end(end_time=end)
 
     # --- events ---------------------------------------------------------------------------
     def on_event(self, ev: Event) -> None:
         """An event recorded, or a pending event completed."""
         if ev.id in self._done:
             return
+        if not self.live:
+            self.last = max(self.last, ns(ev.timestamp))
+            self._settle(self.last - SETTLE_NS)
         if isinstance(ev, ModelEvent):
             self._model(ev)
         elif isinstance(ev, ToolEvent):
@@ -239,23 +286,12 @@ class TraceBuilder:
 
     def _model(self, ev: ModelEvent) -> None:
         if ev.id not in self._spans:
-            provider, model = a.split_model(ev.model)
             start = ns(ev.timestamp)
             context = self._new_step(ev.span_id, start) if ev.span_id in self._agents else None
-            attributes: dict[str, Any] = {
-                a.OPERATION: "chat",
-                a.PROVIDER: provider,
-                a.SYSTEM: provider,
-                a.REQUEST_MODEL: model,
-            }
-            config = ev.config
-            if config.max_tokens is not None:
-                attributes["gen_ai.request.max_tokens"] = config.max_tokens
-            if config.temperature is not None:
-                attributes["gen_ai.request.temperature"] = config.temperature
-            if config.top_p is not None:
-                attributes["gen_ai.request.top_p"] = config.top_p
-            self._start(ev, f"chat {model}", attributes, kind=SpanKind.CLIENT, context=context)
+            name, attributes = chat_request(ev)
+            if self.options.contents:
+                self._inputs.add(ev)
+            self._start(ev, name, attributes, kind=SpanKind.CLIENT, context=context)
         if ev.pending:
             return
         end = self._end(ev)
@@ -263,33 +299,22 @@ class TraceBuilder:
         if span is None:
             return
         out = ev.output
-        usage = ev.usage
-        if usage is not None:
-            span.set_attribute(a.INPUT_TOKENS, usage.input_tokens)
-            span.set_attribute(a.OUTPUT_TOKENS, usage.output_tokens)
-            if usage.cache_read_tokens is not None:
-                span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
-            self._input_tokens += usage.input_tokens
-            self._output_tokens += usage.output_tokens
-        if ev.retries:
-            span.set_attribute("loopwright.model.retries", ev.retries)
-        if out is not None:
-            span.set_attribute(a.FINISH_REASONS, [a.finish_reason(out.stop_reason)])
-            if out.model:
-                span.set_attribute(a.RESPONSE_MODEL, out.model)
-        if ev.error is not None:
-            kind, message = error_kind(ev.error)
-            set_error(span, kind, message)
+        chat_result(span, ev)
+        if ev.usage is not None:
+            self._input_tokens += ev.usage.input_tokens
+            self._output_tokens += ev.usage.output_tokens
         if self.options.contents:
             limit = self.options.max_content
             if self.model_input is not None:
-                text, omitted = a.input_messages(self.model_input(ev), limit, self._json)
-                span.set_attribute(a.INPUT_MESSAGES, text)
+                inputs, omitted = self._inputs.shown(
+                    ev, self.message, self.model_input, limit, self._json
+                )
+                put(span, a.INPUT_MESSAGES, inputs)
                 if omitted:
-                    span.set_attribute("loopwright.input.messages_omitted", omitted)
+                    put(span, "loopwright.input.messages_omitted", omitted)
             if out is not None:
-                span.set_attribute(a.OUTPUT_MESSAGES, a.output_messages(out, limit))
-        span.end(end_time=end)
+                put(span, a.OUTPUT_MESSAGES, a.output_messages(out, limit))
+        self._over(ev.id, span, end)
 
     def _tool(self, ev: ToolEvent) -> None:
         if ev.id not in self._spans:
@@ -313,17 +338,17 @@ class TraceBuilder:
         if span is None:
             return
         if ev.approval is not None:
-            span.set_attribute("loopwright.approval.decision", ev.approval.decision)
+            put(span, "loopwright.approval.decision", ev.approval.decision)
         if ev.truncated:
-            span.set_attribute("loopwright.tool.truncated", True)
+            put(span, "loopwright.tool.truncated", True)
         if ev.failure is not None:
             kind, message = error_kind(ev.failure)
             set_error(span, kind, message, ev.traceback)
         elif ev.error is not None:
             set_error(span, ev.error.type, ev.error.message)
         if self.options.contents and ev.result is not None:
-            span.set_attribute(a.TOOL_RESULT, a.bounded(ev.result.text, self.options.max_content))
-        span.end(end_time=end)
+            put(span, a.TOOL_RESULT, a.bounded(ev.result.text, self.options.max_content))
+        self._over(ev.id, span, end)
 
     def _span_begin(self, ev: SpanBegin) -> None:
         if ev.id in self._spans:
@@ -344,7 +369,7 @@ class TraceBuilder:
         if ev.error is not None:
             kind, message = error_kind(ev.error)
             set_error(span, kind, message)
-        span.end(end_time=end)
+        self._over(ev.begin, span, end)
 
     def _subtask(self, ev: SubtaskEvent) -> None:
         if ev.id not in self._spans:
@@ -365,20 +390,14 @@ class TraceBuilder:
             kind, message = error_kind(ev.error)
             set_error(span, kind, message)
         elif self.options.contents:
-            span.set_attribute(
-                "loopwright.subtask.result", a.json_value(ev.result, self.options.max_content)
+            put(
+                span, "loopwright.subtask.result", a.json_value(ev.result, self.options.max_content)
             )
-        span.end(end_time=end)
+        self._over(ev.id, span, end)
 
     def _limit(self, ev: LimitEvent) -> None:
-        attributes: dict[str, Any] = {"loopwright.limit.type": ev.type, "message": ev.message}
-        if ev.limit is not None:
-            attributes["loopwright.limit.limit"] = ev.limit
-        if ev.value is not None:
-            attributes["loopwright.limit.value"] = ev.value
-        self._current(ev.span_id).add_event("loopwright.limit", attributes, ns(ev.timestamp))
-        owner = self._owner(ev.span_id)
-        owner.set_attribute("loopwright.limit.type", ev.type)
+        self._note(ev)
+        put(self._owner(ev.span_id), "loopwright.limit.type", ev.type)
         if ev.span_id is None:
             self.status = "limit"
 
@@ -388,53 +407,43 @@ class TraceBuilder:
             cancelled = ev.error in ("CancelledError", "KeyboardInterrupt")
             self.status = "cancelled" if cancelled else "error"
 
-    def _note(self, ev: InfoEvent | LoggerEvent | ApprovalEvent) -> None:
+    def _note(self, ev: InfoEvent | LoggerEvent | ApprovalEvent | LimitEvent) -> None:
         name, attributes = note(ev, self.options.contents, self.options.max_content)
-        self._current(ev.span_id).add_event(name, attributes, ns(ev.timestamp))
+        self._current(ev.span_id).add_event(name, cleaned(attributes), ns(ev.timestamp))
 
     def _sandbox(self, ev: SandboxEvent) -> None:
         end = ns(ev.timestamp)  # recorded when the operation ended
-        attributes: dict[str, Any] = {"loopwright.sandbox.action": ev.action}
-        if ev.result is not None:
-            attributes["loopwright.sandbox.exit_code"] = ev.result
-        if self.options.contents:
-            limit = self.options.max_content
-            if ev.cmd is not None:
-                attributes["loopwright.sandbox.command"] = a.json_value(ev.cmd, limit)
-            if ev.file is not None:
-                attributes["loopwright.sandbox.file"] = a.bounded(ev.file, limit)
-            if ev.output is not None:
-                attributes["loopwright.sandbox.output"] = a.bounded(ev.output, limit)
+        attributes = sandbox_attributes(ev, self.options)
         span = self.tracer.start_span(
-            f"sandbox {ev.action}",
+            text(f"sandbox {ev.action}"),
             context=self._parent(ev.span_id),
-            start_time=end - int(ev.duration * 1_000_000_000),
-            attributes=attributes,
+            start_time=before_ns(end, ev.duration),
+            attributes=cleaned(attributes),
         )
         span.end(end_time=end)
 
     # --- the end --------------------------------------------------------------------------
     def close(self, end: int | None = None) -> None:
         """End what is still open and the root span (at ``end``, default now)."""
+        self._settle(MAX_NS + 1)
         for scope in list(self._steps):
-            step_end = self._scope_ends.get(scope, end) if scope is not None else end
-            if step_end is None:
+            if end is None:
                 self._steps.pop(scope).end()
             else:
-                self._end_step(scope, step_end)
+                self._end_step(scope, end)
         for id in list(self._pending):  # a run killed (or cut) with calls in flight
             span = self._spans[id]
-            span.set_attribute("loopwright.unfinished", True)
+            put(span, "loopwright.unfinished", True)
             span.end(end_time=end)
         self._pending.clear()
         root = self.root
         if self._input_tokens or self._output_tokens:
-            root.set_attribute(a.INPUT_TOKENS, self._input_tokens)
-            root.set_attribute(a.OUTPUT_TOKENS, self._output_tokens)
+            put(root, a.INPUT_TOKENS, self._input_tokens)
+            put(root, a.OUTPUT_TOKENS, self._output_tokens)
         root.set_attribute("loopwright.run.status", self.status)
         root.end(end_time=end)
         self._spans.clear()
         self._contexts.clear()
         self._json.clear()
+        self._inputs.clear()
         self._done.clear()
-        self._scope_ends.clear()

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 from ..log import RunLog, SampleInfo, load_run
 from . import _attributes as a
 from ._builder import Options, TraceBuilder, ns
+from ._common import put
 from ._instrument import tracer
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Tracer, TracerProvider
 
-__all__ = ["export_spans", "send_otlp"]
+__all__ = ["BATCH", "export_spans", "send_otlp"]
 
 
 def export_spans(
@@ -44,13 +45,14 @@ def export_spans(
             root.name_eval(name)
         else:
             root.name_run(name, info.model)
-        root.root.set_attribute(a.RUN_ID, info.id)
+        put(root.root, a.RUN_ID, info.id)
         for sample in samples:
             built = _build(t, log, sample, options, sample.created, root.context_at(None))
             built.name_sample(name, sample.id, sample.epoch)
-            built.root.set_attribute(a.RUN_ID, info.id)
-            _end(built, sample.status, sample.finished or sample.created)
-        _end(root, info.status, info.finished or info.created)
+            put(built.root, a.RUN_ID, info.id)
+            _end(built, sample.status, sample.finished, sample.created)
+            root.last = max(root.last, built.last, ns(sample.finished or sample.created))
+        _end(root, info.status, info.finished, info.created)
         return format(root.root.get_span_context().trace_id, "032x")
 
 
@@ -68,18 +70,25 @@ def _build(
         start_time=ns(start),
         attributes={a.OPERATION: "invoke_agent"},
     )
-    builder = TraceBuilder(t, root, options, log.model_input, live=False)
+    builder = TraceBuilder(t, root, options, log.model_input, live=False, message=log.message)
     builder.named = True
     for ev in log.events(sample if sample is not None else None):
         builder.on_event(ev)
     return builder
 
 
-def _end(builder: TraceBuilder, status: str, finished: datetime) -> None:
-    """Close with the recorded status (``interrupted``: a run whose process died)."""
+def _end(builder: TraceBuilder, status: str, finished: datetime | None, start: datetime) -> None:
+    """Close with the recorded status (``interrupted``: a run whose process died) and
+    end (none: still going, or killed; then when the last thing it did ended)."""
     if builder.status == "success" and status != "success":
         builder.status = status
-    builder.close(ns(finished))
+    builder.close(ns(finished) if finished is not None else max(ns(start), builder.last))
+
+
+BATCH = 512
+"""The most spans ``send_otlp`` sends a request (the SDK batch processor's default):
+collectors refuse requests over a few megabytes, and a long run's spans need not all be
+held at once."""
 
 
 def send_otlp(
@@ -92,29 +101,49 @@ def send_otlp(
 ) -> tuple[str, int]:
     """Send a recorded run's spans over OTLP/HTTP to ``endpoint`` (the traces URL;
     default: the standard ``OTEL_EXPORTER_OTLP_*`` variables, else
-    ``http://localhost:4318/v1/traces``). Returns the trace id and the number of spans.
+    ``http://localhost:4318/v1/traces``), :data:`BATCH` spans a request, as they end.
+    Returns the trace id and the number of spans.
 
     Raises:
-        ConnectionError: The endpoint did not take the spans.
+        ConnectionError: The endpoint did not take the spans (nothing more is sent after
+            the first request it refused).
     """
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    class Batches(SpanProcessor):
+        """Sends the spans ended, a batch at a time, on this thread."""
+
+        def __init__(self) -> None:
+            self.spans: list[ReadableSpan] = []
+            self.sent = 0
+            self.failed = False
+
+        def on_end(self, span: ReadableSpan) -> None:
+            if not self.failed:
+                self.spans.append(span)
+                if len(self.spans) >= BATCH:
+                    self.send()
+
+        def send(self) -> None:
+            spans, self.spans = self.spans, []
+            if spans and not self.failed:
+                self.failed = exporter.export(spans) is not SpanExportResult.SUCCESS
+                self.sent += 0 if self.failed else len(spans)
 
     service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    kept = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(kept))
-    trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
-    spans = kept.get_finished_spans()
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    batches = Batches()
+    provider.add_span_processor(batches)
     try:
-        result = exporter.export(spans)
+        trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
+        batches.send()
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
-    if result is not SpanExportResult.SUCCESS:
+    if batches.failed:
         where = endpoint or "the OTLP endpoint ($OTEL_EXPORTER_OTLP_ENDPOINT)"
         raise ConnectionError(f"{where} did not take the spans (see the log above)")
-    return trace_id, len(spans)
+    return trace_id, batches.sent

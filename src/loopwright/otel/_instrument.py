@@ -109,7 +109,7 @@ class Instrumentation:
         if not root.is_recording():
             # no tracer provider (or this trace sampled out): nothing more, per step nothing
             return
-        builder = TraceBuilder(self.tracer, root, self.options, t.model_input)
+        builder = TraceBuilder(self.tracer, root, self.options, t.model_input, message=t.message)
         self._builders[t] = builder
 
         def on_event(ev: Event) -> None:
@@ -176,7 +176,8 @@ def instrument(
             is off (``$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` turns it
             on). A model call's input then holds the newest messages that fit in
             ``max_content`` characters.
-        max_content: The most characters of each content value.
+        max_content: The most characters of each content value (of a message's parts
+            together: a reply's reasoning, text and tool calls).
 
     Raises:
         MissingDependencyError: OpenTelemetry is not installed (``loopwright[otel]``).
