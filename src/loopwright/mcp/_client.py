@@ -30,7 +30,7 @@ from loopwright.mcp._connection import (
     check_names,
     open_connection,
 )
-from loopwright.mcp._results import clean, result_text
+from loopwright.mcp._results import clean, resource_text, result_text
 from loopwright.model import ToolInfo
 from loopwright.tools import Tool, ToolDefinitionError, ToolError
 
@@ -185,12 +185,6 @@ class MCPServer:
             with bounded_patterns():
                 async with asyncio.timeout(timeout or self.timeout):
                     return await conn.race(getattr(session, fn)(*args, **kwargs))
-        except PatternUnchecked as ex:
-            why = clean(self.transport.redact(f"{ex.text[:60]!r} against {ex.pattern[:200]!r}"))
-            raise MCPServerError(
-                f"MCP server {self.name!r}: {what} got an answer that could not be checked "
-                f"against its output schema's pattern ({why}: {ex.why})"
-            ) from None
         except MCPServerError as ex:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {ex}") from None
@@ -203,12 +197,15 @@ class MCPServer:
             raise MCPServerError(
                 f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}"
             ) from None
-        except (ValidationError, RuntimeError) as ex:
+        except (ValidationError, RuntimeError, PatternUnchecked) as ex:
             # the SDK refused the answer: a result of the wrong shape, content of an
             # unknown type, structured content its output schema refuses (or a schema
-            # that cannot be used: a RecursionError is a RuntimeError), a result kind
-            # this client did not ask for. The server's fault, not this process's.
+            # that cannot be used: a RecursionError is a RuntimeError; a pattern not
+            # matched in time), a result kind this client did not ask for. The
+            # server's fault, not this process's.
             why = clean(self.transport.redact(str(ex)[:1000]))
+            if isinstance(ex, PatternUnchecked):
+                why = f"it could not be checked against its output schema's pattern: {why}"
             raise MCPServerError(
                 f"MCP server {self.name!r}: {what} got an invalid answer: {why}"
             ) from None
@@ -376,21 +373,8 @@ class MCPServer:
 
     async def read_resource(self, uri: str) -> str:
         """The resource at ``uri`` as text (binary parts as a note of their size)."""
-        from loopwright.mcp._results import block_text
-
         result = await self._request(f"resources/read {uri!r}", "read_resource", uri)
-        parts = []
-        for c in result.contents:
-            text = getattr(c, "text", None)
-            parts.append(text if text is not None else block_text(_Embedded(c)))
-        return "\n".join(parts)
-
-
-class _Embedded:
-    type = "resource"
-
-    def __init__(self, resource: Any) -> None:
-        self.resource = resource
+        return resource_text(result.contents)
 
 
 def mcp_server(

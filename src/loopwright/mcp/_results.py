@@ -18,7 +18,7 @@ from loopwright._terminal import visible
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["block_text", "clean", "result_text"]
+__all__ = ["block_text", "clean", "resource_text", "result_text"]
 
 
 def _b64_size(data: str) -> int:
@@ -57,3 +57,19 @@ def clean(text: str, limit: int = 4000) -> str:
     stripped, at most ``limit`` characters (its end, where the error usually is)."""
     text = visible(text)
     return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def resource_text(contents: Any) -> str:
+    """A resource's contents as text (each part's text, or what a block of it says)."""
+    parts = []
+    for c in contents:
+        text = getattr(c, "text", None)
+        parts.append(text if text is not None else block_text(_Embedded(c)))
+    return "\n".join(parts)
+
+
+class _Embedded:
+    type = "resource"
+
+    def __init__(self, resource: Any) -> None:
+        self.resource = resource
