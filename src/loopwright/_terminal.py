@@ -240,23 +240,40 @@ def hanging(text: str, quote: str = "  " + GUTTER) -> str:
     return visible(text).replace("\n", "\n" + quote)
 
 
+def _cells(text: str) -> int:
+    """The most cells a terminal may show ``text`` in: rich's measure, or the sum of
+    its characters' (a terminal that does not join an emoji sequence shows each part),
+    an emoji presentation selector (U+FE0F) counting one (it makes a narrow character
+    before it two cells wide, even across two deltas of a stream)."""
+    from rich.cells import cell_len, get_character_cell_size
+
+    if text.isascii():
+        return len(text)
+    each = sum(get_character_cell_size(char) for char in text) + text.count("\ufe0f")
+    return max(cell_len(text), each)
+
+
 def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str], int]:
     """``text`` (no line break in it) written from ``column`` of a row ``width`` cells
     wide: the pieces each row takes (the first on the current row; each next row begins
     with ``indent`` cells of the caller's) and the column it ends at. A wide character
-    that would not fit goes to the next row whole."""
-    from rich.cells import cell_len, get_character_cell_size
-
-    size = cell_len(text)
+    that would not fit goes to the next row whole, with what joins it (a variation
+    selector, a combining mark...); each is measured at the most cells a terminal may
+    show it in, so that the terminal never has a row to wrap."""
+    size = _cells(text)
     if column + size <= width:
         return [text], column + size
-    pieces, start = [], 0
-    for at, char in enumerate(text):
-        size = get_character_cell_size(char)
+    pieces, start, at = [], 0, 0
+    while at < len(text):
+        end = at + 1  # (what joins text[at] goes with it)
+        while end < len(text) and end - at <= _MAX_SHIFT and not _whole(text, end):
+            end += 1
+        size = _cells(text[at:end])
         if column + size > width and column > indent:
             pieces.append(text[start:at])
             start, column = at, indent
         column += size
+        at = end
     pieces.append(text[start:])
     return pieces, column
 
