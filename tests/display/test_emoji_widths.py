@@ -102,3 +102,21 @@ def test_the_approval_prompt_of_selected_emoji_fits() -> None:
     lines = shown.split("\n")
     assert terminal_rows(shown, WIDTH) == lines
     assert not any(line.startswith("\u2190") for line in lines)
+
+
+async def test_a_line_printed_amid_a_streamed_row_leaves_no_row_unquoted() -> None:
+    # a log line (a retry's warning), a parallel call's result... printed while a
+    # streamed row is open ends that row: the text streamed after it must begin its
+    # own row with the gutter, not at the first column (the cursor is there now)
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=WIDTH, color_system=None, force_terminal=True)
+    view = StreamingDisplay(out)
+    with view:
+        async with lw.recording(db=False):
+            view.delta(TextDelta("hello "))
+            lw.transcript().info("a note between two deltas")
+            view.delta(TextDelta(FAKE))
+            view._end_text()
+    shown = buffer.getvalue().rstrip("\n")
+    assert "a note between two deltas" in shown
+    assert_unforgeable(shown, WIDTH)

@@ -104,6 +104,15 @@ class StreamingDisplay(ConsoleDisplay):
             self._show(lambda: self._print(shown))
         self._open = ""
 
+    def _rows(self, shown: list[Any], indent: int) -> list[Text]:
+        """The display's rows for an event; on a terminal, an open streamed row is ended
+        before them (a log line, a parallel call's result amid the stream): the text
+        streamed after them begins a row of its own, quoted, where the cursor is."""
+        out = super()._rows(shown, indent)
+        if out and self._terminal and self._column:
+            self._end_text()
+        return out
+
     def _render(self, ev: Event) -> list[Any]:
         if not isinstance(ev, ModelEvent) or ev.pending or not self._streamed:
             return super()._render(ev)
