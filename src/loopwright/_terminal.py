@@ -55,6 +55,7 @@ __all__ = [
     "json_text",
     "one_line",
     "split_middle",
+    "terminal_width",
     "unless_asking",
     "visible",
     "wrapped",
@@ -276,6 +277,16 @@ def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str]
         at = end
     pieces.append(text[start:])
     return pieces, column
+
+
+def terminal_width(stream: Any) -> int | None:
+    """The width in cells of the terminal ``stream`` writes to (``None``: not one)."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):  # (closed, no descriptor: not a terminal)
+        return None
 
 
 def wrapped(text: str, width: int | None, quote: str = "  " + GUTTER) -> str:
