@@ -7,7 +7,10 @@ name): a command could make millions. So when loopwright runs as root, each comm
 two are tmpfs mounts made on the host for that command (``size=``, and
 ``nr_inodes=`` = ``SandboxLimits.tmp_files``; ``nosuid``, ``nodev``, owned by the user
 bubblewrap runs as), in the sandbox's folder (``scratch-*``, reused by later commands),
-bound into the sandbox and unmounted as soon as the command ends. Past the bound,
+bound into the sandbox and unmounted as soon as the command ends. The sandbox's folder
+belongs to that user, who could replace a mount point by a link: each is mounted
+through a descriptor of a folder checked to be root's (``O_NOFOLLOW``), never by its
+name, and unmounted without following a link. Past the bound,
 making a file fails with "No space left on device" (``ENOSPC``), like a full disk: an
 ordinary failure of the command. A mount that a killed process left is unmounted when the folder is
 removed (``_quota.unmount_inside``) or the run's sandbox starts on it again.
