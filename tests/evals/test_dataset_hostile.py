@@ -176,3 +176,10 @@ def test_a_sample_file_swapped_for_a_link_after_the_check_is_refused(
     with pytest.raises(lw.DatasetError, match=r"a\.txt.*outside the dataset's folder"):
         lw.json_dataset(path)
     assert inside.is_symlink()  # (the swap happened: the test tested the race)
+
+
+def test_a_sample_file_name_with_a_nul_byte_is_a_dataset_error(tmp_path: Path) -> None:
+    # (a raw ValueError from the path functions, naming no line)
+    path = files_dataset(tmp_path, "a\x00b")
+    with pytest.raises(lw.DatasetError, match=r"d\.jsonl line 1: .*a\\x00b"):
+        lw.json_dataset(path)

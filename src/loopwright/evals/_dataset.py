@@ -202,6 +202,8 @@ def _read_file(value: str, base: Path, where: str) -> str:
     if not value.startswith("file:"):
         return value
     shown = value[5:]
+    if "\x00" in shown:  # (the path functions raise a bare ValueError on it)
+        raise DatasetError(f"{where}: sample file {shown!r}: a file name holds no NUL byte")
     folder = base.resolve()
     path = (folder / shown).resolve()  # (links followed: a link out is outside too)
     if not path.is_relative_to(folder):
