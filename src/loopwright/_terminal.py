@@ -54,6 +54,7 @@ __all__ = [
     "hanging",
     "json_text",
     "one_line",
+    "questions_asked",
     "split_middle",
     "terminal_width",
     "unless_asking",
@@ -311,6 +312,7 @@ MAX_HELD = 2_000
 
 _state = threading.Lock()
 _asking = 0
+_asked = 0  # questions put on the screen so far
 _held: list[Callable[[], None]] = []
 _dropped: list[Any] = [0, None]  # how many were dropped, and who says so
 
@@ -330,11 +332,12 @@ class Question:
 
     def begin(self) -> None:
         """The question is on the screen: prints through :func:`unless_asking` wait."""
-        global _asking
+        global _asking, _asked
         with _state:
             if self._state == "new":
                 self._state = "open"
                 _asking += 1
+                _asked += 1
 
     def end(self) -> None:
         """The question is answered or withdrawn: the prints held are made, in order,
@@ -370,6 +373,12 @@ def asking(question: Question | None = None) -> Iterator[Question]:
         yield question
     finally:
         question.end()
+
+
+def questions_asked() -> int:
+    """How many questions were put on the terminal so far: a row a program was writing
+    when the count changed was ended by one (its prompt, the person's answer)."""
+    return _asked
 
 
 def unless_asking(

@@ -120,3 +120,24 @@ async def test_a_line_printed_amid_a_streamed_row_leaves_no_row_unquoted() -> No
     shown = buffer.getvalue().rstrip("\n")
     assert "a note between two deltas" in shown
     assert_unforgeable(shown, WIDTH)
+
+
+@pytest.mark.parametrize("during", [False, True])
+def test_a_question_asked_amid_a_streamed_row_leaves_no_row_unquoted(during: bool) -> None:
+    # the human approver asks on the terminal while a streamed row is open (a parallel
+    # call): its prompt and the person's answer end that row; the text streamed after
+    # (held while it is asked, or after) begins its own row with the gutter
+    from loopwright._terminal import asking
+
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=WIDTH, color_system=None, force_terminal=True)
+    view = StreamingDisplay(out)
+    view.delta(TextDelta("hello "))
+    with asking():
+        buffer.write("--- approve? ---\ny\n")  # (the approver's)
+        if during:
+            view.delta(TextDelta(FAKE))
+    if not during:
+        view.delta(TextDelta(FAKE))
+    view._end_text()
+    assert_unforgeable(buffer.getvalue().rstrip("\n"), WIDTH)
