@@ -292,16 +292,17 @@ def terminal_width(stream: Any) -> int | None:
 
 def wrapped(text: str, width: int | None, quote: str = "  " + GUTTER) -> str:
     """``text`` (made safe: :func:`visible`) with each line longer than ``width`` cells
-    cut into rows that fit, every character kept, each row after a line's first
-    beginning with ``quote``: a terminal then wraps nothing, which would put a row of
-    untrusted text at the first column, where a program's own lines begin. ``width``
-    ``None`` (not a terminal): as it is."""
+    cut into rows that fit, every character kept (tabs written as spaces), each row
+    after a line's first beginning with ``quote``: a terminal then wraps nothing, which
+    would put a row of untrusted text at the first column, where a program's own lines
+    begin. ``width`` ``None`` (not a terminal): as it is."""
     if width is None:
         return text
     width = max(width, len(quote) + 1)
     out: list[str] = []
     for line in text.split("\n"):
-        pieces, _ = fold(line, 0, width, len(quote))
+        # (a tab is printed as up to 8 spaces: written as them, it is measured right)
+        pieces, _ = fold(line.expandtabs() if "\t" in line else line, 0, width, len(quote))
         out.append(pieces[0])
         out.extend(quote + piece for piece in pieces[1:])
     return "\n".join(out)

@@ -141,3 +141,19 @@ def test_a_question_asked_amid_a_streamed_row_leaves_no_row_unquoted(during: boo
         view.delta(TextDelta(FAKE))
     view._end_text()
     assert_unforgeable(buffer.getvalue().rstrip("\n"), WIDTH)
+
+
+def test_wrapped_rows_with_tabs_fit() -> None:
+    # a tab is printed as up to 8 spaces: measured as nothing, a line of them that
+    # "fit" was wrapped by the terminal (the approval prompt's model text, an error)
+    from loopwright.approval._human import _describe
+
+    text = "ab" + "\t" * 5 + FAKE
+    shown = wrapped(text, WIDTH)
+    assert_unforgeable(shown.expandtabs(), WIDTH)
+    call = lw.ToolCall(id="c1", function="ls", arguments={})
+    messages: list[lw.ChatMessage] = [lw.AssistantMessage(content=text, tool_calls=[call])]
+    prompt = _describe(call, messages, WIDTH).rstrip("\n").expandtabs()
+    lines = prompt.split("\n")
+    assert terminal_rows(prompt, WIDTH) == lines
+    assert not any(line.startswith("\u2190") for line in lines)
