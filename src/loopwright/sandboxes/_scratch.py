@@ -7,10 +7,10 @@ name): a command could make millions. So when loopwright runs as root, each comm
 two are tmpfs mounts made on the host for that command (``size=``, and
 ``nr_inodes=`` = ``SandboxLimits.tmp_files``; ``nosuid``, ``nodev``, owned by the user
 bubblewrap runs as), in the sandbox's folder (``scratch-*``, reused by later commands),
-bound into the sandbox and unmounted as soon as the command ends. The sandbox's folder
-belongs to that user, who could replace a mount point by a link: each is mounted
-through a descriptor of a folder checked to be root's (``O_NOFOLLOW``), never by its
-name, and unmounted without following a link. Past the bound,
+bound into the sandbox and unmounted as soon as the command ends. Whoever could write
+in the sandbox's folder (a version that handed it to that user) could replace a
+mount point by a link: each is mounted through a descriptor of a folder checked to
+be root's (``O_NOFOLLOW``), never by its name, and unmounted without following one. Past the bound,
 making a file fails with "No space left on device" (``ENOSPC``), like a full disk: an
 ordinary failure of the command. A mount that a killed process left is unmounted when the folder is
 removed (``_quota.unmount_inside``) or the run's sandbox starts on it again.
@@ -67,9 +67,8 @@ def _libc() -> Any:
 
 def _own_folder(path: str) -> int | None:
     """An ``O_PATH`` descriptor of ``path`` if it is a folder of this process's user, not
-    a link (``None`` else). The sandbox's folder belongs to the user bubblewrap runs as,
-    who could replace a mount point in it by a link to anywhere: mounted by its name, a
-    tmpfs of theirs would go there (over ``/etc``)."""
+    a link (``None`` else): a mount point replaced by a link to anywhere, mounted by its
+    name, would put a tmpfs of the sandbox's user there (over ``/etc``)."""
     try:
         fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
     except OSError:
