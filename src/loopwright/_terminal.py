@@ -54,7 +54,9 @@ __all__ = [
     "hanging",
     "json_text",
     "one_line",
+    "questions_asked",
     "split_middle",
+    "terminal_width",
     "unless_asking",
     "visible",
     "wrapped",
@@ -240,39 +242,67 @@ def hanging(text: str, quote: str = "  " + GUTTER) -> str:
     return visible(text).replace("\n", "\n" + quote)
 
 
+def _cells(text: str) -> int:
+    """The most cells a terminal may show ``text`` in: rich's measure, or the sum of
+    its characters' (a terminal that does not join an emoji sequence shows each part),
+    an emoji presentation selector (U+FE0F) counting one (it makes a narrow character
+    before it two cells wide, even across two deltas of a stream)."""
+    from rich.cells import cell_len, get_character_cell_size
+
+    if text.isascii():
+        return len(text)
+    each = sum(get_character_cell_size(char) for char in text) + text.count("\ufe0f")
+    return max(cell_len(text), each)
+
+
 def fold(text: str, column: int, width: int, indent: int = 0) -> tuple[list[str], int]:
     """``text`` (no line break in it) written from ``column`` of a row ``width`` cells
     wide: the pieces each row takes (the first on the current row; each next row begins
     with ``indent`` cells of the caller's) and the column it ends at. A wide character
-    that would not fit goes to the next row whole."""
-    from rich.cells import cell_len, get_character_cell_size
-
-    size = cell_len(text)
+    that would not fit goes to the next row whole, with what joins it (a variation
+    selector, a combining mark...); each is measured at the most cells a terminal may
+    show it in, so that the terminal never has a row to wrap."""
+    size = _cells(text)
     if column + size <= width:
         return [text], column + size
-    pieces, start = [], 0
-    for at, char in enumerate(text):
-        size = get_character_cell_size(char)
+    pieces, start, at = [], 0, 0
+    while at < len(text):
+        end = at + 1  # (what joins text[at] goes with it)
+        while end < len(text) and end - at <= _MAX_SHIFT and not _whole(text, end):
+            end += 1
+        size = _cells(text[at:end])
         if column + size > width and column > indent:
             pieces.append(text[start:at])
             start, column = at, indent
         column += size
+        at = end
     pieces.append(text[start:])
     return pieces, column
 
 
+def terminal_width(stream: Any) -> int | None:
+    """The width in cells of the terminal ``stream`` writes to (``None``: not one)."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):  # (closed, no descriptor: not a terminal)
+        return None
+
+
 def wrapped(text: str, width: int | None, quote: str = "  " + GUTTER) -> str:
     """``text`` (made safe: :func:`visible`) with each line longer than ``width`` cells
-    cut into rows that fit, every character kept, each row after a line's first
-    beginning with ``quote``: a terminal then wraps nothing, which would put a row of
-    untrusted text at the first column, where a program's own lines begin. ``width``
-    ``None`` (not a terminal): as it is."""
+    cut into rows that fit, every character kept (tabs written as spaces), each row
+    after a line's first beginning with ``quote``: a terminal then wraps nothing, which
+    would put a row of untrusted text at the first column, where a program's own lines
+    begin. ``width`` ``None`` (not a terminal): as it is."""
     if width is None:
         return text
     width = max(width, len(quote) + 1)
     out: list[str] = []
     for line in text.split("\n"):
-        pieces, _ = fold(line, 0, width, len(quote))
+        # (a tab is printed as up to 8 spaces: written as them, it is measured right)
+        pieces, _ = fold(line.expandtabs() if "\t" in line else line, 0, width, len(quote))
         out.append(pieces[0])
         out.extend(quote + piece for piece in pieces[1:])
     return "\n".join(out)
@@ -283,6 +313,7 @@ MAX_HELD = 2_000
 
 _state = threading.Lock()
 _asking = 0
+_asked = 0  # questions put on the screen so far
 _held: list[Callable[[], None]] = []
 _dropped: list[Any] = [0, None]  # how many were dropped, and who says so
 
@@ -302,11 +333,12 @@ class Question:
 
     def begin(self) -> None:
         """The question is on the screen: prints through :func:`unless_asking` wait."""
-        global _asking
+        global _asking, _asked
         with _state:
             if self._state == "new":
                 self._state = "open"
                 _asking += 1
+                _asked += 1
 
     def end(self) -> None:
         """The question is answered or withdrawn: the prints held are made, in order,
@@ -342,6 +374,12 @@ def asking(question: Question | None = None) -> Iterator[Question]:
         yield question
     finally:
         question.end()
+
+
+def questions_asked() -> int:
+    """How many questions were put on the terminal so far: a row a program was writing
+    when the count changed was ended by one (its prompt, the person's answer)."""
+    return _asked
 
 
 def unless_asking(

@@ -50,3 +50,34 @@ def test_json_output_of_typed_arguments_and_an_infinite_metric(tmp_path: Path) -
     assert "sk-live-123" not in r.out
     assert row["metrics"] == {"s": {"ratio": None}}
     assert (row["scored"], row["errors"]) == (1, 0)
+
+
+def test_json_rows_leave_out_a_secret_held_in_a_typed_argument() -> None:
+    # a task argument that is an object (a dataclass, a pydantic model) holding a field
+    # named like a secret: once made JSON, that field is left out as any other
+    import dataclasses
+    from datetime import UTC, datetime
+
+    import pydantic
+
+    from loopwright.evals import EvalResult
+    from loopwright.evals._progress import summary_rows
+
+    @dataclasses.dataclass
+    class Creds:
+        user: str
+        api_key: str
+
+    class Config(pydantic.BaseModel):
+        token: str
+        region: str
+
+    result = EvalResult(task="t", model="mock", started=datetime.now(UTC))
+    result.params = {
+        "creds": Creds("me", "sk-live-123"),
+        "config": Config(token="tk-9", region="eu"),
+    }
+    [row] = summary_rows([result])
+    text = json.dumps(row)
+    assert "sk-live-123" not in text and "tk-9" not in text
+    assert row["params"] == {"creds": {"user": "me"}, "config": {"region": "eu"}}

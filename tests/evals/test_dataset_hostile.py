@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,36 @@ async def test_a_json_target_that_is_no_string_is_kept_as_json(tmp_path: Path) -
     for sample, result in zip(ds, [{"city": "Oslo", "pop": 1}, True, {"n": 1}], strict=True):
         score = await scorer(lw.AgentState(result=result), sample)
         assert score.value == 1.0, sample.id
+
+
+def test_a_sample_file_swapped_for_a_link_after_the_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the file is checked inside the folder, then replaced by a link out of it before it
+    # is opened (whoever can write in the dataset's folder, as it is loaded): what is
+    # opened is checked, not only the name
+    from loopwright.evals import _dataset
+
+    (tmp_path / "secret.txt").write_text("sk-secret")
+    path = files_dataset(tmp_path, "a.txt")
+    inside = path.parent / "a.txt"
+    inside.write_text("harmless")
+    real_open = os.open
+
+    def swapping_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(file) == os.fspath(inside.resolve()) and not inside.is_symlink():
+            inside.unlink()
+            os.symlink(tmp_path / "secret.txt", inside)
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(_dataset.os, "open", swapping_open)
+    with pytest.raises(lw.DatasetError, match=r"a\.txt.*outside the dataset's folder"):
+        lw.json_dataset(path)
+    assert inside.is_symlink()  # (the swap happened: the test tested the race)
+
+
+def test_a_sample_file_name_with_a_nul_byte_is_a_dataset_error(tmp_path: Path) -> None:
+    # (a raw ValueError from the path functions, naming no line)
+    path = files_dataset(tmp_path, "a\x00b")
+    with pytest.raises(lw.DatasetError, match=r"d\.jsonl line 1: .*a\\x00b"):
+        lw.json_dataset(path)

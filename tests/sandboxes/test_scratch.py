@@ -140,3 +140,53 @@ def test_without_root_a_note_says_there_is_no_bound(
         "--tmpfs",
         "/tmp",
     ]
+
+
+def _swap_for_link(path: str, target: Path) -> None:
+    """What a host process of the sandbox's user could do: the sandbox's folder is
+    theirs (chowned to it), so they may replace a mount point by a link."""
+    os.rmdir(path)
+    os.symlink(target, path)
+
+
+@needs_root
+def test_a_mount_point_swapped_for_a_link_mounts_nothing_where_it_points(tmp_path: Path) -> None:
+    # the mount points are reused: between two commands one is replaced by a link to a
+    # host folder; loopwright (root) must not mount a tmpfs of the sandbox's user there
+    root, victim = tmp_path / "box", tmp_path / "victim"
+    root.mkdir()
+    victim.mkdir()
+    (victim / "keep").write_text("host file")
+    free: list[str] = []
+    limits = SandboxLimits(tmp_files=BOUND)
+    first = mount_scratch(str(root), limits, 65534, 65534, free)
+    first.remove()
+    assert len(free) == 2
+    for path in free:
+        _swap_for_link(path, victim)
+    second = mount_scratch(str(root), limits, 65534, 65534, free)
+    try:
+        assert second.tmp is not None and second.shm is not None
+        assert not os.path.ismount(victim) and (victim / "keep").exists()
+        for path in (second.tmp, second.shm):
+            assert os.path.ismount(path) and not os.path.islink(path)
+    finally:
+        second.remove()
+    assert not os.path.ismount(victim)
+
+
+@needs_root
+def test_forgetting_mounts_never_unmounts_where_a_link_points(tmp_path: Path) -> None:
+    # a resumed run's folder holding a link named like a mount point, to a host mount:
+    # the host's mount stays
+    root, victim = tmp_path / "box", tmp_path / "victim"
+    root.mkdir()
+    victim.mkdir()
+    mounted = mount_scratch(str(victim), SandboxLimits(tmp_files=BOUND), 65534, 65534)
+    assert mounted.tmp is not None
+    try:
+        os.symlink(mounted.tmp, root / f"{PREFIX}evil")
+        forget_scratch(str(root))
+        assert os.path.ismount(mounted.tmp)
+    finally:
+        mounted.remove()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import click
 
 from .._errors import ConfigurationError
 from .._imports import import_file
-from .._terminal import hanging, json_text, visible
+from .._terminal import hanging, json_text, terminal_width, visible, wrapped
 from ._options import EXIT_OK, db_option, json_option, model_options
 from ._views import reading
 
@@ -109,7 +110,10 @@ def replay_command(
     if d is None:
         click.echo("every request was the recorded one")
     else:
-        click.echo(hanging(f"differs at {d.describe()}"))  # (lines after the first quoted)
-        click.echo(hanging(f"  recorded: {d.recorded}"))
-        click.echo(hanging(f"  replayed: {d.replayed}"))
+        # (lines after the first quoted; on a terminal, a long one cut into quoted rows:
+        # wrapped by the terminal, a row could read "  replayed: ..." at the first column)
+        width = terminal_width(sys.stdout)
+        click.echo(wrapped(hanging(f"differs at {d.describe()}"), width))
+        click.echo(wrapped(hanging(f"  recorded: {d.recorded}"), width))
+        click.echo(wrapped(hanging(f"  replayed: {d.replayed}"), width))
     return code

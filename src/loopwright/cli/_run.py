@@ -15,7 +15,7 @@ import click
 from .._collector import tuned_collector
 from .._errors import ConfigurationError
 from .._errors import error_text as describe
-from .._terminal import hanging, json_text, visible
+from .._terminal import hanging, json_text, terminal_width, visible, wrapped
 from ..agents import Agent, AgentState, react
 from ..limits import DEFAULT_MAX_STEPS, Limit, cost_limit, step_limit, time_limit, token_limit
 from ..log import default_db_path, list_runs
@@ -351,6 +351,13 @@ def _report(
     }
 
 
+def _warn(line: str) -> None:
+    """``line`` (its lines after the first quoted: :func:`hanging`) on stderr; on a
+    terminal, a row longer than it is cut here, the next rows quoted too: wrapped by the
+    terminal, a row of the untrusted text would begin at the first column."""
+    click.echo(wrapped(line, terminal_width(sys.stderr)), err=True)
+
+
 def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = False) -> None:
     """The answer on stdout; how the run ended on stderr, unless the live display
     showed that error already (``shown``). A run ended by the default step bound says
@@ -362,9 +369,9 @@ def _print(report: dict[str, Any], shown: set[str], *, default_bound: bool = Fal
         line = f"stopped: {hanging(report['limit']['message'])}"
         if default_bound and report["limit"].get("type") == "step":
             line += " (the default bound: --max-steps N raises it, --max-steps 0 lifts it)"
-        click.echo(line, err=True)
+        _warn(line)
     elif status == "error" and report["error"] not in shown:
-        click.echo(f"error: {hanging(cli_text(report['error']))}", err=True)  # (quoted lines)
+        _warn(f"error: {hanging(cli_text(report['error']))}")  # (quoted lines)
     elif status == "stopped":
         click.echo(f"stopped without an answer ({visible(str(report['completed']))})", err=True)
     elif status == "interrupted":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from .._terminal import visible
+from .._terminal import questions_asked, visible
 from ..display import ConsoleDisplay
 from ..display._rows import QUOTE, fold
 from ..model import ReasoningDelta, TextDelta
@@ -41,6 +41,7 @@ class StreamingDisplay(ConsoleDisplay):
         self._open = ""  # a line begun and not ended (held, when not a terminal)
         self._column = 0  # where the cursor is on the current row (a terminal), 0: none
         self._kind: type | None = None  # reasoning or text: a change of kind ends the line
+        self._asked = questions_asked()  # a question asked since ended the row
 
     def delta(self, delta: TextDelta | ReasoningDelta) -> None:
         """The stream sink: write ``delta`` now (a terminal) or once its line ends."""
@@ -56,6 +57,7 @@ class StreamingDisplay(ConsoleDisplay):
                 self._kind = type(delta)
                 self._end_text()  # a thought and the answer are never run into one line
             if self._terminal:
+                self._after_questions()
                 shown = self._quoted(text, style)
                 self._show(lambda: self.console.print(shown, end="", soft_wrap=True))
                 return
@@ -92,10 +94,17 @@ class StreamingDisplay(ConsoleDisplay):
                 shown.append(piece, style)
         return shown
 
+    def _after_questions(self) -> None:
+        """A question put on the terminal since the last delta (a parallel call's
+        approval) ended the row: its prompt and the person's answer did."""
+        if self._asked != questions_asked():
+            self._asked, self._column = questions_asked(), 0
+
     def _end_text(self) -> None:
         """End the streamed text's last line."""
         from rich.text import Text
 
+        self._after_questions()
         if self._terminal and self._column:
             self._column = 0
             self._show(self.console.print)
@@ -103,6 +112,15 @@ class StreamingDisplay(ConsoleDisplay):
             shown = [Text.assemble((QUOTE, "dim"), self._open)]
             self._show(lambda: self._print(shown))
         self._open = ""
+
+    def _rows(self, shown: list[Any], indent: int) -> list[Text]:
+        """The display's rows for an event; on a terminal, an open streamed row is ended
+        before them (a log line, a parallel call's result amid the stream): the text
+        streamed after them begins a row of its own, quoted, where the cursor is."""
+        out = super()._rows(shown, indent)
+        if out and self._terminal and self._column:
+            self._end_text()
+        return out
 
     def _render(self, ev: Event) -> list[Any]:
         if not isinstance(ev, ModelEvent) or ev.pending or not self._streamed:

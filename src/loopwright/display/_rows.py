@@ -66,7 +66,9 @@ def rows(
                 out.append(piece)
             else:
                 row = Text.assemble(head, piece)
-                out.append(row if piece.plain.strip() else Text(quote.rstrip(), style="dim"))
+                # (a blank row is the bare gutter, but exact: its spaces are characters)
+                blank = not exact and not piece.plain.strip()
+                out.append(Text(quote.rstrip(), style="dim") if blank else row)
     return out
 
 

@@ -183,6 +183,17 @@ MAX_SAMPLE_FILE_BYTES = 64 << 20
 """The largest file a dataset's ``"file:PATH"`` may name (64 MiB)."""
 
 
+def _opened_inside(fd: int, folder: Path) -> bool:
+    """Whether the file open on ``fd`` is in ``folder``: what was opened, not the name
+    checked before (a part of it may have been replaced by a link in between). Where
+    the system cannot say (no ``/proc``), the check of the name stands."""
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True
+    return Path(opened).is_relative_to(folder)
+
+
 def _read_file(value: str, base: Path, where: str) -> str:
     """The text of the file ``value`` names (``file:PATH``), which must be a regular
     file inside the dataset's folder ``base``: a dataset is data from anywhere, and what
@@ -191,6 +202,8 @@ def _read_file(value: str, base: Path, where: str) -> str:
     if not value.startswith("file:"):
         return value
     shown = value[5:]
+    if "\x00" in shown:  # (the path functions raise a bare ValueError on it)
+        raise DatasetError(f"{where}: sample file {shown!r}: a file name holds no NUL byte")
     folder = base.resolve()
     path = (folder / shown).resolve()  # (links followed: a link out is outside too)
     if not path.is_relative_to(folder):
@@ -201,6 +214,10 @@ def _read_file(value: str, base: Path, where: str) -> str:
     try:
         # (not blocking: opening a FIFO would wait for a writer; no effect on a file)
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            if not _opened_inside(f.fileno(), folder):  # (swapped for a link meanwhile)
+                raise DatasetError(
+                    f"{where}: sample file {shown!r} is outside the dataset's folder"
+                )
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise DatasetError(f"{where}: sample file {shown!r} is not a regular file")

@@ -303,7 +303,8 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
             "tokens": r.tokens,
             "duration": r.duration,
             "metrics": r.metrics,
-            "params": scrub_secrets(r.params),
+            # (made JSON first: a field of an object, a dataclass's api_key, is a key then)
+            "params": scrub_secrets(to_jsonable_python(r.params, fallback=repr)),
             "resumed_from": r.resumed_from,
             "error": r.error,
         }

@@ -117,9 +117,12 @@ def _no_group() -> None:
 def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = None) -> str:
     """The host folder of one sandbox: ``workspace/`` (with a quota of ``disk_bytes``
     where it can be had, see ``_quota``) and the generated ``etc/`` files."""
-    root = make_root()
+    root = make_root()  # (root's, as every folder in it but the workspace)
     workspace = os.path.join(root, "workspace")
     etc = os.path.join(root, "etc")
+    for path in (workspace, etc):  # (a kept folder's, from a version that handed it over)
+        if os.path.islink(path) or (path == etc and _not_mine(path)):
+            _remove_entry(path)
     os.makedirs(workspace, 0o755, exist_ok=True)  # (a resumed run's is there)
     os.makedirs(etc, 0o755, exist_ok=True)
     forget_scratch(root)  # (a killed process's commands' /tmp, in a resumed run's folder)
@@ -141,9 +144,28 @@ def _make_sandbox_root(host_uid: int, host_gid: int, disk_bytes: int | None = No
             f.write(text)
         os.chmod(os.path.join(etc, name), 0o644)
     if host_uid != os.geteuid() or host_gid != os.getegid():
-        os.chown(root, host_uid, host_gid)
-        os.chown(workspace, host_uid, host_gid)
+        # bubblewrap, run as host_uid, passes through the folder (0711) to what it binds;
+        # the folder stays root's: that user could put a link in it for root to follow
+        os.chmod(root, 0o711)
+        os.chown(workspace, host_uid, host_gid, follow_symlinks=False)
     return root
+
+
+def _not_mine(path: str) -> bool:
+    """Whether ``path`` exists and is not a folder of this user's."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not (os.path.isdir(path) and st.st_uid == os.geteuid())
+
+
+def _remove_entry(path: str) -> None:
+    """Remove ``path`` (a link itself, never what it points to; a folder with all in it)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 class BwrapSandbox(SandboxEnvironment):

@@ -7,7 +7,10 @@ name): a command could make millions. So when loopwright runs as root, each comm
 two are tmpfs mounts made on the host for that command (``size=``, and
 ``nr_inodes=`` = ``SandboxLimits.tmp_files``; ``nosuid``, ``nodev``, owned by the user
 bubblewrap runs as), in the sandbox's folder (``scratch-*``, reused by later commands),
-bound into the sandbox and unmounted as soon as the command ends. Past the bound,
+bound into the sandbox and unmounted as soon as the command ends. Whoever could write
+in the sandbox's folder (a version that handed it to that user) could replace a
+mount point by a link: each is mounted through a descriptor of a folder checked to
+be root's (``O_NOFOLLOW``), never by its name, and unmounted without following one. Past the bound,
 making a file fails with "No space left on device" (``ENOSPC``), like a full disk: an
 ordinary failure of the command. A mount that a killed process left is unmounted when the folder is
 removed (``_quota.unmount_inside``) or the run's sandbox starts on it again.
@@ -26,6 +29,7 @@ import errno
 import functools
 import logging
 import os
+import stat
 import tempfile
 from typing import Any
 
@@ -39,7 +43,7 @@ PREFIX = "scratch-"
 """The name prefix of the mount points in a sandbox's folder."""
 
 _MS_NOSUID, _MS_NODEV = 2, 4
-_MNT_DETACH = 2
+_MNT_DETACH, _UMOUNT_NOFOLLOW = 2, 8
 _SHM_BYTES = 64 * 1024 * 1024
 _noted = False
 _unavailable = False
@@ -61,23 +65,52 @@ def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
+def _own_folder(path: str) -> int | None:
+    """An ``O_PATH`` descriptor of ``path`` if it is a folder of this process's user, not
+    a link (``None`` else): a mount point replaced by a link to anywhere, mounted by its
+    name, would put a tmpfs of the sandbox's user there (over ``/etc``)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+        return fd
+    os.close(fd)
+    return None
+
+
 def _mount(root: str, free: list[str], options: str) -> str:
     """A folder in ``root`` (a free one of ``free``, else a new one) with a tmpfs mounted
-    on it (``nosuid,nodev,OPTIONS``, by the system call: no process to start)."""
-    path = free.pop() if free else tempfile.mkdtemp(prefix=PREFIX, dir=root)
-    flags = ctypes.c_ulong(_MS_NOSUID | _MS_NODEV)
-    done = _libc().mount(b"loopwright-tmp", os.fsencode(path), b"tmpfs", flags, options.encode())
-    if done != 0:
+    on it (``nosuid,nodev,OPTIONS``, by the system call: no process to start). It is
+    mounted through a descriptor of the folder checked to be ours, never by its name."""
+    fd = None
+    while free and fd is None:
+        path = free.pop()
+        fd = _own_folder(path)  # (one that is not ours any more is left alone)
+    if fd is None:
+        path = tempfile.mkdtemp(prefix=PREFIX, dir=root)
+        fd = _own_folder(path)
+        if fd is None:
+            raise OSError(errno.ELOOP, "the mount point was replaced", path)
+    try:
+        flags = ctypes.c_ulong(_MS_NOSUID | _MS_NODEV)
+        target = f"/proc/self/fd/{fd}".encode()
+        done = _libc().mount(b"loopwright-tmp", target, b"tmpfs", flags, options.encode())
         code = ctypes.get_errno()
+    finally:
+        os.close(fd)
+    if done != 0:
         free.append(path)
         raise OSError(code, os.strerror(code), path)
     return path
 
 
 def _unmount(path: str) -> bool:
-    """Unmount ``path`` (lazily: the files go when no process holds them); whether it is
-    free again. Never raises (what is left goes with the sandbox's folder)."""
-    if _libc().umount2(os.fsencode(path), _MNT_DETACH) != 0:
+    """Unmount ``path`` (lazily: the files go when no process holds them; a link is not
+    followed); whether it is free again. Never raises (what is left goes with the
+    sandbox's folder)."""
+    if _libc().umount2(os.fsencode(path), _MNT_DETACH | _UMOUNT_NOFOLLOW) != 0:
         code = ctypes.get_errno()
         if code not in (errno.EINVAL, errno.ENOENT):  # (not mounted: nothing to do)
             logger.error("could not unmount %s: %s", path, os.strerror(code))

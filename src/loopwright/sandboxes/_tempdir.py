@@ -86,7 +86,16 @@ def make_root(prefix: str = PREFIXES[0]) -> str:
         root = tempfile.mkdtemp(prefix=prefix)
         with _lock:
             _live.add(root)
-    with open(os.path.join(root, OWNER_FILE), "w", encoding="ascii") as f:
+    if os.geteuid() == 0 and os.lstat(root).st_uid != 0:
+        # a run's kept folder an older version handed to the sandbox's user, who may
+        # have put links in it: root's again before anything in it is touched
+        os.chown(root, 0, os.getegid(), follow_symlinks=False)
+        os.chmod(root, 0o700)
+    marker = os.path.join(root, OWNER_FILE)
+    if os.path.islink(marker):
+        os.unlink(marker)
+    fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="ascii") as f:
         f.write(_owner_text())
     return root
 
