@@ -22,7 +22,11 @@ matching inside the other two.) Inside a block ``additionalProperties`` matches 
   compiles it with the ``regex`` package: the syntax and meaning of ``re`` for what
   ``re`` accepts (a search, not a full match, as jsonschema does; ``$`` also before a
   final newline), but for POSIX classes (``[[:alpha:]]``, which ``re`` reads as a set
-  of the characters ``[:alph`` followed by ``]``, with a warning);
+  of the characters ``[:alph`` followed by ``]``, with a warning) and for what some
+  characters are: ``\\w``, ``\\b`` and ``\\s`` follow Unicode's properties, not Python's
+  ``str`` methods (``²`` and ``¼`` are no word characters, combining marks are;
+  ``\\x1c``-``\\x1f`` are no spaces, as in the ECMA-262 patterns JSON Schema means), and
+  ``(?i)`` does not take dotless ``i`` (U+0131) or dotted ``I`` (U+0130) for ``i``;
 - matches with ``regex``'s ``timeout`` (processor time): the matches of one block share
   :data:`BUDGET` seconds, the wall-clock time each match took taken off, so the time
   the rest of the validation takes counts for nothing, and a call that has spent it
