@@ -14,13 +14,19 @@ patterns ``additionalProperties`` and ``unevaluatedProperties`` consult. The nam
 (:class:`_BoundedRe`, set on first use) that is ``re`` itself outside a block, so
 another user of jsonschema in the process sees no change. (jsonschema's ``extend()``
 could replace the ``pattern`` and ``patternProperties`` keywords only, not the
-matching inside the other two.) :func:`search`:
+matching inside the other two.) Inside a block ``additionalProperties`` matches each
+``patternProperties`` key on its own (:func:`_additional`), not all of them joined with
+``|`` into one pattern as jsonschema does. :func:`search`:
 
 - parses the pattern with ``re``'s parser, so what ``re`` refuses is refused, and
   compiles it with the ``regex`` package: the syntax and meaning of ``re`` for what
   ``re`` accepts (a search, not a full match, as jsonschema does; ``$`` also before a
   final newline), but for POSIX classes (``[[:alpha:]]``, which ``re`` reads as a set
-  of the characters ``[:alph`` followed by ``]``, with a warning);
+  of the characters ``[:alph`` followed by ``]``, with a warning) and for what some
+  characters are: ``\\w``, ``\\b`` and ``\\s`` follow Unicode's properties, not Python's
+  ``str`` methods (``²`` and ``¼`` are no word characters, combining marks are;
+  ``\\x1c``-``\\x1f`` are no spaces, as in the ECMA-262 patterns JSON Schema means), and
+  ``(?i)`` does not take dotless ``i`` (U+0131) or dotted ``I`` (U+0130) for ``i``;
 - matches with ``regex``'s ``timeout`` (processor time): the matches of one block share
   :data:`BUDGET` seconds, the wall-clock time each match took taken off, so the time
   the rest of the validation takes counts for nothing, and a call that has spent it
@@ -218,6 +224,27 @@ class _BoundedRe:
         return True if search(pattern, string) else None
 
 
+def _additional(original: Any) -> Any:
+    """jsonschema's ``find_additional_properties`` (``original``), but inside a block
+    each ``patternProperties`` key is matched on its own, as ``patternProperties``
+    itself matches them: the original joins them with ``|`` into one pattern, which
+    many short keys make longer than :data:`MAX_PATTERN`, and keys with an inline flag
+    each (``(?i)``) make one ``re`` refuses, so every call was refused."""
+
+    def find_additional_properties(instance: Any, schema: Any) -> Iterator[Any]:
+        if _BLOCK.get() is None:
+            yield from original(instance, schema)
+            return
+        properties = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        for name in instance:
+            if name not in properties and not any(_BoundedRe.search(p, name) for p in patterns):
+                yield name
+
+    find_additional_properties.original = original  # type: ignore[attr-defined]
+    return find_additional_properties
+
+
 _SHIMMED = ("jsonschema._keywords", "jsonschema._utils", "jsonschema._legacy_keywords")
 _installed = False
 
@@ -236,4 +263,11 @@ def _install() -> None:
         if getattr(module, "re", None) is not re:
             raise RuntimeError(f"{name} no longer matches patterns with re: see _patterns")
         module.re = shim  # type: ignore[attr-defined]
+    # additionalProperties' matching: the one caller of _utils' function, by its name
+    keywords, utils = (importlib.import_module(f"jsonschema.{m}") for m in ("_keywords", "_utils"))
+    found = keywords.find_additional_properties
+    if getattr(found, "original", None) is None:  # (else another thread was first)
+        if found is not utils.find_additional_properties:
+            raise RuntimeError("jsonschema finds additional properties elsewhere: see _patterns")
+        keywords.find_additional_properties = _additional(found)  # type: ignore[attr-defined]
     _installed = True

@@ -398,3 +398,38 @@ def test_a_run_that_never_ended_ends_after_what_it_did(
     assert run.end_time is not None
     assert all(run.end_time >= (s.end_time or 0) for s in spans)
     assert run.end_time > (run.start_time or 0)
+
+
+def test_what_happened_within_a_call_beside_a_longer_one_stays_on_its_span(
+    memory: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    """Two calls of one step run side by side, the first a long one. A recorded call
+    ends once the events read reach its end (less SETTLE_NS), but the time the export
+    had reached counted the long call's end: read, it ended the short call beside it
+    before the log record and info within it were read (they lost their span)."""
+    provider, exporter = memory
+    db = tmp_path / "runs.db"
+    both = lw.ModelOutput(
+        message=lw.AssistantMessage(
+            tool_calls=[
+                lw.ToolCall(function="noop", arguments={"i": 1}),
+                lw.ToolCall(function="chatty", arguments={"x": 2}),
+            ]
+        ),
+        stop_reason="tool_calls",
+    )
+    state = lw.run_sync(
+        lw.react(tools=[noop, chatty], name="side by side"),
+        "go",
+        model=lw.get_model("mock", outputs=[both, call("submit", {"answer": "2"})]),
+        db=db,
+    )
+
+    def long(record: dict[str, Any]) -> None:
+        if record["call"]["function"] == "noop":
+            record["duration"] = 100.0  # (as if it had taken that long)
+
+    _edit(db, "tool", long)
+    loopwright.otel.export_spans(state.run_id, db=db, tracer_provider=provider)
+    [chatty_span] = [s for s in exporter.get_finished_spans() if s.name == "execute_tool chatty"]
+    assert sorted(e.name for e in chatty_span.events) == ["loopwright.info", "loopwright.log"]

@@ -172,6 +172,9 @@ def test_every_jsonschema_module_that_matches_patterns_is_bounded() -> None:
     assert users <= set(_patterns._SHIMMED) | {"jsonschema._format"}, users
     for name in _patterns._SHIMMED:
         assert isinstance(__import__(name, fromlist=["re"]).re, _patterns._BoundedRe)
+    assert jsonschema._keywords.find_additional_properties.original is (
+        jsonschema._utils.find_additional_properties
+    )
     # outside a block, jsonschema's re is re: other users of the library see no change
     assert jsonschema._keywords.re.search("^(a|a)+$", "aaa") is not None
 
@@ -189,3 +192,20 @@ def test_a_blocks_budget_counts_the_time_spent_matching_only() -> None:
             _patterns.search("b+", "abba")  # nothing left for this call
     with _patterns.bounded_patterns():
         assert _patterns.search("b+", "abba")  # the next call has its own
+
+
+async def test_additional_properties_match_each_pattern_of_many_on_its_own() -> None:
+    """jsonschema's additionalProperties joins every patternProperties key with ``|``
+    into one pattern: sixty short patterns (2,339 characters joined) went over
+    MAX_PATTERN, and keys with an inline flag each (``(?i)``, valid alone) made a
+    pattern re refuses, so every call of the tool was refused. Each key is matched on
+    its own, as patternProperties itself does."""
+    many = {f"^x_field_number_{i:02d}_[a-z]+(?:_[a-z]+)*$": {} for i in range(60)}
+    tool = schema_tool({"patternProperties": many, "additionalProperties": False})
+    assert (await run_one(tool, x_field_number_03_abc="v")).error is None
+    assert "y: unexpected argument" in refused(await run_one(tool, y=1))
+    flags = schema_tool(
+        {"patternProperties": {"(?i)^a_": {}, "(?i)^b_": {}}, "additionalProperties": False}
+    )
+    assert (await run_one(flags, A_1=1, b_2=2)).error is None
+    assert "c_3: unexpected argument" in refused(await run_one(flags, c_3=3))

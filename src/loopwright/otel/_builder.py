@@ -101,6 +101,7 @@ class TraceBuilder:
         self._done: set[str] = set()  # ids of the spans ended and let go of (live)
         self._ending: list[tuple[int, str]] = []  # a recorded run's calls over: (end, id)
         self.last = 0  # a recorded run: the latest time of what it did (nanoseconds)
+        self._read = 0  # a recorded run: the latest start of the events read (_settle)
         self._agents: set[str | None] = {None}  # scopes whose model calls make steps
         self._steps: dict[str | None, Span] = {}  # scope -> its open step
         self._step_count: dict[str | None, int] = {}
@@ -250,7 +251,7 @@ class TraceBuilder:
     def _settle(self, now: int) -> None:
         """A recorded run's events are read in the order they began, and the events
         within a call began before it ended: so the calls that ended before ``now`` (the
-        start of the event read, less :data:`SETTLE_NS`) have all theirs, and end."""
+        latest start read, not end, less :data:`SETTLE_NS`) have all theirs, and end."""
         ending = self._ending
         while ending and ending[0][0] < now:
             end, id = heapq.heappop(ending)
@@ -262,9 +263,10 @@ class TraceBuilder:
         """An event recorded, or a pending event completed."""
         if ev.id in self._done:
             return
-        if not self.live:
-            self.last = max(self.last, ns(ev.timestamp))
-            self._settle(self.last - SETTLE_NS)
+        if not self.live:  # (not by self.last: a long call's end, read, is not reached)
+            began = ns(ev.timestamp)
+            self.last, self._read = max(self.last, began), max(self._read, began)
+            self._settle(self._read - SETTLE_NS)
         if isinstance(ev, ModelEvent):
             self._model(ev)
         elif isinstance(ev, ToolEvent):
