@@ -72,8 +72,7 @@ its start plus its duration, two clocks, which drift apart a little during a cal
 
 
 class TraceBuilder:
-    """The spans of one transcript. Not thread-safe on its own: the transcript calls its
-    subscribers under its lock."""
+    """The spans of one transcript (not thread-safe: its transcript calls it locked)."""
 
     def __init__(
         self,
