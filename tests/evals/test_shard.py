@@ -178,3 +178,48 @@ def test_latest_samples_since_reads_only_what_finished_after(tmp_path: Path) -> 
         i.finished and i.finished.timestamp() >= stamps[-1] - 0.001 for i, _ in newest.values()
     )
     assert len(latest_samples(store, task="adding", params=params, since=stamps[0] - 1)) == 3
+
+
+def test_an_eval_records_no_secret_held_in_an_object_argument_and_still_carries_over(
+    tmp_path: Path,
+) -> None:
+    # a task argument that is an object holding a field named like a secret: the run's
+    # row keeps its other fields, and a rerun with the same argument matches it
+    import dataclasses
+    import sqlite3
+
+    @dataclasses.dataclass
+    class Creds:
+        user: str
+        api_key: str
+
+    calls: list[str] = []
+
+    async def answer(messages: list[lw.ChatMessage], tools: object, config: object) -> str:
+        q = next(m.text for m in messages if m.role == "user")
+        calls.append(q)
+        return str(sum(int(x) for x in q.split("+")))
+
+    @lw.task
+    def with_creds(creds: Creds) -> lw.Task:
+        data = [{"id": f"q{i}", "input": f"{i}+{i}", "target": str(2 * i)} for i in range(3)]
+        model = lw.get_model("mock", outputs=answer)
+        return lw.Task(data, agent=lw.react(submit=False), scorer=lw.match(), model=model)
+
+    db = tmp_path / "runs.db"
+    secret = "sk-live-0123456789abcdef"
+    task = with_creds(Creds("me", secret))
+    [first] = lw.eval(task, db=db, max_samples=1)
+    assert first.status == "success"
+    with sqlite3.connect(db) as conn:
+        [(metadata,)] = conn.execute("SELECT metadata FROM runs").fetchall()
+    assert json.loads(metadata)["params"] == {"creds": {"user": "me"}}
+    assert secret not in db.read_bytes().decode("latin-1")
+    assert len(calls) == 3
+    # the same argument again: every sample is carried over, none run again
+    [again] = lw.eval(with_creds(Creds("me", secret)), db=db, merge=[db])
+    assert again.status == "success" and len(calls) == 3
+    assert again.metrics == first.metrics
+    # another argument is another eval: its samples run
+    lw.eval(with_creds(Creds("you", secret)), db=db, merge=[db])
+    assert len(calls) == 6

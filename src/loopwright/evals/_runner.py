@@ -24,7 +24,6 @@ from ..log._db import hostname
 from ..log._info import _alive as alive
 from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
-from ..model._redact import scrub_secrets
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
 from ._follow import EvalProgress, TokenCounter
@@ -32,7 +31,7 @@ from ._results import EvalResult, SampleResult, mark_all_failed, record_metrics
 from ._sample import Sample
 from ._sandbox import sample_agent
 from ._score import Score
-from ._shard import Shard, finished_samples
+from ._shard import Shard, finished_samples, recorded_params
 from ._task import Task, TaskError, load_tasks
 
 __all__ = ["EvalProgress", "TaskSpec", "default_max_samples", "run_metadata"]
@@ -220,7 +219,7 @@ class _TaskRun:
         metadata = {
             "kind": "eval",
             "task": task.name,
-            "params": scrub_secrets(task.params),  # (never a secret in the store)
+            "params": recorded_params(task.params),  # (never a secret in the store)
             "dataset": task.dataset.location or task.dataset.name,
             "samples": len(self.samples),
             "epochs": self.epochs,

@@ -29,7 +29,7 @@ from ..log import RunStoreError, SampleInfo, list_runs, load_run
 from ..log._info import DAMAGED
 from ..model._redact import scrub_secrets
 
-__all__ = ["Shard", "finished_samples"]
+__all__ = ["Shard", "finished_samples", "recorded_params"]
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -72,11 +72,20 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+def recorded_params(params: Mapping[str, Any]) -> Any:
+    """A task's parameters as an eval run records them: made JSON data first (a field of
+    an object, a dataclass's ``api_key``, is then a key), then without what looks like a
+    secret (:func:`~loopwright.model._redact.scrub_secrets`, which sees an object whole)."""
+    from pydantic_core import to_jsonable_python
+
+    return scrub_secrets(to_jsonable_python(dict(params), inf_nan_mode="null", fallback=repr))
+
+
 def _same_params(recorded: Any, params: Mapping[str, Any]) -> bool:
     def norm(value: Any) -> str:
         return json.dumps(value or {}, sort_keys=True, default=str)
 
-    return norm(recorded) == norm(scrub_secrets(dict(params)))  # (as the runner records them)
+    return norm(recorded) == norm(recorded_params(params))  # (as the runner records them)
 
 
 def latest_samples(
