@@ -218,3 +218,58 @@ def test_a_value_grammar_ends_with_the_text_after_it() -> None:
     assert 'value0-root ::= "\\"" char*' in out
     assert _grammar.with_suffix('root ::= "[" root? "]"', ",") is None  # recursive
     assert _grammar.build_segment({"type": "string", "pattern": "^.$"}, ",", bool) is None
+
+
+@pytest.mark.parametrize(
+    ("schema", "text", "said"),
+    [
+        # a schema from elsewhere (an MCP server's) whose $ref leads nowhere
+        ({"$ref": "#/$defs/missing"}, '{"a": 1}', "cannot be resolved"),
+        ({"properties": {"a": {"$ref": "https://example.invalid/s.json"}}}, '{"a": 1}', ""),
+        # or back to itself without end
+        ({"$defs": {"loop": {"$ref": "#/$defs/loop"}}, "$ref": "#/$defs/loop"}, "1", ""),
+    ],
+)
+def test_a_reply_checked_against_a_schema_that_cannot_be_used_is_a_problem_not_a_crash(
+    schema: dict[str, Any], text: str, said: str
+) -> None:
+    problem = _grammar.schema_problem(text, schema)
+    assert problem is not None and "schema" in problem and said in problem
+
+
+def test_a_reply_nested_past_the_parsers_depth_is_a_problem_not_a_crash() -> None:
+    problem = _grammar.schema_problem("[" * 100_000 + "]" * 100_000, {"type": "array"})
+    assert problem is not None and "not JSON" in problem
+
+
+def test_a_ref_out_of_the_schema_is_never_fetched() -> None:
+    # a schema from elsewhere naming a URL: checking a reply must not open it
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = b'{"type": "integer"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/s.json"
+        schema = {"properties": {"a": {"$ref": url}}}
+        problem = _grammar.schema_problem('{"a": 1}', schema)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == []
+    assert problem is not None and "cannot be resolved" in problem

@@ -245,20 +245,25 @@ def build_segment(schema: dict[str, Any], suffix: str, parses: Any) -> str | Non
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     """Why ``text`` is not JSON following ``schema``, or None when it is."""
     import jsonschema
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
 
     from ..._patterns import PatternUnchecked, bounded_patterns
 
     try:
         value = json.loads(text)
-    except ValueError as ex:
-        return f"not JSON ({ex})"
+    except (ValueError, RecursionError) as ex:  # (nested past the parser's depth)
+        return f"not JSON ({type(ex).__name__}: {str(ex)[:200]})"
     try:
+        # (an empty registry: a $ref out of the schema is never fetched, jsonschema's
+        # default would open its URL)
+        validator = jsonschema.Draft202012Validator(schema, registry=Registry())
         with bounded_patterns():  # a tool's schema from elsewhere may hold any pattern
-            error = jsonschema.exceptions.best_match(
-                jsonschema.Draft202012Validator(schema).iter_errors(value)
-            )
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     except jsonschema.exceptions.SchemaError as ex:
         return f"the schema is not valid JSON Schema ({ex.message[:200]})"
+    except (Unresolvable, RecursionError) as ex:  # a $ref to nowhere, or back to itself
+        return f"the schema cannot be used: a $ref cannot be resolved ({str(ex)[:200]})"
     except PatternUnchecked as ex:
         return f"{ex.text[:60]!r} could not be checked against {ex.pattern[:200]!r}: {ex.why}"
     return None if error is None else error.message[:300]
