@@ -4,13 +4,16 @@ The schema is checked by the ``jsonschema`` library (the draft its ``$schema`` n
 2020-12 by default), with one change: an ``integer`` must be an integer — a float with
 an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to ``1`` (at
 most 10,000 of them in one call), any other float is an error for the model. Only the
-first few errors are collected, however many the arguments have. A ``$ref`` that
-leads nowhere or back to itself without end (a schema from elsewhere, an MCP server's)
-is an error for the model on the values that reach it. So is a value that cannot be
-checked against a ``pattern`` (or a ``patternProperties`` key) in bounded time: the
-patterns are matched by :mod:`loopwright._patterns` (``regex``, with a timeout shared by
-the call's matches; a pattern too long, too large once compiled or not valid, a string
-too long), never by ``re``, which can backtrack for minutes with the event loop stopped.
+first few errors are collected, however many the arguments have. A ``$ref`` that leads
+nowhere or back to itself without end (a schema from elsewhere, an MCP server's) is an
+error for the model on the values that reach it; no reference to a URL is ever fetched
+(a ``$ref`` out of the schema is refused when the tool is made, and the validator's
+registry is empty, so a ``$dynamicRef`` to one resolves to nothing). So is a value that
+cannot be checked against a ``pattern`` (or a ``patternProperties`` key) in bounded
+time: the patterns are matched by :mod:`loopwright._patterns` (``regex``, with a timeout
+shared by the call's matches; a pattern too long, too large once compiled or not valid,
+a string too long), never by ``re``, which can backtrack for minutes with the event loop
+stopped.
 
 Then the arguments are fitted to the callable's signature, whatever the schema says
 about extra keys: an argument the function cannot take, or a parameter without a
@@ -119,7 +122,11 @@ class SchemaSpec:
         except SchemaError as ex:
             raise _schema_error(tool_name, ex) from None
         self.parameters = parameters
-        self._validator = cls(parameters)
+        from referencing import Registry
+
+        # an empty registry: a reference to a URL ($dynamicRef, which the check above
+        # does not look at) is never fetched, where jsonschema's default would open it
+        self._validator = cls(parameters, registry=Registry())
         self._read_signature(fn)
         required = parameters.get("required")
         if self._names is not None and isinstance(required, list):
