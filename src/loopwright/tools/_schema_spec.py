@@ -6,14 +6,14 @@ an integral value (``1.0``, which JSON cannot tell from ``1``) is converted to `
 most 10,000 of them in one call), any other float is an error for the model. Only the
 first few errors are collected, however many the arguments have. A ``$ref`` that leads
 nowhere or back to itself without end (a schema from elsewhere, an MCP server's) is an
-error for the model on the values that reach it; no reference to a URL is ever fetched
-(a ``$ref`` out of the schema is refused when the tool is made, and the validator's
-registry is empty, so a ``$dynamicRef`` to one resolves to nothing). So is a value that
-cannot be checked against a ``pattern`` (or a ``patternProperties`` key) in bounded
-time: the patterns are matched by :mod:`loopwright._patterns` (``regex``, with a timeout
-shared by the call's matches; a pattern too long, too large once compiled or not valid,
-a string too long), never by ``re``, which can backtrack for minutes with the event loop
-stopped.
+error for the model on the values that reach it. So is a value that cannot be checked
+against a ``pattern`` (or a ``patternProperties`` key) in bounded time: the patterns are
+matched by :mod:`loopwright._patterns` (``regex``, with a timeout shared by the call's
+matches; a pattern too long, too large once compiled or not valid, a string too long),
+never by ``re``, which can backtrack for minutes with the event loop stopped. No
+reference to a URL is ever fetched: a ``$ref`` out of the schema is refused when the
+tool is made, and the validator's registry is empty, so a ``$dynamicRef`` to one
+resolves to nothing.
 
 Then the arguments are fitted to the callable's signature, whatever the schema says
 about extra keys: an argument the function cannot take, or a parameter without a
