@@ -3,8 +3,6 @@ reference: checking a call's arguments against it never opens that URL."""
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,32 +10,13 @@ import pytest
 
 import loopwright as lw
 from loopwright.tools._schema_spec import SchemaSpec
+from tests._schema_server import schema_server
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
-    asked: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked.append(self.path)
-            body = b'{"$dynamicAnchor": "x", "$recursiveAnchor": true, "type": "integer"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/s.json", asked
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with schema_server() as served:
+        yield served
 
 
 @pytest.mark.parametrize("key", ["$dynamicRef", "$recursiveRef"])

@@ -244,32 +244,9 @@ def test_a_reply_nested_past_the_parsers_depth_is_a_problem_not_a_crash() -> Non
 
 def test_a_ref_out_of_the_schema_is_never_fetched() -> None:
     # a schema from elsewhere naming a URL: checking a reply must not open it
-    import http.server
-    import threading
+    from tests._schema_server import schema_server
 
-    asked: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked.append(self.path)
-            body = b'{"type": "integer"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/s.json"
-        schema = {"properties": {"a": {"$ref": url}}}
-        problem = _grammar.schema_problem('{"a": 1}', schema)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with schema_server() as (url, asked):
+        problem = _grammar.schema_problem('{"a": 1}', {"properties": {"a": {"$ref": url}}})
     assert asked == []
     assert problem is not None and "cannot be resolved" in problem
