@@ -67,6 +67,8 @@ async def test_all_never_approves_a_call_whose_arguments_were_cut(tmp_path: Path
     assert f"read it whole first: loopwright runs approve {run_id} --whole long" in listing.out
     assert "approve the 1 shown whole above" in listing.err
     assert "1 cut above, never approved by --all: long (bash)" in listing.err
+    show = cli("runs", "show", run_id, cwd=tmp_path, db=db)  # says so too
+    assert f"read it whole first: loopwright runs approve {run_id} --whole long" in show.out
     approved = cli(
         "runs", "approve", run_id, "--all", "--shown", shown_digest(listing), cwd=tmp_path, db=db
     )
