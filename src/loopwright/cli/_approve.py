@@ -74,13 +74,14 @@ def print_pending(
     whole."""
     for c in calls:
         out.print()
-        typed = as_typed(c.call_id, MAX_NAME)  # (typed back: shown so ids that differ look so)
+        name = MAX_NAME if not whole else len(c.call_id) + len(c.call.function)  # (whole: all)
+        typed = as_typed(c.call_id, name)  # (typed back: shown so ids that differ look so)
         put(
             out,
             line(
                 ("call ", "bold"),
                 (typed, "bold"),
-                f"  tool {as_typed(c.call.function, MAX_NAME)}",  # (a lookalike shows)
+                f"  tool {as_typed(c.call.function, name)}",  # (a lookalike shows)
                 f"  deferred by {short(c.approver or '?', 60)}",
             ),
         )
@@ -120,7 +121,8 @@ def _footer(run: str, calls: list[DeferredCall]) -> str:
     how to decide: ``--all`` names the calls shown whole by their digest."""
     whole = [c for c in calls if shown_whole(c.call)]
     cut = [c for c in calls if not shown_whole(c.call)]
-    lines = [f"\n{len(calls)} calls wait: {tools_summary(c.call.function for c in calls)}"]
+    waits = "1 call waits" if len(calls) == 1 else f"{len(calls)} calls wait"
+    lines = [f"\n{waits}: {tools_summary(c.call.function for c in calls)}"]
     if whole:
         digest = listing_digest((c.call_id, c.arguments_hash) for c in whole)
         lines.append(
