@@ -26,6 +26,7 @@ from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
+from ._continued import with_earlier_step
 from ._follow import EvalProgress, TokenCounter
 from ._results import (
     DONE,
@@ -351,7 +352,8 @@ class _TaskRun:
         if key is None or self.resume is None:
             return None
         db = self.db if self.db is not False else None
-        return resume_point(self.result.resumed_from or self.resume, db, sample=key)
+        point = resume_point(self.result.resumed_from or self.resume, db, sample=key)
+        return with_earlier_step(point, db)  # (it waited again: its step is the part's before)
 
     async def _run_sample(self, rec: RunScope, sample: Sample, epoch: int) -> None:
         task = self.task

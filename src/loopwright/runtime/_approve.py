@@ -83,7 +83,7 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
         info = log.info
     if waiting and info.status != "waiting":
         raise not_waiting(info.id, info.status)
-    if waiting and info.metadata.get("kind") == "eval":
+    if info.status == "waiting" and info.metadata.get("kind") == "eval":
         raise ApprovalRefused(
             f"run {info.id} is an eval whose samples wait for approval: decisions about an "
             "eval's samples are not kept; resume the eval (`loopwright runs resume` or "
