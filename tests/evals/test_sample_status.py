@@ -183,3 +183,31 @@ async def test_approving_an_eval_run_is_refused_saying_how_to_go_on(tmp_path: Pa
     [result] = await lw.eval_async(SPEC, db=db)
     with pytest.raises(lw.ApprovalRefused, match="resume the eval"):
         lw.approve(result.run_id or "", all=True, db=db)
+
+
+async def test_hostile_ids_and_reasons_are_shown_visible(tmp_path: Path) -> None:
+    from ._status_task import bash
+
+    class StopOnTheModelsWord(lw.Hooks):
+        async def on_step_start(self, state: lw.AgentState) -> None:
+            if state.messages[0].text == "stop":  # (a reason that quotes a model's text)
+                raise lw.StopRun("told: \x1b[2J\x1b]8;;http://evil\x07 cleared")
+
+    task = lw.Task(
+        [{"id": "s\x1b[31m", "input": "go", "target": "x"}, {"id": "t", "input": "stop"}],
+        agent=lw.react(tools=[bash], submit=False, hooks=[StopOnTheModelsWord()]),
+        scorer=lw.match(),
+        model=lw.get_model(
+            "mock", outputs=lambda m, t, c: lw.ModelOutput.for_tool_call("bash", {"cmd": "x"})
+        ),
+        approval=lw.defer_approval("bash"),
+    )
+    [result] = await lw.eval_async(task, db=tmp_path / "runs.db")
+    assert sorted(s.status for s in result.samples) == ["stopped", "waiting"]
+    out = io.StringIO()
+    Console(file=out, width=300, force_terminal=True).print(result_view(result))
+    text = out.getvalue()
+    assert "s\\x1b[31m: waiting for approval of bash" in text
+    assert "told: \\x1b[2J\\x1b]8;;http://evil\\x07 cleared" in text
+    assert "\x1b[2J" not in text and "\x07" not in text and "\x1b]8" not in text
+    assert "\x1b[31m:" not in text
