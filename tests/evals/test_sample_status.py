@@ -10,6 +10,7 @@ import io
 import math
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -211,3 +212,61 @@ async def test_hostile_ids_and_reasons_are_shown_visible(tmp_path: Path) -> None
     assert "told: \\x1b[2J\\x1b]8;;http://evil\\x07 cleared" in text
     assert "\x1b[2J" not in text and "\x07" not in text and "\x1b]8" not in text
     assert "\x1b[31m:" not in text
+
+
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_waiting_sample_keeps_its_sandbox_folder_until_it_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loopwright.runtime._resume import prune_sandbox_folders
+
+    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    db = tmp_path / "runs.db"
+
+    @lw.tool
+    async def write(line: str) -> str:
+        """Add a line to the notes.
+
+        Args:
+            line: The line.
+        """
+        await lw.sandbox().exec(["sh", "-c", f"echo {line} >> notes.txt"])
+        return "written"
+
+    @lw.tool
+    async def deploy() -> str:
+        """Deploy the notes."""
+        return await lw.sandbox().read_file("notes.txt")
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        done = [m for m in messages if isinstance(m, lw.ToolMessage)]
+        if not done:
+            return lw.ModelOutput.for_tool_call("write", {"line": "mine"})
+        if len(done) == 1:
+            return lw.ModelOutput.for_tool_call("deploy", {})
+        return lw.ModelOutput.from_text(f"deployed: {done[-1].text}")
+
+    def task(approval: Any) -> lw.Task:
+        samples = [lw.Sample(input="Go.", target="mine", id="s0", files={"notes.txt": "given\n"})]
+        return lw.Task(
+            samples,
+            agent=lw.react(tools=[write, deploy], submit=False),
+            scorer=lw.includes(),
+            sandbox="local",
+            name="deploying",
+            approval=approval,
+            model=lw.get_model("mock", outputs=respond),
+        )
+
+    [first] = await lw.eval_async(task(lw.defer_approval("deploy")), db=db)
+    assert first.status == "waiting" and first.samples[0].status == "waiting"
+    assert prune_sandbox_folders(db) == []  # the eval waits: its sample's folder is kept
+    kept = list((tmp_path / "boxes").rglob("notes.txt"))
+    assert len(kept) == 1 and kept[0].read_text() == "given\nmine\n"
+
+    [done] = await lw.eval_async(task("dev"), db=db, resume=first.run_id)
+    [sample] = done.samples
+    # the same folder: the sample's files not written again, its own line there
+    assert (sample.status, sample.answer) == ("success", "deployed: given\nmine\n")
+    assert sample.scores["includes"].value == 1.0
+    assert not any((tmp_path / "boxes").rglob("notes.txt"))  # finished: folders removed
