@@ -32,8 +32,9 @@ def test_waiting_samples_exit_4_and_a_resume_that_approves_finishes_them(tmp_pat
     assert "budget spent on 1+1" in shown.out and "stopped" in shown.out
     listed = cli("runs", "list", cwd=tmp_path)
     assert "1 stopped, 1 waiting" in listed.out
-    refused = cli("runs", "approve", run.id, "--all", cwd=tmp_path)
-    assert refused.code != 0 and "resume the eval" in refused.err
+    for approve in ([], ["--approve", "call-1=" + "0" * 64]):  # the listing, a decision
+        refused = cli("runs", "approve", run.id, *approve, cwd=tmp_path)
+        assert refused.code != 0 and "resume the eval" in refused.err
 
     # the decision: the task's policy approves bash now; the waiting sample goes on
     done = cli("runs", "resume", run.id, "-T", "approve=true", "--json", cwd=tmp_path)
