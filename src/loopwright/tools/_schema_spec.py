@@ -115,7 +115,8 @@ class SchemaSpec:
         from jsonschema.exceptions import SchemaError
 
         # patterns are matched in bounded time (see the module's docstring)
-        self._bounded = bounded_patterns if _local_refs_only(parameters, tool_name) else None
+        self.patterns = _local_refs_only(parameters, tool_name)
+        self._bounded = bounded_patterns if self.patterns else None
         cls = _validator_class(parameters)
         try:
             cls.check_schema(parameters)
