@@ -148,24 +148,47 @@ class PatternUnchecked(Exception):
 class bounded_patterns:
     """Within the block, jsonschema matches patterns with :func:`search`, all of them
     in ``budget`` seconds (a block inside another shares the outer one's), and in what
-    is left of the scopes in force (:func:`reply_patterns`, :func:`on_loop`)."""
+    is left of the scopes in force (:func:`reply_patterns`, :func:`on_loop`). Once
+    ``cancel`` (an event another thread sets) is set, the next match is refused."""
 
-    __slots__ = ("_budget", "_token")
+    __slots__ = ("_budget", "_cancel", "_token")
 
-    def __init__(self, budget: float = BUDGET) -> None:
+    def __init__(self, budget: float = BUDGET, cancel: threading.Event | None = None) -> None:
         if not _installed:
             _install()
         self._budget = budget
+        self._cancel = cancel
         self._token: Token[_Budget | None] | None = None
 
     def __enter__(self) -> None:
         if _BLOCK.get() is None:
-            self._token = _BLOCK.set(_Budget(self._budget, _SCOPE.get()))
+            scope = _SCOPE.get()
+            block = _Budget(self._budget, scope) if self._cancel is None else None
+            self._token = _BLOCK.set(block or _Cancellable(self._budget, scope, self._cancel))
 
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
             _BLOCK.reset(self._token)
             self._token = None
+
+
+class _Cancellable(_Budget):
+    """A block stopped once its event is set."""
+
+    __slots__ = ("cancel",)
+
+    def __init__(self, total: float, parent: _Budget | None, cancel: Any) -> None:
+        super().__init__(total, parent)
+        self.cancel = cancel
+
+    @property  # type: ignore[override]
+    def stopped(self) -> bool:
+        return bool(self.cancel.is_set())
+
+    @stopped.setter
+    def stopped(self, value: bool) -> None:
+        if value:
+            self.cancel.set()
 
 
 class _Scope:
