@@ -181,7 +181,7 @@ class _Cancellable(_Budget):
         super().__init__(total, parent)
         self.cancel = cancel
 
-    @property  # type: ignore[override]
+    @property
     def stopped(self) -> bool:
         return bool(self.cancel.is_set())
 
