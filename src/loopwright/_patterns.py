@@ -104,15 +104,16 @@ class _Budget:
     matches took is taken off; ``regex`` stops a match once its ``timeout`` of processor
     time ran), and the scope it draws on too (``parent``)."""
 
-    __slots__ = ("left", "parent", "spent", "stopped", "total")
+    __slots__ = ("left", "parent", "stopped", "total")
 
-    def __init__(
-        self, total: float, parent: _Budget | None = None, spent: str | None = None
-    ) -> None:
+    def __init__(self, total: float, parent: _Budget | None = None) -> None:
         self.left = self.total = total
         self.parent = parent
-        self.spent = spent  # why it is refused once spent (None: the block's own words)
         self.stopped = False  # (set from the event loop's thread, read by a worker's)
+
+    def spent(self) -> str:
+        """Why a match is refused once this budget is spent."""
+        return f"matching took over {self.total:g} seconds"
 
 
 class _LoopSlice(_Budget):
@@ -217,8 +218,7 @@ def reply_patterns(budget: float | None = None) -> _Scope:
     block ends, the scope is stopped: a check still running in a thread stops at its
     next match."""
     budget = REPLY_BUDGET if budget is None else budget
-    spent = f"this reply's calls took over {budget:g} seconds in all matching patterns"
-    return _StoppedAfter(_Reply(budget, None, spent))
+    return _StoppedAfter(_Reply(budget))
 
 
 class _Reply(_Budget):
@@ -226,9 +226,12 @@ class _Reply(_Budget):
 
     __slots__ = ("lock",)
 
-    def __init__(self, total: float, parent: _Budget | None, spent: str) -> None:
-        super().__init__(total, parent, spent)
+    def __init__(self, total: float) -> None:
+        super().__init__(total)
         self.lock: threading.Lock | None = None  # made by the first OffLoop
+
+    def spent(self) -> str:
+        return f"this reply's calls took over {self.total:g} seconds in all matching patterns"
 
 
 class _StoppedAfter(_Scope):
@@ -314,8 +317,7 @@ def search(pattern: str, text: str) -> bool:
                 budget = budget.parent
     if isinstance(tight, _LoopSlice):
         raise PatternsTooSlow()
-    why = tight.spent or f"matching took over {tight.total:g} seconds"
-    raise PatternUnchecked(pattern, text, why)
+    raise PatternUnchecked(pattern, text, tight.spent())
 
 
 @functools.lru_cache(maxsize=_CACHE)

@@ -100,9 +100,10 @@ async def execute_tools(
       ``defer`` raises :class:`ToolDeferred` once the calls beside it finished (the
       calls after it are not run).
     - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
-      tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
-      ``PermissionError``, ``FileNotFoundError``, an output limit, an exception the
-      tool lists in ``errors_to_model``.
+      tool, unparseable or invalid arguments (or arguments whose schema's patterns
+      could not be matched in time: the calls share 2 s, see ``_bind_call``), a
+      :class:`ToolError`, a timeout, ``PermissionError``, ``FileNotFoundError``, an
+      output limit, an exception the tool lists in ``errors_to_model``.
     - Any other exception is a bug: the other calls are cancelled and it propagates,
       with a note naming the tool and the call id.
     - Output longer than ``max_output`` bytes is cut in the middle (see
