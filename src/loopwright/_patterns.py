@@ -164,8 +164,13 @@ class bounded_patterns:
     def __enter__(self) -> None:
         if _BLOCK.get() is None:
             scope = _SCOPE.get()
-            block = _Budget(self._budget, scope) if self._cancel is None else None
-            self._token = _BLOCK.set(block or _Cancellable(self._budget, scope, self._cancel))
+            if self._cancel is not None:
+                block: _Budget = _Cancellable(self._budget, scope, self._cancel)
+            elif type(scope) is _LoopSlice and scope.left <= self._budget:
+                block = scope  # (the tighter: one budget less for each match to walk)
+            else:
+                block = _Budget(self._budget, scope)
+            self._token = _BLOCK.set(block)
 
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
