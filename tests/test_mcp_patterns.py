@@ -16,6 +16,8 @@ pytest.importorskip("mcp")
 import loopwright as lw
 from loopwright.mcp import MCPServer, mcp_server
 
+from ._pattern_spy import Spy
+
 SERVER = Path(__file__).parent / "mcp_servers" / "pattern_server.py"
 HOSTILE = "a" * 40 + "!"
 pytestmark = pytest.mark.timeout(120)
@@ -109,13 +111,15 @@ async def test_structured_content_against_a_catastrophic_output_pattern(tmp_path
 
 
 async def test_the_structured_content_of_one_replys_calls_shares_one_budget(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Twelve calls in one reply, each answered with structured content that
     backtracks against the output schema's pattern: the checks of the answers share
     the reply's 2 s with its arguments' (``_patterns.reply_patterns``), so at most
     four are refused for their own 0.5 s, the others because the reply's are spent
-    (each took 0.5 s, six in all, before)."""
+    (each took 0.5 s, six in all, before); the long matches ran in worker threads,
+    not on the event loop (``mcp/_session.py``)."""
+    spy = Spy(monkeypatch)
     raw = Path(__file__).parent / "mcp_servers" / "raw_server.py"
     output = {"type": "object", "properties": {"w": {"type": "string", "pattern": "^(a|a)+$"}}}
     spec = {
@@ -138,3 +142,4 @@ async def test_the_structured_content_of_one_replys_calls_shares_one_budget(
     own = [a for a in answers if "matching took over 0.5 seconds" in a.content]
     spent = [a for a in answers if "this reply's calls took over 2 seconds" in a.content]
     assert 1 <= len(own) <= 4 and len(own) + len(spent) == 12
+    assert spy.long_off_loop >= 1 and spy.long_on_loop == 0

@@ -24,6 +24,8 @@ import loopwright as lw
 from loopwright import _patterns
 from loopwright.model.providers import _grammar
 
+from .._pattern_spy import Spy
+
 HOSTILE = "a" * 40 + "!"
 OWN = "matching took over 0.5 seconds"
 REPLY = "this reply's calls took over 2 seconds in all matching patterns"
@@ -48,47 +50,6 @@ def reply(*calls: tuple[str, dict[str, Any]]) -> lw.ModelOutput:
 
 def results(state: lw.AgentState) -> list[lw.ToolMessage]:
     return [m for m in state.messages if isinstance(m, lw.ToolMessage)]
-
-
-class Spy:
-    """Counts the matches ``regex`` makes (begun, still running), in any thread."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.begun = self.running = 0
-        self._lock = threading.Lock()
-        real = _patterns._compile
-        spy = self
-
-        class Counted:
-            def __init__(self, compiled: Any) -> None:
-                self.compiled = compiled
-
-            def search(self, text: str, **kwargs: Any) -> Any:
-                with spy._lock:
-                    spy.begun += 1
-                    spy.running += 1
-                try:
-                    return self.compiled.search(text, **kwargs)
-                finally:
-                    with spy._lock:
-                        spy.running -= 1
-
-        def compile_counted(pattern: str) -> Any:
-            compiled = real(pattern)
-            return compiled if isinstance(compiled, str) else Counted(compiled)
-
-        monkeypatch.setattr(_patterns, "_compile", compile_counted)
-
-    async def settled(self) -> int:
-        """Once no match runs, and none began for a while: how many began."""
-        for _ in range(100):
-            await asyncio.sleep(0.1)
-            if self.running == 0:
-                break
-        begun = self.begun
-        await asyncio.sleep(1.0)  # a check that went on would begin its next match
-        assert self.begun == begun and self.running == 0
-        return begun
 
 
 @pytest.mark.parametrize("parallel", [False, True])
@@ -151,6 +112,7 @@ async def test_a_time_limit_ends_the_checks_of_a_reply(monkeypatch: pytest.Monke
     # each call's check is one match (of at most 0.5 s) on the loop's slice, then one
     # in a thread: 1.5 s is a few of them, not the 128 of all 64 calls
     assert 1 <= begun <= 16, begun
+    assert spy.long_off_loop >= 1 and spy.long_on_loop == 0  # the loop was free
 
 
 async def test_a_cancelled_reply_stops_its_checks(monkeypatch: pytest.MonkeyPatch) -> None:
