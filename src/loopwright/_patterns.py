@@ -33,13 +33,17 @@ matching inside the other two.) Inside a block ``additionalProperties`` matches 
   all is refused at its next match. A block inside a :func:`reply_patterns` scope
   (``execute_tools`` enters one per model reply) also draws on the scope's
   :data:`REPLY_BUDGET`, shared by every call of the reply: a reply of 500 calls of a
-  hostile schema costs that, not 500 times :data:`BUDGET`. A scope is stopped when it
-  ends (the reply's calls done, or cancelled: a run's time limit), and so is a check
-  that :class:`OffLoop` runs in a worker thread when its caller is cancelled: a match
+  hostile schema costs that, not 500 times :data:`BUDGET`. (A run's matching is
+  bounded by its replies, its step limit, and by its time limit; a budget per run
+  would refuse the ordinary calls of a long run once spent.) A scope is stopped when
+  it ends (the reply's calls done, or cancelled: a run's time limit), and so is a
+  check that :class:`OffLoop` runs in a worker thread when its caller is cancelled,
+  and a block whose ``cancel`` event is set (a local model's reply check): a match
   still running ends at its timeout, the next one is refused at once;
-- on the event loop, in an :func:`on_loop` block (the binder's), matches at most
-  :data:`LOOP_SLICE` seconds in all and raises :class:`PatternsTooSlow` past it: the
-  caller checks the call again in a worker thread (:class:`OffLoop`), the loop free
+- on the event loop, in an :func:`on_loop` block (the binder's, the MCP session's
+  check of structured content), matches at most :data:`LOOP_SLICE` seconds in all and
+  raises :class:`PatternsTooSlow` past it: the caller checks again in a worker thread
+  (:class:`OffLoop`; the checks of one reply in threads take turns), the loop free
   meanwhile, so a run's time limit and cancellation go on working;
 - refuses a pattern over :data:`MAX_PATTERN` characters, and one whose counted repeats
   would unroll past :data:`MAX_UNROLLED` nodes (``regex`` compiles ``a{1000}`` as a
@@ -54,6 +58,7 @@ compiles nothing its tool's patterns did not already need.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
@@ -211,6 +216,8 @@ class _Scope:
         return self.budget
 
     def __exit__(self, *exc: object) -> None:
+        if type(self.budget) is _Reply:  # a reply's calls are done (or cancelled)
+            self.budget.stopped = True
         if self._token is not None:
             _SCOPE.reset(self._token)
             self._token = None
@@ -223,7 +230,7 @@ def reply_patterns(budget: float | None = None) -> _Scope:
     block ends, the scope is stopped: a check still running in a thread stops at its
     next match."""
     budget = REPLY_BUDGET if budget is None else budget
-    return _StoppedAfter(_Reply(budget))
+    return _Scope(_Reply(budget))
 
 
 class _Reply(_Budget):
@@ -237,14 +244,6 @@ class _Reply(_Budget):
 
     def spent(self) -> str:
         return f"this reply's calls took over {self.total:g} seconds in all matching patterns"
-
-
-class _StoppedAfter(_Scope):
-    __slots__ = ()
-
-    def __exit__(self, *exc: object) -> None:
-        self.budget.stopped = True
-        super().__exit__()
 
 
 def on_loop() -> _Scope:
@@ -274,10 +273,7 @@ class OffLoop:
             self.lock = scope.lock
 
     def run(self, fn: Callable[..., _T], /, *args: Any) -> _T:
-        if self.lock is None:
-            with _Scope(self.budget):
-                return fn(*args)
-        with self.lock, _Scope(self.budget):
+        with self.lock or contextlib.nullcontext(), _Scope(self.budget):
             return fn(*args)
 
     def stop(self) -> None:
