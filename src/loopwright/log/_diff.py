@@ -97,11 +97,12 @@ def _result_text(ev: ToolEvent) -> str:
 
 def steps(log: RunLog, sample: str | None = None) -> Iterator[Step]:
     """The top-level steps of a run (or of one of its samples), in order, as they are
-    read."""
+    read: each event's messages read for it and not kept, so that what a diff holds is
+    the step it compares, not every message of two runs."""
     count = 0
     current: dict[str, Any] | None = None
     spans: set[str | None] = {None}
-    for ev in log.events(sample):
+    for ev in log._events(log._sample(sample), keep=False):
         if ev.span_id not in spans:
             continue  # inside a tool call, a subtask or a span's own agents
         if isinstance(ev, SpanBegin):
