@@ -79,18 +79,24 @@ class ExportFailure(logging.Filter):
                 self.reason = f"HTTP {codes[0]}"
         return False
 
+    def attach(self) -> ExportFailure:
+        for name in _LOGGERS:
+            logging.getLogger(name).addFilter(self)
+        return self
+
+    def detach(self) -> None:
+        for name in _LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+
 
 @contextlib.contextmanager
 def quiet_exporter() -> Iterator[ExportFailure]:
     """The exporter's log records dropped within (see :class:`ExportFailure`)."""
-    failure = ExportFailure()
-    for name in _LOGGERS:
-        logging.getLogger(name).addFilter(failure)
+    failure = ExportFailure().attach()
     try:
         yield failure
     finally:
-        for name in _LOGGERS:
-            logging.getLogger(name).removeFilter(failure)
+        failure.detach()
 
 
 class _Counted(SpanExporter):
@@ -137,8 +143,7 @@ class SpanSender:
         self._exporter = _Counted(OTLPSpanExporter())
         self._batches = _Batches(self._exporter)
         self.provider.add_span_processor(self._batches)
-        self._quiet = quiet_exporter()
-        self.failure = self._quiet.__enter__()
+        self.failure = ExportFailure().attach()
 
     def close(self, timeout: float) -> str | None:
         """Send the spans left, waiting at most ``timeout`` seconds; then what was lost,
@@ -152,7 +157,7 @@ class SpanSender:
         ended, sent = self._batches.ended, self._exporter.sent
         finished = not done.is_alive()
         if finished:  # (else its late log records stay dropped too)
-            self._quiet.__exit__(None, None, None)
+            self.failure.detach()
         if sent >= ended:
             return None
         reason = self.failure.reason
