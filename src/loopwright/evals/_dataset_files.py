@@ -80,7 +80,7 @@ class _File:
         """Each line from ``offset`` (line number ``line``): its offset, number, text and
         the offset after it."""
         f.seek(offset)
-        while raw := f.readline(MAX_RECORD_BYTES + 1):
+        while raw := _readline(f):
             if len(raw) > MAX_RECORD_BYTES:
                 raise DatasetError(
                     f"{self.p.name} line {line}: longer than {MAX_RECORD_BYTES} bytes "
@@ -92,6 +92,21 @@ class _File:
                 raise _not_utf8(self.p, ex, offset, line) from None
             yield offset, line, text, offset + len(raw)
             offset, line = offset + len(raw), line + 1
+
+
+def _readline(f: IO[bytes], chunk: int = 1 << 20) -> bytes | bytearray:
+    """The next line of ``f``, newline included, or its first ``MAX_RECORD_BYTES + 1``
+    bytes if it is longer (never more: a line of gigabytes is not read whole)."""
+    raw = f.readline(min(chunk, MAX_RECORD_BYTES + 1))
+    if not raw or raw.endswith(b"\n"):
+        return raw
+    buf = bytearray(raw)
+    while len(buf) <= MAX_RECORD_BYTES:
+        more = f.readline(min(chunk, MAX_RECORD_BYTES + 1 - len(buf)))
+        buf += more
+        if not more or more.endswith(b"\n"):
+            break
+    return buf
 
 
 def json_dataset(
@@ -239,13 +254,13 @@ class _Rows:
     def __init__(self, file: _File, delimiter: str) -> None:
         self.file, self.delimiter = file, delimiter
         self.at: _Place = (file.data_start, 1)  # the place of the next line to read
-        self.row_start = file.data_start
+        self.row_start: _Place = self.at
 
     def _feed(self, f: IO[bytes]) -> Iterator[str]:
         for _, line, text, end in self.file.lines(f, *self.at):
-            if end - self.row_start > MAX_RECORD_BYTES:
+            if end - self.row_start[0] > MAX_RECORD_BYTES:
                 raise DatasetError(
-                    f"{self.file.p.name} line {self.at[1]}: a record longer than "
+                    f"{self.file.p.name} line {self.row_start[1]}: a record longer than "
                     f"{MAX_RECORD_BYTES} bytes (MAX_RECORD_BYTES)"
                 )
             self.at = (end, line + 1)
@@ -272,8 +287,7 @@ class _Rows:
         with self.file.open() as f:
             reader = csv.reader(self._feed(f), delimiter=self.delimiter, strict=True)
             while True:
-                start = self.at  # the place this row starts
-                self.row_start = start[0]
+                start = self.row_start = self.at  # the place this row starts
                 try:
                     row = next(reader, None)
                 except csv.Error as ex:
