@@ -1,4 +1,5 @@
-"""Datasets: samples from lists, JSONL/JSON files and CSV files, with field mapping."""
+"""Datasets: samples from lists, or streamed from JSONL and CSV files (read in
+``_dataset_files.py``), with field mapping."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ class Dataset(Sequence[Sample]):
     one record again at its offset, ``len(ds)`` reads the file through once. A record
     that is not a valid sample is an error when it is read; the file must not change
     meanwhile (a ``DatasetError`` says so). A slice or :meth:`filter` is a dataset in
-    memory.
+    memory, and so is what an eval plans to run: ``limit=10`` takes ``ds[:10]``, ten
+    records read; an eval of the whole file holds all its samples while it runs.
 
     Attributes:
         name: A name for listings (the file's stem for file datasets).
@@ -103,7 +105,9 @@ class Dataset(Sequence[Sample]):
             _number(s, i, seen, name)
 
     @classmethod
-    def streamed(cls, read: Reader, start: tuple[int, int], *, name: str, location: str) -> Dataset:
+    def _streamed(
+        cls, read: Reader, start: tuple[int, int], *, name: str, location: str
+    ) -> Dataset:
         """A dataset whose samples ``read`` makes from the file, from ``start`` (the place
         of the first record); the first record is read now."""
         ds = cls([], name=name, location=location)

@@ -154,7 +154,7 @@ def json_dataset(
                     raise _too_deep(where) from None
                 yield at, n, _to_sample(record, fields, where, p.parent)
 
-    return Dataset.streamed(read, (file.data_start, 1), name=name, location=str(p))
+    return Dataset._streamed(read, (file.data_start, 1), name=name, location=str(p))
 
 
 def _json_list(file: _File, fields: Fields, name: str) -> Dataset | None:
@@ -244,7 +244,7 @@ def csv_dataset(
                         record[column] = parsed
             yield at, n, _to_sample(record, fields, where, p.parent)
 
-    return Dataset.streamed(read, start, name=name or p.stem, location=str(p))
+    return Dataset._streamed(read, start, name=name or p.stem, location=str(p))
 
 
 class _Rows:
