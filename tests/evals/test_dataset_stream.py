@@ -195,3 +195,10 @@ def test_a_task_on_an_empty_file_has_no_sample(tmp_path: Path) -> None:
         lw.Task(lw.json_dataset(path))
     assert not lw.json_dataset(path) and len(lw.json_dataset(path)) == 0
     assert os.path.getsize(path) == 2
+
+
+def test_a_unicode_line_separator_inside_a_string_ends_no_line(tmp_path: Path) -> None:
+    # (valid JSON: U+2028 needs no escape in a string; str.splitlines split the record)
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"input": "a\u2028b"}\r\n{"input": "c\x85d"}\n', encoding="utf-8")
+    assert [s.input for s in lw.json_dataset(path)] == ["a\u2028b", "c\x85d"]

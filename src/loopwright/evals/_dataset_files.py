@@ -118,8 +118,9 @@ def json_dataset(
     """Samples from a JSON Lines file (one object per line) or a JSON file holding a list.
 
     A JSON Lines file is streamed (see :class:`Dataset`): its samples are read as they
-    are used, and a line is at most :data:`MAX_RECORD_BYTES`. A JSON list is read whole
-    (at most :data:`MAX_JSON_DOCUMENT_BYTES`).
+    are used, and a line is at most :data:`MAX_RECORD_BYTES`; lines end with ``\n`` or
+    ``\r\n`` (a ``\r`` alone, or a Unicode line separator, ends none). A JSON list is
+    read whole (at most :data:`MAX_JSON_DOCUMENT_BYTES`).
 
     Args:
         path: The file (``.jsonl`` / ``.ndjson``: lines; otherwise a JSON list if it
