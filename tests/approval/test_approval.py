@@ -410,4 +410,4 @@ async def test_human_sees_exactly_what_will_run_whatever_the_model_hides() -> No
     from loopwright.approval._human import _describe
 
     odd = _describe(lw.ToolCall(id="1\x1b[8m", function="b\u202eash", arguments={}), [])
-    assert "needs approval: b\\u202eash (id 1\\x1b[8m)" in odd
+    assert 'needs approval: "b\\u202eash" (id "1\\u001b[8m")' in odd

@@ -25,9 +25,11 @@ def test_a_call_id_with_line_breaks_cannot_forge_lines_of_the_prompt() -> None:
     call = lw.ToolCall(id=FORGED, function="bash", arguments={"cmd": "rm -rf ~"})
     shown = _describe(call, [])
     lines = shown.strip("\n").split("\n")
-    # the header, "arguments of bash:", then the JSON of the arguments: nothing else
-    assert lines[0].startswith("--- tool call needs approval: bash (id c1) ---\\narguments")
-    assert lines[1:] == ["arguments of bash:", "{", '  "cmd": "rm -rf ~"', "}"]
+    # the header, "arguments of bash:", the JSON of the arguments, the closing line:
+    # nothing else (the id as typed: a JSON string)
+    assert lines[0].startswith('--- tool call needs approval: bash (id "c1) ---\\narguments')
+    assert lines[1:-1] == ["arguments of bash:", "{", '  "cmd": "rm -rf ~"', "}"]
+    assert lines[-1].startswith('--- end of the call to bash (id "c1) ---\\narguments')
     assert sum(line.startswith("--- tool call") for line in lines) == 1
 
 
@@ -50,7 +52,7 @@ def test_the_human_sees_text_a_terminal_would_not_show() -> None:
     shown = _describe(call, [])
     assert "\U000e0020" not in shown and "\u200b" not in shown
     assert '"task": "Summarise README.md\\udb40\\udc20\\udb40\\udc74' in shown
-    assert shown.rstrip().endswith('\\u200b"\n}')
+    assert '\\u200b"\n}\n--- end of the call to ask_agent (id c1): ' in shown
 
 
 async def test_runs_approve_shows_text_a_terminal_would_not_show(tmp_path: Path) -> None:

@@ -60,3 +60,13 @@ def script(path: Path, items: list[Any]) -> str:
     """Write a mock-model script; returns the ``-M outputs=@...`` argument."""
     path.write_text(json.dumps(items))
     return f"outputs=@{path}"
+
+
+def shown_digest(listing: Result) -> str:
+    """The digest ``runs approve RUN`` prints of the calls it showed whole (for
+    ``--all --shown``)."""
+    import re
+
+    found = re.search(r"--all --shown ([0-9a-f]{64})\b", listing.err)
+    assert found is not None, listing.err
+    return found.group(1)

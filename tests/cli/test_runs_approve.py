@@ -9,7 +9,7 @@ from pathlib import Path
 import loopwright as lw
 from loopwright.log._approvals import deferred_calls
 
-from ._cli import cli, script
+from ._cli import cli, script, shown_digest
 
 TOOLS = """
 import os
@@ -44,8 +44,10 @@ def test_a_cli_run_waits_then_runs_approve_continue_runs_the_call_once(tmp_path:
     assert lw.list_runs(db)[0].status == "waiting"
     # the continued run's model answers anew from its first live call
     rest = script(tmp_path / "s2.json", ["done"])
+    listing = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path)
     approved = cli(
-        "runs", "approve", run_id, "--all", "--continue", "-M", rest, "--json",
+        "runs", "approve", run_id, "--all", "--shown", shown_digest(listing), "--continue",
+        "-M", rest, "--json",
         "--db", str(db), cwd=tmp_path,
     )  # fmt: skip
     assert approved.code == 0, approved.err
@@ -67,10 +69,9 @@ def test_runs_approve_hash_pins_the_decision_to_the_arguments_shown(tmp_path: Pa
     assert started.code == 0, started.err
     run_id = lw.list_runs(db)[0].id
     shown = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path)
-    assert "--hash CALL_ID=" in shown.err
     [call] = cli("runs", "approve", run_id, "--json", "--db", str(db), cwd=tmp_path).json()
     call_id, digest = call["call"]["id"], call["arguments_hash"]
-    assert digest in shown.out
+    assert f"approve it: loopwright runs approve {run_id} --approve {call_id}={digest}" in shown.out
     other = "0" * 64
     wrong = cli("runs", "approve", run_id, "--hash", f"{call_id}={other}", "--db", str(db),
                 cwd=tmp_path)  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import loopwright as lw
 from loopwright.log._file_thread import close_idle_files
-from tests.cli._cli import cli
+from tests.cli._cli import cli, shown_digest
 from tests.cli.test_runs_replay import agent_file
 
 EVIL = "\x1b]0;owned\x07\x1b[2J\r\x9b"
@@ -84,7 +84,9 @@ def test_a_deferred_call_s_hash_from_the_store_is_printed_safe(tmp_path: Path) -
         assert shown.code == 0, shown.err
         assert "c1" in shown.out
         assert_safe(shown.out)
-    decided = cli("runs", "approve", prefix, "--all", cwd=tmp_path, db=db)
+    listing = cli("runs", "approve", prefix, cwd=tmp_path, db=db)
+    decided = cli("runs", "approve", prefix, "--all", "--shown", shown_digest(listing),
+                  cwd=tmp_path, db=db)  # fmt: skip
     assert decided.code == 0, decided.err
     assert "approved call c1" in decided.out and "arguments hash abc\\x1b]0;owned" in decided.out
     assert not any(raw in decided.out for raw in ("\x1b", "\x07", "\r", "\x9b")), decided.out

@@ -112,7 +112,7 @@ def test_runs_approve_cuts_arguments_to_exactly_the_limit_with_its_marker() -> N
     for limit in (4_000, 10, 11, 13, 4_001):
         shown = shown_arguments(call, limit)
         head, rest = shown.split("\n[... ", 1)
-        count, tail = rest.split(" characters not shown: --json shows them all ...]\n")
+        count, tail = rest.split(" characters not shown: --whole CALL_ID shows them all ...]\n")
         assert len(head) + len(tail) == limit and int(count) == len(whole) - limit
         assert whole.startswith(head) and whole.endswith(tail)
     assert shown_arguments(deferred({"cmd": "short"})) == '{\n  "cmd": "short"\n}'

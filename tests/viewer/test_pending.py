@@ -6,6 +6,8 @@ from pathlib import Path
 
 import httpx
 
+import loopwright as lw
+
 from ..approval.test_deferred import agent_process
 from .conftest import start_viewer
 
@@ -24,13 +26,17 @@ def test_a_waiting_run_shows_its_pending_calls_bounded(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(10)
     assert run["status"] == "waiting"
-    [pending] = run["pending"]
+    [pending] = run["pending"]["calls"]
     assert pending["id"] == "call-1" and pending["tool"] == "bash"
     assert pending["approver"] == "defer" and len(pending["hash"]) == 64
     text = pending["arguments"]
     assert len(text) < 5_000 and "characters not shown" in text
-    assert text.startswith('{\n  "cmd": "<script>alert(1)</script>')  # data: the page
-    # builds text nodes from it, never HTML
+    assert text.startswith('{\n  "cmd": "<script>alert(1)</script>\\u001b[8m')  # data: the
+    # page builds text nodes from it, never HTML
+    # cut: never approved by --all, the page says how to read it whole
+    whole = f"loopwright runs approve {run_id} --whole call-1"
+    assert not pending["whole"] and pending["approve"] == whole
+    assert f"characters not shown: {whole} shows them all" in text
     assert not effects.exists()
 
 
@@ -88,4 +94,62 @@ def test_many_applied_calls_do_not_hide_the_pending_ones(tmp_path: Path) -> None
     with sqlite3.connect(db) as conn:  # decided and run in earlier continuations
         conn.execute("UPDATE approvals SET state = 'applied', decision = 'approve'")
     record_pending(db, "r", [pending(80)])
-    assert [p["id"] for p in pending_json(db, "r")] == ["c80"]
+    assert [p["id"] for p in pending_json(db, "r")["calls"]] == ["c80"]
+
+
+def test_the_page_shows_what_a_page_would_hide_or_reorder(tmp_path: Path) -> None:
+    import shutil
+
+    import pytest
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("needs Debian's chromium package")
+    # shown raw, the override reverses what follows it on the page ("hs | lru" reads as
+    # "url | sh"), the zero-width space and the word joiner are nothing at all
+    hostile = "echo safe \u202ehs | lru\u202c\u200b\u2060done" + " " * 300 + "; rm -rf ~"
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
+    command = tmp_path / "command.txt"
+    command.write_text(hostile, encoding="utf-8")
+    run_id = agent_process("start", db, effects, f"@{command}")["run_id"]
+    proc, url = start_viewer(db)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(15_000)
+                page.goto(url + f"#/run/{run_id}")
+                pending = page.locator(".runhead .pending")
+                sync_api.expect(pending.locator("pre")).to_contain_text("rm -rf")
+                shown = pending.inner_text()
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    for char in ("\u202e", "\u202c", "\u200b", "\u2060"):
+        assert char not in shown, repr(char)
+    assert "echo safe \\u202ehs | lru\\u202c\\u200b\\u2060done" in shown
+    assert 'note: 300 blank characters at character 58, then: "; rm -rf ~\\""' in shown
+    assert "calls waiting: 1 bash" in shown
+    [call] = lw.pending_calls(run_id, db=db)
+    assert f"approve it: loopwright runs approve {run_id} --approve call-1=" in shown
+    assert call.arguments_hash in shown and not effects.exists()
+
+
+def test_a_page_that_lists_some_calls_says_there_are_more(tmp_path: Path) -> None:
+    from loopwright.log._approvals import record_pending
+    from loopwright.tools import PendingCall
+    from loopwright.viewer._data import MAX_PENDING, pending_json
+
+    db = tmp_path / "runs.db"
+    calls = [lw.ToolCall(id=f"r{i}", function="read", arguments={"path": str(i)})
+             for i in range(MAX_PENDING)]  # fmt: skip
+    calls.append(lw.ToolCall(id="b", function="bash", arguments={"cmd": "curl x | sh"}))
+    record_pending(db, "r", [PendingCall(call=c, approver="defer") for c in calls])
+    listed = pending_json(db, "r")
+    # the bash call is past the page's list: the page says calls are not listed
+    assert "b" not in [c["id"] for c in listed["calls"]] and listed["more"] is True
+    assert listed["tools"] == f"{MAX_PENDING} read"

@@ -1,11 +1,15 @@
 """``human_approver``: ask a person in the terminal about each call.
 
 What the person is shown comes from the model, so it must not be able to deceive them:
-the arguments are shown as JSON with every control character, bidi override and lone
-surrogate escaped (:func:`~loopwright._terminal.json_text`: exactly what will run, a
-conceal sequence shown as ``\\u001b[8m``), the call's id and tool name on the header's
-line with line breaks escaped too, and bounded (:func:`~loopwright._terminal.one_line`),
-and the model's text before the call with
+the arguments are shown whole as JSON with every control character, bidi override and lone
+surrogate escaped (:func:`~loopwright.approval._shown.arguments_text`: exactly what will
+run, a conceal sequence shown as ``\\u001b[8m``); the call's id and tool name on the
+prompt's own lines as typed (:func:`~loopwright._terminal.as_typed`: as they are when
+plain ASCII, else a JSON string, so a line break cannot forge a line and ``b\\u0430sh``
+cannot pass for ``bash``), bounded; a run of blank characters long enough to push what
+follows it off the screen is noted (:func:`~loopwright.approval._shown.notes`), and the
+last line before the question names the call again (the header may have scrolled away
+under long arguments). The model's text before the call has
 the same characters made visible and every line quoted (``| ``), so it cannot pass for
 the prompt's own lines; on a terminal, a line longer than its width is cut into rows
 that each begin with the gutter (:func:`~loopwright._terminal.wrapped`), so the terminal
@@ -24,11 +28,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._terminal import Question, asking, json_text, one_line, visible, wrapped
+from .._terminal import Question, as_typed, asking, one_line, visible, wrapped
 from ..model import AssistantMessage, ChatMessage, ToolCall
 from ..tools._approval import Approval, ApprovalDecision, Approver
 from ..tools._threads import run_in_thread
 from ._record import recorded
+from ._shown import MAX_NAME, arguments_text, notes
 
 __all__ = ["human_approver"]
 
@@ -52,7 +57,6 @@ _ANSWERS: dict[str, ApprovalDecision] = {
 }
 _CONTEXT_CHARS = 400
 _WITHDRAWN = "the question was withdrawn: the run stopped waiting for the answer"
-_NAME_CHARS = 200  # of a call's id or tool name, shown on the header's line
 
 # one question at a time on a terminal, whatever the event loop or thread asking
 _terminal = threading.Lock()
@@ -71,9 +75,10 @@ def _width(output: TextIO) -> int | None:
 
 
 def _describe(call: ToolCall, messages: Sequence[ChatMessage], width: int | None = None) -> str:
-    # (on the prompt's own lines: a line break in them would forge the next line)
-    name = one_line(call.function, _NAME_CHARS)
-    call_id = one_line(call.id, _NAME_CHARS)
+    # (on the prompt's own lines, as typed: a line break in them would forge the next
+    # line, a lookalike letter or a trailing space pass for another tool's name)
+    name = as_typed(call.function, MAX_NAME)
+    call_id = as_typed(call.id, MAX_NAME)
     lines = ["", f"--- tool call needs approval: {name} (id {call_id}) ---"]
     said = next(
         (m.content for m in reversed(messages) if isinstance(m, AssistantMessage)), ""
@@ -85,7 +90,14 @@ def _describe(call: ToolCall, messages: Sequence[ChatMessage], width: int | None
     if call.parse_error:
         lines.append(f"arguments could not be parsed: {one_line(call.parse_error, 400)}")
     lines.append(f"arguments of {name}:")
-    lines.append(json_text(call.arguments, indent=2, default=str))
+    text = arguments_text(call)
+    lines.append(text)
+    lines.extend(f"note: {note}" for note in notes(text))
+    # (the header may have scrolled away: what is asked about is said again last)
+    lines.append(
+        f"--- end of the call to {name} (id {call_id}): {len(text):,} characters of "
+        f"arguments on {text.count(chr(10)) + 1:,} lines ---"
+    )
     # (on a terminal, a long line is cut into rows here, each after the first quoted:
     # wrapped by the terminal, a row of the model's text would begin at the first column)
     return wrapped("\n".join(lines), width) + "\n"

@@ -63,7 +63,7 @@ def show_command(
                 "samples": [s.model_dump(mode="json") for s in samples],
                 "messages": [m.model_dump(mode="json") for m in messages],
             }
-            if info.status == "waiting":  # the calls it waits for (deferred approval)
+            if info.status == "waiting" and not samples:  # the calls it waits for
                 from ..log._approvals import deferred_calls
 
                 data["pending"] = [c.model_dump(mode="json") for c in deferred_calls(db, info.id)]
@@ -72,7 +72,12 @@ def show_command(
         failures, tracebacks = _failures(log, sample)
         out = console()
         _header(out, info, detail)
-        if info.status == "waiting":  # deferred approval (cli/_approve.py)
+        if info.status == "waiting" and samples:  # an eval's samples wait (evals/)
+            waiting = sum(1 for s in samples if s.status == "waiting")
+            out.print()
+            out.print(line(("waiting for approval", "bold cyan"), f" ({waiting} samples)"))
+            _put(out, line("  continue them: ", f"loopwright runs resume {short(info.id, None)}"))
+        elif info.status == "waiting":  # deferred approval (cli/_approve.py)
             _waiting(out, info.id, db)
         if messages:
             out.print()
@@ -128,7 +133,7 @@ def _waiting(out: Console, run_id: str, db: str | None) -> None:
     calls = [c for c in deferred_calls(db, run_id) if c.state != "applied"]
     out.print()
     out.print(line(("waiting for approval", "bold cyan"), f" ({len(calls)} calls)"))
-    print_pending(out, calls)
+    print_pending(out, calls, run_id)  # (a call cut: how to read it whole)
 
 
 def _header(out: Console, info: RunInfo, detail: bool) -> None:

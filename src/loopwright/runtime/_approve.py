@@ -43,15 +43,21 @@ __all__ = [
     "park",
     "pending_calls",
     "released_on_failure",
+    "run_id_of",
 ]
 
 
 async def park(scope: RunScope, state: AgentState) -> None:
     """Keep the calls the run waits for in the run store (before its row says so)."""
+    if scope.nested and scope.within is not None:
+        # an eval sample's run: the sample ends ``waiting`` (evals/_runner.py), its calls
+        # in its transcript; a resume of the eval asks the task's policy again. No
+        # decisions are kept for a sample (the approvals table is per run)
+        return
     if scope.nested:
         raise ConfigurationError(
             "an approval policy deferred a call in a run inside another (an agent used as "
-            "a tool, or an eval's sample): deferred approval works for a run of its own "
+            "a tool): deferred approval works for a run of its own (or an eval's sample) "
             "only, which can wait and be continued"
         )
     ids = [p.call.id for p in state.pending]
@@ -71,6 +77,11 @@ def pending_calls(run_id: str, *, db: str | os.PathLike[str] | None = None) -> l
     return deferred_calls(db, run_id, states=("pending",))
 
 
+def run_id_of(run: str, db: str | os.PathLike[str] | None) -> str:
+    """The id of the run ``run`` names (an id, or a unique prefix of one)."""
+    return _run_id(run, db)
+
+
 def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = False) -> str:
     from ..log import load_run
 
@@ -78,15 +89,22 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
         info = log.info
     if waiting and info.status != "waiting":
         raise not_waiting(info.id, info.status)
+    if info.status == "waiting" and info.metadata.get("kind") == "eval":
+        raise ApprovalRefused(
+            f"run {info.id} is an eval whose samples wait for approval: decisions about an "
+            "eval's samples are not kept; resume the eval (`loopwright runs resume` or "
+            "lw.eval(..., resume=)) with an approval policy that decides their calls"
+        )
     return info.id
 
 
 def approve(
     run_id: str,
     *,
-    approve: Iterable[str] | Mapping[str, str | None] = (),
+    approve: Iterable[str | DeferredCall] | Mapping[str, str | None] = (),
     reject: Mapping[str, str | None] | Iterable[str] = (),
     all: bool = False,
+    shown: str | None = None,
     message: str | None = None,
     db: str | os.PathLike[str] | None = None,
 ) -> list[DeferredCall]:
@@ -94,19 +112,29 @@ def approve(
     process); continue the run afterwards with ``lw.resume(run_id, agent=...)``.
 
     Every decision is checked first, and all are recorded or none: the run must be
-    ``waiting`` and each call pending. A call's decision is for the arguments it has
-    now; to be sure it is for the arguments you saw, give their hash
-    (``approve={call_id: hash}``, the hash :func:`pending_calls` shows): another hash is
-    refused. When the run continues, the policy in force is asked again (a call it
-    denies is denied) and a decision made for other arguments than the call's is
-    refused (the call waits again).
+    ``waiting`` and each call pending. An approval is for the arguments the person
+    saw: give the calls shown (``approve=calls``, as :func:`pending_calls` returned
+    them) or their hashes (``approve={call_id: hash}``); a call whose arguments are
+    others now (the run was continued elsewhere, and waits again with a call of the
+    same id) is refused. A bare call id (``approve=["call_1"]``) approves the
+    arguments the call has when the decision is recorded, seen or not: for a program
+    that decides by itself. ``all=True`` with ``shown`` (the digest
+    :func:`~loopwright.approval._shown.listing_digest` of the calls a listing showed
+    whole, as ``loopwright runs approve`` prints it) approves those calls, and is
+    refused if the calls waiting are not those; never a call a listing cuts. Without
+    ``shown``, ``all=True`` approves every pending call, seen or not: for a program
+    that decides by itself, never for a person's decision. When the run continues,
+    the policy in force is asked again (a call it denies is denied).
 
     Args:
         run_id: The run (an id, or a unique prefix of one).
-        approve: Call ids to approve (or ``{call_id: arguments hash}``; ``None``: any).
+        approve: The calls to approve (as :func:`pending_calls` returned them: each for
+            its arguments), or ``{call_id: arguments hash}`` (``None``: any), or ids.
         reject: Call ids to reject (or ``{call_id: message}``: the model is told the
             message, as the call's error result; ``None``: ``message``).
-        all: Approve every pending call not rejected.
+        all: Approve every pending call not rejected (with ``shown``: those a listing
+            showed whole, if they are the ones it showed).
+        shown: With ``all``: the digest of the calls a listing showed whole.
         message: The default message of a rejection (and a note kept with an approval).
         db: The run store (default ``$LOOPWRIGHT_DB`` or ``./loopwright-runs.db``).
 
@@ -115,18 +143,22 @@ def approve(
 
     Raises:
         ApprovalRefused: The run is not waiting, a call is not pending, a hash differs,
-            or nothing was decided.
+            the calls waiting are not those ``shown`` names, or nothing was decided.
     """
     run_id = _run_id(run_id, db, waiting=True)
     rejects = dict(reject) if isinstance(reject, Mapping) else dict.fromkeys(reject)
-    approves = dict(approve) if isinstance(approve, Mapping) else dict.fromkeys(approve)
+    approves: dict[str, str | None] = (
+        dict(approve) if isinstance(approve, Mapping) else _pinned(approve)
+    )
     both = sorted(set(rejects) & set(approves))
     if both:
         raise ConfigurationError(f"approve: calls both approved and rejected: {both}")
+    if shown is not None and not all:
+        raise ConfigurationError("approve: shown= goes with all=True")
     if all:
-        for call in pending_calls(run_id, db=db):
-            if call.call_id not in rejects:
-                approves.setdefault(call.call_id, None)
+        for call in _all(run_id, shown, db):
+            if call.call_id not in rejects:  # (pinned: for the arguments read here)
+                approves.setdefault(call.call_id, call.arguments_hash)
     if not approves and not rejects:
         raise ApprovalRefused(f"approve: no decision given (run {run_id} has pending calls?)")
     decisions: list[tuple[str, Literal["approve", "reject"], str | None, str | None]] = [
@@ -134,6 +166,38 @@ def approve(
     ]
     decisions += [(call_id, "reject", why or message, None) for call_id, why in rejects.items()]
     return record_decisions(resolve_db(db), run_id, decisions)
+
+
+def _pinned(calls: Iterable[str | DeferredCall]) -> dict[str, str | None]:
+    """Call ids to approve, each with the hash of the arguments shown (a bare id: none)."""
+    out: dict[str, str | None] = {}
+    for c in calls:
+        if isinstance(c, str):
+            out[c] = None
+        elif isinstance(c, DeferredCall):
+            out[c.call_id] = c.arguments_hash
+        else:
+            raise ConfigurationError(f"approve: expected call ids or DeferredCalls, got {c!r}")
+    return out
+
+
+def _all(run_id: str, shown: str | None, db: str | os.PathLike[str] | None) -> list[DeferredCall]:
+    """The calls ``all=True`` approves: every pending one, or with ``shown``, those a
+    listing shows whole, if ``shown`` is their digest."""
+    from ..approval._shown import listing_digest, shown_whole
+
+    calls = pending_calls(run_id, db=db)
+    if shown is None:
+        return calls
+    whole = [c for c in calls if shown_whole(c.call)]
+    digest = listing_digest((c.call_id, c.arguments_hash) for c in whole)
+    if digest != shown.strip().lower():
+        raise ApprovalRefused(
+            f"run {run_id}: the calls waiting are not those the listing showed whole (its "
+            f"digest {shown[:16]}..., theirs now {digest[:16]}...): a call was added, decided "
+            "or its arguments changed since; list them again and read them"
+        )
+    return whole
 
 
 def continuation_approver(

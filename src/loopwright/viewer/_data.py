@@ -7,12 +7,11 @@ HTML off and only safe link schemes (``javascript:`` and the like are refused).
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._terminal import cut_middle
+from .._terminal import as_typed, cut_middle, one_line
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
@@ -128,30 +127,63 @@ def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
     return data
 
 
-MAX_PENDING_ARGUMENTS = 4_000
-"""The most characters of a pending call's arguments sent (the middle is cut)."""
-_CUT = "\n[... {cut} characters not shown ...]\n"
+MAX_PENDING = 50
+"""The most deferred calls a run's page lists (it says when there are more)."""
 
 
-def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
-    """The calls a waiting run deferred and not yet decided about, bounded: a person
-    approves them from this page's words (``loopwright runs approve``)."""
+def pending_json(path: Path, run_id: str) -> dict[str, Any]:
+    """The calls a waiting run deferred and not yet decided about, as ``loopwright runs
+    approve`` shows them (``approval/_shown.py``): the tool name and id as typed, the
+    arguments as JSON with every character that a page would hide or reorder (a bidi
+    override, a zero-width space) escaped, cut in the middle past
+    :data:`~loopwright.approval._shown.MAX_SHOWN` characters with how to read them
+    whole, a run of blanks noted; and the command that approves each call for exactly
+    these arguments (by their hash; a call cut: the command that shows it whole). A
+    person approves from this page's words, so they are the listing's: ``more`` says
+    that the page does not list every call, ``tools`` how many calls of each tool
+    wait, the rarest first."""
+    from ..approval._shown import (
+        MAX_NAME,
+        MAX_SHOWN,
+        arguments_text,
+        notes,
+        shown_whole,
+        tools_summary,
+    )
     from ..log._approvals import deferred_calls
 
-    out = []
-    for c in deferred_calls(path, run_id, states=("pending", "decided"), limit=50):
-        text = json.dumps(c.call.arguments, ensure_ascii=False, indent=2, default=str)
-        text = cut_middle(text, MAX_PENDING_ARGUMENTS, marker=_CUT)
-        out.append(
+    found = deferred_calls(path, run_id, states=("pending", "decided"), limit=MAX_PENDING + 1)
+    command = f"loopwright runs approve {as_typed(run_id)}"
+    calls = []
+    for c in found[:MAX_PENDING]:
+        typed = as_typed(c.call_id, MAX_NAME)
+        marker = (
+            f"\n[... {{cut}} characters not shown: {command} --whole {typed} shows them all ...]\n"
+        )
+        text = arguments_text(c.call)
+        whole = shown_whole(c.call)
+        calls.append(
             {
-                "id": c.call_id[:200],
-                "tool": c.call.function[:200],
-                "arguments": text,
-                "hash": c.arguments_hash,
-                "approver": (c.approver or "")[:200],
-                "explanation": (c.explanation or "")[:1000],
+                "id": typed,
+                "tool": as_typed(c.call.function, MAX_NAME),
+                "arguments": cut_middle(text, MAX_SHOWN, marker=marker),
+                "notes": notes(text),
+                "whole": whole,
+                "approve": (
+                    f"{command} --approve {typed}={one_line(c.arguments_hash, 100)}"
+                    if whole
+                    else f"{command} --whole {typed}"
+                ),
+                "hash": one_line(c.arguments_hash, 100),
+                "approver": one_line(c.approver or "", 200),
+                "explanation": one_line(c.explanation or "", 1000),
                 "state": c.state,
                 "decision": c.decision,
             }
         )
-    return out
+    return {
+        "calls": calls,
+        "more": len(found) > MAX_PENDING,
+        "tools": tools_summary(c.call.function for c in found[:MAX_PENDING]),
+        "command": command,
+    }

@@ -160,16 +160,24 @@ async function runView(id, params, gen) {
   }
 }
 
-// the calls a run waits for (deferred approval): text nodes only, bounded by the server
+// the calls a run waits for (deferred approval): text nodes only, bounded and escaped
+// by the server as `loopwright runs approve` shows them (a bidi override, a zero-width
+// character arrive as \u202e, \u200b); a call cut is never approved by --all
 function pendingView(run) {
+  const p = run.pending;
   return el("div", { class: "pending" },
-    el("b", {}, "waiting for approval: ", `loopwright runs approve ${run.id}`),
-    run.pending.map((c) => el("div", {},
+    el("b", {}, "waiting for approval: ", `${p.command}`),
+    el("div", { class: "pending-tools" }, `calls waiting: ${p.tools}`,
+      p.more ? ` and more not listed here: ${p.command} lists them all` : ""),
+    p.calls.map((c) => el("div", { class: "pending-call" },
       el("div", {}, "call ", el("code", {}, c.id), " · tool ", el("code", {}, c.tool),
         " · deferred by ", c.approver, c.decision ? ` · decided: ${c.decision}` : ""),
       c.explanation ? el("div", { class: "muted" }, c.explanation) : null,
       el("pre", {}, c.arguments),
-      el("div", { class: "muted" }, "arguments hash ", c.hash))));
+      c.notes.map((n) => el("div", { class: "pending-note" }, "note: ", n)),
+      el("div", { class: "muted" }, "arguments hash ", c.hash),
+      c.state === "pending" ? el("div", { class: "pending-approve" },
+        c.whole ? "approve it: " : "cut: read it whole first: ", el("code", {}, c.approve)) : null)));
 }
 
 function metricsView(metrics) {

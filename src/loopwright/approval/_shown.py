@@ -1,0 +1,105 @@
+"""What a person approving calls is shown, and what binds a decision to it.
+
+Every surface that shows calls to approve (the terminal prompt, ``loopwright runs
+approve``, the viewer) shows a call the same way: its tool name and id as typed
+(:func:`~loopwright._terminal.as_typed`: a lookalike letter, a trailing space, a joiner
+shows), its arguments as terminal-safe JSON (:func:`arguments_text`). A listing cuts
+arguments longer than :data:`MAX_SHOWN` characters in the middle; a call so cut was
+not shown whole (:func:`shown_whole`), so no bulk approval may approve it: the person
+reads it whole first, then approves it by its arguments' hash.
+
+A bulk approval names what it approves by :func:`listing_digest`, the hash of the
+calls a listing showed whole (their ids and arguments' hashes, in order): if the calls
+waiting are not those any more (a call added, its arguments changed), the digest
+differs and the approval is refused.
+
+:func:`notes` says what the JSON shows but a person may miss: a run of blank
+characters long enough to push what follows it off the screen (or out of a box), and
+where it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from .._terminal import as_typed, json_text
+from ..model import ToolCall
+
+__all__ = [
+    "BLANK_RUN",
+    "MAX_NAME",
+    "MAX_SHOWN",
+    "arguments_text",
+    "listing_digest",
+    "notes",
+    "shown_whole",
+    "tools_summary",
+]
+
+MAX_SHOWN = 4_000
+"""The most characters of a call's arguments (as :func:`arguments_text`) a listing shows;
+the middle of longer ones is cut."""
+
+MAX_NAME = 200
+"""The most characters of a call's id or tool name shown (the middle of longer ones is
+cut, as :func:`~loopwright._terminal.as_typed` does)."""
+
+BLANK_RUN = 64
+"""A run of at least this many blank characters in the arguments is noted: it can push
+what follows it off a screen that does not wrap, or out of the box it is shown in."""
+
+# blank: what a terminal or a page shows as empty space (the JSON escapes line breaks in
+# a string; between tokens, indent=2 writes no such run)
+_BLANKS = re.compile(rf"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{BLANK_RUN},}}")
+
+
+def arguments_text(call: ToolCall) -> str:
+    """The call's arguments as every surface shows them: JSON (``indent=2``), every
+    character that acts on a terminal or shows as nothing escaped (valid JSON that
+    reads back to the arguments)."""
+    return json_text(call.arguments, indent=2, default=str)
+
+
+def shown_whole(call: ToolCall, limit: int = MAX_SHOWN) -> bool:
+    """Whether a listing shows the call whole: its arguments, tool name and id uncut."""
+    return (
+        len(call.function) <= MAX_NAME
+        and len(call.id) <= MAX_NAME
+        and len(arguments_text(call)) <= limit
+    )
+
+
+def listing_digest(calls: Iterable[tuple[str, str]]) -> str:
+    """The SHA-256 of calls as ``(call id, arguments hash)`` pairs, in the order shown:
+    what a bulk approval names to approve those calls and no others."""
+    text = json.dumps([[call_id, digest] for call_id, digest in calls], ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tools_summary(names: Iterable[str]) -> str:
+    """``1 bash, 40 read_file``: how many calls of each tool (its name as typed),
+    the rarest first (a call that hides among many others is named first)."""
+    counts = Counter(names)
+    ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]))
+    return ", ".join(f"{n} {as_typed(name, 80)}" for name, n in ranked)
+
+
+def notes(text: str) -> list[str]:
+    """What a person may miss in ``text`` (a call's arguments as shown): each run of
+    :data:`BLANK_RUN` or more blank characters, with where it is and what follows it.
+    (At most three are said, and how many more there are.)"""
+    runs = list(_BLANKS.finditer(text))
+    out = []
+    for found in runs[:3]:
+        after = text[found.end() : found.end() + 40].split("\n")[0]
+        out.append(
+            f"{found.end() - found.start():,} blank characters at character "
+            f"{found.start():,}, then: {json.dumps(after, ensure_ascii=True)}"
+        )
+    if len(runs) > 3:
+        out.append(f"and {len(runs) - 3:,} more such runs")
+    return out
