@@ -11,7 +11,8 @@ looked for in these forms (:func:`literal_forms`):
   its offset mod 3): only the characters that its bytes alone make, and the one on each
   side that mixes some of its bits with a neighbour's is redacted with them;
 - in hexadecimal, and percent-encoded every byte, and ``\\uXXXX``-escaped every
-  character: with hex digits of either case, mixed too;
+  character (also as JSON writes that: ``\\\\uXXXX``): with hex digits of either
+  case, mixed too;
 - percent-encoded as a URL encoder does (what is not a letter, digit or ``-._~``),
   with upper or lower case hex digits;
 
@@ -98,7 +99,8 @@ def literal_forms(secret: str) -> list[tuple[str, bool, bool, bool]]:
     forms += [(core, False, left, right) for core, left, right in _b64_cores(raw)]
     forms.append((raw.hex(), True, False, False))
     forms.append(("".join(f"%{b:02x}" for b in raw), True, False, False))
-    forms.append((_escape_all(secret), True, False, False))
+    escaped = _escape_all(secret)  # (and as JSON text holds it: a tool printing JSON)
+    forms += [(escaped, True, False, False), (escaped.replace("\\", "\\\\"), True, False, False)]
     url = quote(secret, safe="")
     if url != secret:
         lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), url)
