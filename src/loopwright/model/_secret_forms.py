@@ -37,10 +37,12 @@ replaced in one pass, so two secrets that overlap, or a secret inside another, g
 from __future__ import annotations
 
 import base64
+import functools
 import itertools
 import json
 import re
 import sys
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -143,8 +145,9 @@ class Forms:
     def __init__(self) -> None:
         self.forms: tuple[_Form, ...] = ()
         self.short: tuple[int, ...] = ()  # forms looked for one by one
-        self.gates: dict[int, dict[int, tuple[int, ...]]] = {}  # stride: block: forms
-        self.patterns: dict[int, re.Pattern[str]] = {}  # the hex_case forms'
+        self.gate: dict[int, tuple[int, ...]] = {}  # an 8-byte block: the forms holding it
+        self.blocks: frozenset[int] = frozenset()  # the gate's keys
+        self.stride = 0  # the smallest stride of a form (0: none)
 
     def __bool__(self) -> bool:
         return bool(self.forms)
@@ -172,47 +175,54 @@ class Forms:
         new = Forms()
         new.forms = tuple(forms)
         short = list(self.short)
-        new.gates = {s: dict(g) for s, g in self.gates.items()}
-        new.patterns = dict(self.patterns)
+        gate = dict(self.gate)
+        strides = [self.stride] if self.stride else []
         for i in added:
             form = forms[i]
-            if form.hex_case:  # (a lookahead: overlapping occurrences too)
-                hexed = (f"[{c}{c.upper()}]" if c in "abcdef" else re.escape(c) for c in form.text)
-                new.patterns[i] = re.compile(f"(?=({''.join(hexed)}))")
             data = form.text.encode("utf-8", "surrogatepass")
             stride = _stride(len(data))
             if not stride:
                 short.append(i)
                 continue
-            gate = new.gates.setdefault(stride, {})
+            strides.append(stride)
             for gram in _grams(data, stride, form.hex_case):
                 gate[gram] = (*gate.get(gram, ()), i)
-        new.short = tuple(short)
+        new.short, new.gate, new.blocks = tuple(short), gate, frozenset(gate)
+        # (one pass over the blocks at the smallest stride serves the forms of a larger
+        # one too: its blocks are among them, the strides being powers of 2)
+        new.stride = min(strides, default=0)
         return new
 
     def candidates(self, text: str, mask: int) -> set[int]:
         """The forms (of ``mask``) that may occur in ``text``: a superset of those that do."""
-        found = {i for i in self.short if self.forms[i].mask & mask and self.forms[i].text in text}
-        if not self.gates or len(text) < _BLOCK:
+        forms = self.forms
+        found = set()
+        for i in self.short:
+            if forms[i].mask & mask and forms[i].text in text:
+                found.add(i)
+        if not self.stride:
             return found
         data = text.encode("utf-8", "surrogatepass")
-        data += bytes(-len(data) % _BLOCK)
-        words = memoryview(data).cast("Q")
-        for stride, gate in self.gates.items():
-            view = words[:: stride // _BLOCK]
-            if gate.keys().isdisjoint(view):
-                continue
-            for gram in gate.keys() & set(view):
-                found.update(i for i in gate[gram] if self.forms[i].mask & mask)
+        # (a form lies within the text: the 8 bytes it must hold are never past its
+        # end, so a last partial block is left out; an array iterates faster than a
+        # memoryview)
+        blocks = array("Q")
+        blocks.frombytes(memoryview(data)[: len(data) - len(data) % _BLOCK])
+        if self.stride > _BLOCK:
+            blocks = blocks[:: self.stride // _BLOCK]
+        if self.blocks.isdisjoint(blocks):
+            return found
+        for block in self.blocks.intersection(blocks):
+            found.update(i for i in self.gate[block] if forms[i].mask & mask)
         return found
 
-    def spans(self, text: str, mask: int) -> list[tuple[int, int]]:
-        """Where the forms (of ``mask``) occur in ``text`` (each occurrence, unmerged)."""
+    def spans(self, text: str, candidates: Iterable[int]) -> list[tuple[int, int]]:
+        """Where the forms ``candidates`` occur in ``text`` (each occurrence, unmerged)."""
         spans: list[tuple[int, int]] = []
-        for i in self.candidates(text, mask):
+        for i in candidates:
             form = self.forms[i]
             if form.hex_case:
-                starts: Iterable[int] = (m.start() for m in self.patterns[i].finditer(text))
+                starts: Iterable[int] = (m.start() for m in _pattern(form.text).finditer(text))
             else:
                 starts = _all_starts(text, form.text)
             for start in starts:
@@ -229,7 +239,10 @@ def replace(text: str, found: Iterable[tuple[Forms, int]], replacement: str) -> 
     """``text`` with every occurrence of the forms of each ``(forms, mask)`` of ``found``
     replaced by ``replacement``: the spans of all are merged first, so overlapping
     secrets go whole; ``text`` itself (not a copy) when none occurs."""
-    spans = sorted(span for forms, mask in found if forms for span in forms.spans(text, mask))
+    hits = [(forms, c) for forms, mask in found if forms and (c := forms.candidates(text, mask))]
+    if not hits:  # (the common case: no more than the gate's pass)
+        return text
+    spans = sorted(span for forms, c in hits for span in forms.spans(text, c))
     if not spans:
         return text
     parts: list[str] = []
@@ -242,6 +255,14 @@ def replace(text: str, found: Iterable[tuple[Forms, int]], replacement: str) -> 
         at = b
     parts.append(text[at:])
     return "".join(parts)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(form: str) -> re.Pattern[str]:
+    """A form whose hex digits may be of any case (compiled when first looked for: only
+    where the gate saw it); a lookahead, so overlapping occurrences are found too."""
+    hexed = (f"[{c}{c.upper()}]" if c in "abcdef" else re.escape(c) for c in form)
+    return re.compile(f"(?=({''.join(hexed)}))")
 
 
 def _all_starts(text: str, needle: str) -> Iterable[int]:
