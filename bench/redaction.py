@@ -80,6 +80,30 @@ def _time(fn: object, text: str) -> float:
     return statistics.median(samples)
 
 
+def _run_rows() -> list[str]:
+    """The JSON text of every event and message row of a 50-step run (the scripted
+    model, a trivial tool: ``_per_step.py``'s "native + run store")."""
+    import asyncio
+    import sqlite3
+
+    import loopwright as lw
+
+    sys.path.insert(0, str(HERE))
+    from _scenarios import add, script
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "runs.db"
+        model = lw.get_model("mock", outputs=script(STEPS, "native"))
+        asyncio.run(lw.run(lw.react(tools=[add], model=model), "Add.", db=db))
+        with sqlite3.connect(db) as conn:
+            rows = [r[0] for r in conn.execute("SELECT data FROM events")]
+            rows += [r[0] for r in conn.execute("SELECT data FROM messages")]
+    return rows
+
+
+STEPS = 50
+
+
 def measure() -> dict[str, float]:
     """The figures of the loopwright on ``sys.path`` (run in a child)."""
     from loopwright.log._serialize import sql_params
@@ -87,8 +111,12 @@ def measure() -> dict[str, float]:
 
     rng = random.Random(1)
     rows = _rows()
+    run_rows = _run_rows()
+    out: dict[str, float] = {
+        f"a {STEPS}-step run: rows per step": len(run_rows) / STEPS,
+        f"a {STEPS}-step run: KB per step": sum(map(len, run_rows)) / STEPS / 1000,
+    }
     secrets = [_secret(rng) for _ in range(max(COUNTS))]
-    out: dict[str, float] = {}
     learnt = 0
     for count in COUNTS:
         t0 = time.perf_counter()
@@ -98,6 +126,16 @@ def measure() -> dict[str, float]:
         for name, row in rows.items():
             out[f"{count} secrets, {name}, redact_known"] = _time(_redact.redact_known, row)
             out[f"{count} secrets, {name}, sql_params"] = _time(lambda t: sql_params((t,)), row)
+        # as the writer does: each row (before), or each batch of rows (after); here a
+        # batch of one step's rows, the least a batch holds when steps are slow
+        per = len(run_rows) // STEPS
+        batches = [run_rows[i : i + per] for i in range(0, len(run_rows), per)]
+        rows_at_once = getattr(_redact, "redact_known_rows", None)
+        if rows_at_once is None:
+            every = _time(lambda _: [_redact.redact_known(r) for r in run_rows], "")
+        else:
+            every = _time(lambda _, f=rows_at_once, bs=batches: [f(b) for b in bs], "")
+        out[f"{count} secrets, a {STEPS}-step run's rows, per step"] = every / STEPS
         held = json.dumps(
             {"content": "key: " + base64.b64encode(b"u:" + secrets[0].encode()).decode()}
         )
@@ -146,13 +184,14 @@ def main() -> None:
         before = _run(_checkout(args.before, Path(tmp)))
     after = _run(ROOT / "src")
     width = max(map(len, after))
-    print(f"{'µs per row (median)':<{width}}  {'before':>9}  {'after':>9}  after/before")
+    print(
+        f"{'µs per row (median), unless said':<{width}}  {'before':>9}  {'after':>9}  after/before"
+    )
     for key, value in after.items():
         old = before.get(key)
         ratio = f"{value / old:10.1f}x" if old else ""
-        print(
-            f"{key:<{width}}  {old if old is not None else float('nan'):9.1f}  {value:9.1f}  {ratio}"
-        )
+        was = old if old is not None else float("nan")
+        print(f"{key:<{width}}  {was:9.1f}  {value:9.1f}  {ratio}")
 
 
 if __name__ == "__main__":
