@@ -234,3 +234,24 @@ def test_forms_overlapping_and_across_offsets_are_redacted_whole() -> None:
         out = _redact.redact_known(json.dumps({"blob": blob}))
         assert "[redacted]" in out and leaks(out.encode(), b, window=6) == [], prefix
         json.loads(out)  # still JSON
+
+
+def test_a_batch_of_rows_is_gated_at_once_and_each_row_redacted_alone() -> None:
+    """The writer's batch path: a row holding a form is redacted, the others come back
+    as they were; a batch holding none is not copied at all (``None``)."""
+    secret = "batch-secret-Ω-0f9e8d7c6b5a"  # (not ASCII: its UTF-8 bytes are encoded)
+    _redact.learn_secrets([secret])
+    raw = secret.encode()
+    pair = "".join(f"\\u{ord(c):04x}" for c in secret)
+    rows = [
+        json.dumps({"a": "nothing here \ud800 (a lone surrogate)"}),
+        json.dumps({"b": base64.urlsafe_b64encode(b"zz" + raw).decode()}),
+        json.dumps({"c": raw.hex().upper() + " and " + pair}),
+        json.dumps({"d": secret}),
+    ]
+    out = _redact.redact_known_rows(rows)
+    assert out is not None and out[0] == rows[0]
+    for row in out[1:]:
+        assert "[redacted]" in row and leaks(row.encode(), secret, window=8) == [], row
+        json.loads(row)
+    assert _redact.redact_known_rows([rows[0], '{"e": 1}']) is None
