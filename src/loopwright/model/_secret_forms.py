@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import itertools
 import json
 import re
 import sys
@@ -116,20 +115,18 @@ def _json_text(form: str) -> set[str]:
 
 def _grams(data: bytes, stride: int, hex_case: bool) -> set[int]:
     """The 8-byte blocks (as the gate reads them) of ``data`` at offsets ``0..stride-1``;
-    with ``hex_case``, in every case of its hex letters."""
+    with ``hex_case``, in every case of its hex letters (a letter's upper case is 32
+    less: each variant is the block's value less some of its letters' 32s)."""
     out = set()
     for offset in range(stride):
         block = data[offset : offset + _BLOCK]
+        values = [int.from_bytes(block, sys.byteorder)]
         if hex_case:
-            spots = [i for i, b in enumerate(block) if b in _HEX_LETTERS]
-            for upper in itertools.product((False, True), repeat=len(spots)):
-                variant = bytearray(block)
-                for i, up in zip(spots, upper, strict=True):
-                    if up:
-                        variant[i] -= 32
-                out.add(int.from_bytes(variant, sys.byteorder))
-        else:
-            out.add(int.from_bytes(block, sys.byteorder))
+            for i, b in enumerate(block):
+                if b in _HEX_LETTERS:
+                    shift = 8 * (i if sys.byteorder == "little" else _BLOCK - 1 - i)
+                    values += [v - (32 << shift) for v in values]
+        out.update(values)
     return out
 
 
