@@ -22,13 +22,17 @@ and, in JSON text, each of those as JSON writes it inside a string (``\\u0073`` 
 **The cost per row does not grow with the number of secrets.** Testing each form with
 ``in`` would cost a pass over the row for every form of every secret. Instead, a form
 of ``m >= s + 7`` bytes contains, wherever it occurs, one of the text's 8-byte blocks at
-the offsets ``0, s, 2s...``: the row's UTF-8 bytes are read as 64-bit integers every ``s``
-bytes (``memoryview.cast``, in C), and one set lookup each tells whether any form's
-8 bytes at any of its first ``s`` offsets (and, for hex digits, in any case) is there.
-Each stride ``s`` (8, 16, 32) is a pass over ``len / s`` integers whatever the number
-of forms; only a form whose 8 bytes were seen is then looked for (and replaced). Forms
-shorter than 15 bytes (the secrets of 8 to 14 characters, their base64) are looked for
-one by one with ``in``: their cost does grow with their number.
+the offsets ``0, s, 2s...``: the row's UTF-8 bytes are read as 64-bit integers every
+``s`` bytes (an ``array``, filled in C), and one set lookup each tells whether any
+form's 8 bytes at any of its first ``s`` offsets (and, for hex digits, in any case) is
+there. Each form takes the largest stride ``s`` (32, 16 or 8) its length allows, and
+the pass is made once at the smallest stride in use (its blocks include those of the
+larger ones): ``len / s`` integers whatever the number of forms (``len / 32`` for
+secrets of 39 characters or more, as API keys are); only a form whose 8 bytes were seen
+is then looked for (and replaced). Forms shorter than 15 bytes (the secrets of 8 to 14
+characters, their base64) are looked for one by one with ``in``: their cost does grow
+with their number. The run store's writer passes all the rows of a batch through the
+gate at once (``redact_known_rows``).
 
 Every occurrence of every form is found in the text as it is, the spans are merged and
 replaced in one pass, so two secrets that overlap, or a secret inside another, go whole.
