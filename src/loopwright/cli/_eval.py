@@ -260,19 +260,20 @@ def eval_command(
     )
     if as_json:
         from ..evals._progress import summary_rows
+        from ..model._redact import redact_known
 
-        click.echo(
-            json.dumps(
-                {"tasks": summary_rows(results), "fail_on_error": threshold, "exit_code": code}
-            )
-        )
+        summary = {"tasks": summary_rows(results), "fail_on_error": threshold, "exit_code": code}
+        click.echo(redact_known(json.dumps(summary)))  # (errors redacted: summary_rows)
         return code
     if not quiet:
         _print_tables(results)
     for r in results:  # names, ids and errors are untrusted: made visible, one line each
         task, run_id = brief(r.task, 60), brief(r.run_id or "", 60)
         if r.status == "error":
-            click.echo(f"error: task {task}: {brief(r.error or 'failed', 1000)}", err=True)
+            from ..model._redact import redact
+
+            why = brief(redact(r.error) if r.error else "failed", 1000)
+            click.echo(f"error: task {task}: {why}", err=True)
         elif r.status == "cancelled":
             click.echo(
                 f"interrupted: {r.completed}/{r.total} samples kept in run {run_id}; "

@@ -319,7 +319,7 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
     run store keeps them)."""
     from pydantic_core import to_jsonable_python
 
-    from ..model._redact import scrub_secrets
+    from ..model._redact import redact, scrub_secrets
 
     rows = [
         {
@@ -341,7 +341,7 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
             # (made JSON first: a field of an object, a dataclass's api_key, is a key then)
             "params": scrub_secrets(to_jsonable_python(r.params, fallback=repr)),
             "resumed_from": r.resumed_from,
-            "error": r.error,
+            "error": redact(r.error) if r.error else r.error,
         }
         for r in results
     ]

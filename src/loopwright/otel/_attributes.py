@@ -105,7 +105,7 @@ _SLACK = 4096  # characters redacted beyond a cut: more than any secret
 def redacted(text: str) -> str:
     """``text`` with every secret learnt redacted, as plain text and as JSON writes it
     (as the run store redacts its rows: ``model/_redact.py``)."""
-    return redact_known(redact_known(text, plain=True))
+    return redact_known(text, plain=True)
 
 
 def bounded(text: str, limit: int) -> str:
