@@ -109,3 +109,29 @@ def damaged_store(path: Path) -> dict[str, str]:
         )
     conn.close()
     return ids
+
+
+#: A 1x1 PNG in markdown: an image that could look like any part of the page (a button).
+MD_IMAGE = "![approve](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==)"
+BIG_LINE = "# big\n" + "z" * 1_000_000
+BIG_ANSWER = "w" * 3_000_000
+
+
+def hostile_store(path: Path) -> str:
+    """A run whose content is huge: a 3 MB answer, a 1 MB info line, a store value of
+    100,000 keys, a 200,000-character input, a markdown image; its id."""
+
+    async def main() -> str:
+        many = {str(i): i for i in range(100_000)}
+        async with lw.recording(name="huge", model="mock", input="i" * 200_000, db=path) as rec:
+            lw.transcript().info(BIG_LINE, source="big")
+            lw.transcript().info(f"see {MD_IMAGE}", source="image")
+            lw.store().set("many", many)
+            model = lw.get_model("mock", outputs=[lw.ModelOutput.from_text(BIG_ANSWER)])
+            await model.generate([lw.UserMessage(content="hi")])
+            rec.finish(output="done")
+        return str(rec.run_id)
+
+    import asyncio
+
+    return asyncio.run(main())

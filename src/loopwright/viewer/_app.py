@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-import math
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..log import (
     usage_totals,
 )
 from ..transcripts import ModelEvent
+from ._bounds import Cut, finite
 from ._data import Depths, event_json, message_json, pending_json, run_json, sample_json
 
 if TYPE_CHECKING:
@@ -42,11 +42,15 @@ __all__ = ["STATIC", "create_app"]
 STATIC = Path(__file__).parent / "static"
 
 _CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _PAGE = 100
 _MAX_REFRESH = 100
+_MAX_INT = 1 << 62  # (SQLite's integers are 64-bit)
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+"""The names a request without a token may give in its Host header: this machine's own
+(any other is a page elsewhere whose DNS name was pointed at 127.0.0.1)."""
 
 
 class _BadRequest(Exception):
@@ -58,15 +62,20 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise _BadRequest(f"{name} must be a whole number") from None
+    if not -_MAX_INT <= number <= _MAX_INT:
+        raise _BadRequest(f"{name} is out of range")
+    return number
 
 
 def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starlette:
     """The viewer for the run store ``db``. With ``token``, every request must carry it
     (``?token=``, which the page then keeps as a cookie, or an ``Authorization: Bearer``
-    header)."""
+    header); without, every request must name this machine (``LOOPBACK_NAMES``) as its
+    ``Host``: another site's page cannot read the runs by pointing its name at 127.0.0.1
+    (DNS rebinding)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.base import BaseHTTPMiddleware
@@ -85,13 +94,14 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 raise RunStoreError(f"no run {run_id!r}")
             yield log
 
-    def api(fn: Callable[[Request], Any]) -> Callable[[Request], Response]:
+    def api(fn: Callable[[Request], Any], download: str = "") -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
+            headers = {"Cache-Control": "no-store"}
+            if download:  # (the whole of an item a page cut: a file, never shown in it)
+                headers["Content-Disposition"] = f'attachment; filename="{download}.json"'
             try:
                 return Response(
-                    _dumps(fn(request)),
-                    media_type="application/json",
-                    headers={"Cache-Control": "no-store"},
+                    _dumps(fn(request)), media_type="application/json", headers=headers
                 )
             except _BadRequest as ex:
                 return JSONResponse({"error": str(ex)}, status_code=400)
@@ -212,10 +222,21 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 raise RunStoreError(f"run {log.run_id!r} has no model event there")
             return {"messages": [message_json(m) for m in log.model_input(row.event)]}
 
+    def whole_event(request: Request) -> Any:
+        with opened(request.path_params["run"]) as log:
+            row = event_at(log, request.path_params["event"])
+            if row is None:
+                raise RunStoreError(f"run {log.run_id!r} has no event there")
+            return event_json(log, row, Depths(log), whole=True)
+
+    def whole_message(request: Request) -> Any:
+        with opened(request.path_params["run"]) as log:
+            return message_json(log.message(request.path_params["message"]), whole=True)
+
     def conversation(request: Request) -> Any:
         sample = request.query_params.get("sample", "")
-        offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 200) or 200, 500)
+        offset = max(0, _int(request, "offset", 0) or 0)
+        limit = max(1, min(_int(request, "limit", 200) or 200, 500))
         with opened(request.path_params["run"]) as log:
             messages = log.messages(sample or None)
             return {
@@ -227,7 +248,9 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def store(request: Request) -> Any:
         sample = request.query_params.get("sample", "")
         with opened(request.path_params["run"]) as log:
-            return {"store": store_at(log, sample, _int(request, "upto"))}
+            cut = Cut()
+            data = cut(store_at(log, sample, _int(request, "upto")))
+            return {"store": data, "cut": cut.cut}
 
     def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
@@ -236,6 +259,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         async def dispatch(
             self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
         ) -> Response:
+            if token is None and request.url.hostname not in LOOPBACK_NAMES:
+                return PlainTextResponse("this viewer answers to 127.0.0.1 only", 403)
             given = request.query_params.get("token") or request.cookies.get("lw_token")
             auth = request.headers.get("authorization", "")
             if auth.startswith("Bearer "):
@@ -248,6 +273,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             response.headers["Content-Security-Policy"] = _CSP
             response.headers["X-Content-Type-Options"] = "nosniff"
             response.headers["Referrer-Policy"] = "no-referrer"
+            response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
             if token is not None and request.query_params.get("token"):
                 response.set_cookie("lw_token", token, httponly=True, samesite="strict")
             return response
@@ -260,6 +286,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         Route("/api/runs/{run}/samples", api(samples)),
         Route("/api/runs/{run}/events", api(events)),
         Route("/api/runs/{run}/events/{event}/input", api(model_input)),
+        Route("/api/runs/{run}/events/{event}/whole", api(whole_event, "event")),
+        Route("/api/runs/{run}/messages/{message}/whole", api(whole_message, "message")),
         Route("/api/runs/{run}/conversation", api(conversation)),
         Route("/api/runs/{run}/store", api(store)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -276,17 +304,7 @@ def _dumps(content: Any) -> bytes:
     try:
         return json.dumps(content, ensure_ascii=True, allow_nan=False).encode()
     except ValueError:
-        return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False).encode()
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(finite(content), ensure_ascii=True, allow_nan=False).encode()
 
 
 def _exact(run_id: str) -> str:

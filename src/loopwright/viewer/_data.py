@@ -2,12 +2,14 @@
 
 Everything here is data for the page, which puts it in the document as text; the one
 piece of HTML made here is an info event's markdown, rendered by markdown-it with raw
-HTML off and only safe link schemes (``javascript:`` and the like are refused).
+HTML off, no images, and only safe link schemes (``javascript:`` and the like are
+refused).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +18,7 @@ from .._terminal import cut_middle
 from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
+from ._bounds import MAX_TEXT, Cut
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -31,8 +34,22 @@ def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     # commonmark with "html": False: raw HTML in the text is shown as text; links with
-    # javascript:, vbscript:, file: or data: (except images) are not made links
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # javascript:, vbscript:, file: or data: (except images) are not made links; no
+    # images (a picture could pass for a part of the page, a button or a status): their
+    # markdown stays text
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    return md.disable("image")
+
+
+_SCHEME = re.compile(r"^\s*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+
+
+def _safe_link(url: str) -> bool:
+    """A link the page may hold: a web or mail address, or one without a scheme (no
+    ``data:``, ``javascript:``, ``file:``...)."""
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower() in ("http", "https", "mailto")
 
 
 def markdown_html(text: str) -> str:
@@ -45,7 +62,20 @@ def _time(value: Any) -> str | None:
 
 
 def run_json(info: RunInfo) -> dict[str, Any]:
-    """A run's row, for the runs list and a run's header."""
+    """A run's row, for the runs list and a run's header, cut to a page's bounds
+    (``cut`` says whether it was)."""
+    return _bounded(_run_json(info))
+
+
+def _bounded(data: dict[str, Any]) -> dict[str, Any]:
+    cut = Cut()
+    out: dict[str, Any] = cut(data)
+    if cut.cut:
+        out["cut"] = True
+    return out
+
+
+def _run_json(info: RunInfo) -> dict[str, Any]:
     duration = (info.finished - info.created).total_seconds() if info.finished else None
     output = info.output
     metrics = output.get("metrics") if isinstance(output, dict) and info.samples else None
@@ -74,15 +104,17 @@ def run_json(info: RunInfo) -> dict[str, Any]:
 
 
 def sample_json(sample: SampleInfo) -> dict[str, Any]:
-    """A sample of an eval, as its table row."""
+    """A sample of an eval, as its table row, cut to a page's bounds."""
     data = sample.model_dump(mode="json", exclude={"message_ids"})
     data["messages"] = len(sample.message_ids) if sample.message_ids is not None else None
-    return data
+    return _bounded(data)
 
 
-def message_json(message: ChatMessage) -> dict[str, Any]:
-    """A chat message."""
-    return message.model_dump(mode="json", exclude_none=True)
+def message_json(message: ChatMessage, *, whole: bool = False) -> dict[str, Any]:
+    """A chat message, cut to a page's bounds (``cut`` says whether it was) unless
+    ``whole``."""
+    data = message.model_dump(mode="json", exclude_none=True)
+    return data if whole else _bounded(data)
 
 
 class Depths:
@@ -110,10 +142,13 @@ class Depths:
         return found
 
 
-def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
+def event_json(
+    log: RunLog, row: EventRow, depths: Depths, *, whole: bool = False
+) -> dict[str, Any]:
     """An event as the transcript shows it: its fields (nested events apart), where it
-    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's new input
-    messages, a tool call's result, an info entry's markdown)."""
+    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's
+    new input messages, a tool call's result, an info entry's markdown); cut to a page's
+    bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
     data = event_data(ev, exclude={"events", "tools"})
     data["seq"] = row.seq
@@ -122,9 +157,14 @@ def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
     data["depth"] = len(data["parents"])
     if isinstance(ev, ModelEvent):
         data["tools"] = [t.name for t in ev.tools]
-        data["input_messages"] = [message_json(log.message(i)) for i in ev.input]
-    elif isinstance(ev, InfoEvent) and isinstance(ev.data, str):
-        data["html"] = markdown_html(ev.data)
+        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
+    if whole:
+        return data
+    data = _bounded(data)
+    if isinstance(ev, InfoEvent) and isinstance(ev.data, str):
+        # from the text as sent (cut), never by cutting HTML
+        text = ev.data if len(ev.data) <= MAX_TEXT else data["data"]
+        data["html"] = markdown_html(text)
     return data
 
 

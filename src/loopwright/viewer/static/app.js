@@ -45,6 +45,13 @@ async function api(path, params) {
 }
 
 const json = (v) => el("pre", { class: "json" }, JSON.stringify(v, null, 2));
+// an item the server cut to a page's bounds (a 50 MB answer, a 1 MB line): the whole of
+// it is a download, never put in the page
+function whole(run, item, kind) {
+  if (!item || !item.cut || !item.id) return null;
+  const href = `/api/runs/${encodeURIComponent(run.id)}/${kind}s/${encodeURIComponent(item.id)}/whole`;
+  return el("div", { class: "cut muted" }, `cut to fit the page: `, el("a", { href, download: "" }, `the whole ${kind} (JSON)`));
+}
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 // a cost: "$0.0123"; "≥$0.0123" when some calls had no known price; "unknown" when none had
 const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
@@ -232,9 +239,10 @@ async function conversationView(run, body, params, gen) {
         el("div", { class: "muted" }, "arguments"), json(c.arguments),
         el("div", { class: "muted" }, "result"),
         res ? el("pre", { class: "result" }, textOf(res.content)) : el("p", { class: "muted" }, "no result"),
+        whole(run, res, "message"),
         res && res.error ? el("pre", { class: "error" }, JSON.stringify(res.error)) : null);
     });
-    items.push(el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content), calls));
+    items.push(el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content), calls, whole(run, m, "message")));
   }
   const base = `/run/${encodeURIComponent(run.id)}`;
   const pager = el("div", { class: "pager" },
@@ -265,7 +273,7 @@ function summaryOf(e) {
 
 function messageView(m) {
   return el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content),
-    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, c.function), json(c.arguments))));
+    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, c.function), json(c.arguments))), m.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null);
 }
 
 function detailOf(e, run) {
@@ -309,6 +317,7 @@ function detailOf(e, run) {
     delete rest.depth; delete rest.seq; delete rest.sample;
     kids.push(json(rest));
   }
+  kids.push(whole(run, e, "event"));
   return kids;
 }
 
@@ -413,12 +422,13 @@ function mark(row, e) { if (e.pending) row.dataset.pending = "1"; return row; }
 async function storeView(run, body, params, gen) {
   const data = await api(`runs/${encodeURIComponent(run.id)}/store`, { sample: params.sample });
   if (gen !== generation) return;
-  body.replaceChildren(el("div", { class: "muted" }, "the store as last recorded"), json(data.store));
+  body.replaceChildren(el("div", { class: "muted" }, "the store as last recorded", data.cut ? " (cut to fit the page)" : ""), json(data.store));
 }
 
 async function configView(run, body) {
   const { id, name, model, input, metadata, limit, host, pid, created, finished, output } = run;
-  body.replaceChildren(json({ id, name, model, input, metadata, limit, host, pid, created, finished, output }));
+  body.replaceChildren(el("div", {}, run.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null,
+    json({ id, name, model, input, metadata, limit, host, pid, created, finished, output })));
 }
 
 window.addEventListener("hashchange", route);
