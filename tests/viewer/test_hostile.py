@@ -4,26 +4,13 @@ numbers out of range, and content far bigger than a page."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from ._store import BIG_ANSWER, BIG_LINE, hostile_store
+from ._store import BIG_ANSWER, BIG_LINE
 from .conftest import Viewer, start_viewer
-
-
-@pytest.fixture(scope="module")
-def huge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
-    db = tmp_path_factory.mktemp("huge") / "runs.db"
-    run_id = hostile_store(db)
-    proc, url = start_viewer(db)
-    try:
-        yield Viewer(url, db, {"run": run_id})
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_a_page_elsewhere_naming_itself_as_the_host_is_refused(viewer: Viewer) -> None:
@@ -74,7 +61,9 @@ def test_huge_content_is_cut_to_a_page_and_whole_as_a_download(huge: Viewer) -> 
     assert page.status_code == 200 and len(page.content) < 200_000
     events = page.json()["events"]
     big = next(e for e in events if e.get("source") == "big")
-    assert big["cut"] is True and len(big["data"]) < 11_000 and "characters not shown" in big["data"]
+    assert (
+        big["cut"] is True and len(big["data"]) < 11_000 and "characters not shown" in big["data"]
+    )
     assert big["html"].startswith("<h1>big</h1>") and len(big["html"]) < 20_000
     model = next(e for e in events if e["event"] == "model")
     assert model["cut"] is True and len(json.dumps(model)) < 100_000

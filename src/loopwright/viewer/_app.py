@@ -100,9 +100,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             if download:  # (the whole of an item a page cut: a file, never shown in it)
                 headers["Content-Disposition"] = f'attachment; filename="{download}.json"'
             try:
-                return Response(
-                    _dumps(fn(request)), media_type="application/json", headers=headers
-                )
+                return Response(_dumps(fn(request)), media_type="application/json", headers=headers)
             except _BadRequest as ex:
                 return JSONResponse({"error": str(ex)}, status_code=400)
             except RunStoreError as ex:

@@ -78,9 +78,11 @@ class Cut:
         limit = max(0, min(MAX_TEXT, self.left))
         if len(text) > limit:
             self.cut = True
-            text = cut_middle(text, limit, marker=_MARK) if limit else _MARK.format(
-                cut=len(text)
-            ).strip()
+            text = (
+                cut_middle(text, limit, marker=_MARK)
+                if limit
+                else _MARK.format(cut=len(text)).strip()
+            )
         self.left -= len(text)
         return text
 
