@@ -112,7 +112,10 @@ def damaged_store(path: Path) -> dict[str, str]:
 
 
 #: A 1x1 PNG in markdown: an image that could look like any part of the page (a button).
-MD_IMAGE = "![approve](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==)"
+_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+MD_IMAGE = f"![approve](data:image/png;base64,{_PNG})"
 BIG_LINE = "# big\n" + "z" * 1_000_000
 BIG_ANSWER = "w" * 3_000_000
 
