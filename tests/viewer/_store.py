@@ -112,26 +112,34 @@ def damaged_store(path: Path) -> dict[str, str]:
 
 
 #: A 1x1 PNG in markdown: an image that could look like any part of the page (a button).
-_PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmM" + (
+    "IQAAAABJRU5ErkJggg=="
 )
 MD_IMAGE = f"![approve](data:image/png;base64,{_PNG})"
 BIG_LINE = "# big\n" + "z" * 1_000_000
-BIG_ANSWER = "w" * 3_000_000
+BIG_ANSWER = "w" * 900_000
+#: A bidi override (RIGHT-TO-LEFT OVERRIDE) in a name: all after it would read reversed.
+RLO_NAME = "huge \u202e"
+RLO_TOOL = "fetch\u202e"
 
 
 def hostile_store(path: Path) -> str:
-    """A run whose content is huge: a 3 MB answer, a 1 MB info line, a store value of
-    100,000 keys, a 200,000-character input, a markdown image; its id."""
+    """A run whose content is huge: a 900 kB answer, a 1 MB info line, a store value of
+    100,000 keys, a 200,000-character input, a markdown image; and whose name and a
+    tool call's function end in a bidi override; its id."""
 
     async def main() -> str:
         many = {str(i): i for i in range(100_000)}
-        async with lw.recording(name="huge", model="mock", input="i" * 200_000, db=path) as rec:
+        async with lw.recording(name=RLO_NAME, model="mock", input="i" * 200_000, db=path) as rec:
             lw.transcript().info(BIG_LINE, source="big")
             lw.transcript().info(f"see {MD_IMAGE}", source="image")
             lw.store().set("many", many)
-            model = lw.get_model("mock", outputs=[lw.ModelOutput.from_text(BIG_ANSWER)])
-            await model.generate([lw.UserMessage(content="hi")])
+            outputs = [
+                lw.ModelOutput.for_tool_call(RLO_TOOL, {}),
+                lw.ModelOutput.from_text(BIG_ANSWER),
+            ]
+            model = lw.get_model("mock", outputs=outputs)
+            await lw.run(lw.react(submit=False), "go", model=model)
             rec.finish(output="done")
         return str(rec.run_id)
 

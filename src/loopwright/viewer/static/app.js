@@ -18,12 +18,16 @@ function el(tag, attrs, ...kids) {
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     e.append(kid instanceof Node ? kid : String(kid));
   }
   return e;
 }
+
+// untrusted text inside a line of the page's own: isolated, so a bidi override in a tool's
+// name cannot reorder the words after it (" · error" shown as "rorre · ")
+const u = (v) => (v === null || v === undefined || v === "" ? "" : el("bdi", {}, String(v)));
 
 function link(route, params, ...kids) {
   const q = new URLSearchParams();
@@ -139,14 +143,14 @@ async function runView(id, params, gen) {
   const sample = params.sample || "";
   const run = await api(`runs/${encodeURIComponent(id)}`, { sample });
   if (gen !== generation) return;
-  where.replaceChildren(link("/", {}, "runs"), " / ", run.name || run.id, sample ? " / sample " + sample : "");
+  where.replaceChildren(link("/", {}, "runs"), " / ", u(run.name || run.id), sample ? [" / sample ", u(sample)] : "");
   const isEval = run.samples > 0 && !sample;
   const tab = params.tab || (params.event ? "transcript" : isEval ? "samples" : "conversation");
   const tabs = (isEval ? ["samples", "transcript", "store", "config"] : ["conversation", "transcript", "store", "config"]);
   const base = `/run/${encodeURIComponent(id)}`;
   const head = el("div", { class: "runhead" },
-    el("h2", {}, run.name || run.id, " ", status(run.status), resumed(run)),
-    el("div", { class: "muted" }, run.model || "", " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", run.id),
+    el("h2", {}, u(run.name || run.id), " ", status(run.status), resumed(run)),
+    el("div", { class: "muted" }, u(run.model), " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", u(run.id)),
     run.error ? el("pre", { class: "error" }, run.error) : null,
     run.metrics ? metricsView(run.metrics) : null,
     run.pending ? pendingView(run) : null,
@@ -172,8 +176,8 @@ function pendingView(run) {
   return el("div", { class: "pending" },
     el("b", {}, "waiting for approval: ", `loopwright runs approve ${run.id}`),
     run.pending.map((c) => el("div", {},
-      el("div", {}, "call ", el("code", {}, c.id), " · tool ", el("code", {}, c.tool),
-        " · deferred by ", c.approver, c.decision ? ` · decided: ${c.decision}` : ""),
+      el("div", {}, "call ", el("code", {}, u(c.id)), " · tool ", el("code", {}, u(c.tool)),
+        " · deferred by ", u(c.approver), c.decision ? [" · decided: ", u(c.decision)] : ""),
       c.explanation ? el("div", { class: "muted" }, c.explanation) : null,
       el("pre", {}, c.arguments),
       el("div", { class: "muted" }, "arguments hash ", c.hash))));
@@ -204,7 +208,7 @@ async function samplesView(run, body, params, gen) {
     go(base, { tab: "samples", ...Object.fromEntries(new FormData(form)) });
   } }, select, el("input", { name: "score", placeholder: "score (e.g. 1)", value: params.score || "" }), el("button", {}, "Filter"));
   const rows = data.samples.map((s) => el("tr", { class: "sample-row", "data-key": s.key },
-    el("td", {}, link(base, { sample: s.key }, s.id), s.epoch > 1 ? ` (epoch ${s.epoch})` : ""),
+    el("td", {}, link(base, { sample: s.key }, u(s.id)), s.epoch > 1 ? ` (epoch ${s.epoch})` : ""),
     el("td", {}, status(s.status)), el("td", {}, textOf(s.input).slice(0, 300)), el("td", {}, textOf(s.target).slice(0, 200)),
     el("td", {}, textOf(s.output).slice(0, 300)),
     el("td", {}, s.scores ? Object.entries(s.scores).map(([k, v]) => `${k}: ${v.value}`).join(", ") : s.error || "")));
@@ -235,7 +239,7 @@ async function conversationView(run, body, params, gen) {
       shown.add(c.id);
       const res = results.get(c.id);
       return el("details", { class: "call", "data-call": c.id },
-        el("summary", {}, "tool call ", el("b", {}, c.function), res && res.error ? " (error)" : ""),
+        el("summary", {}, "tool call ", el("b", {}, u(c.function)), res && res.error ? " (error)" : ""),
         el("div", { class: "muted" }, "arguments"), json(c.arguments),
         el("div", { class: "muted" }, "result"),
         res ? el("pre", { class: "result" }, textOf(res.content)) : el("p", { class: "muted" }, "no result"),
@@ -255,25 +259,25 @@ async function conversationView(run, body, params, gen) {
 // --- the transcript -------------------------------------------------------------------
 function summaryOf(e) {
   switch (e.event) {
-    case "model": return [e.model, e.output && e.output.model && e.output.model !== e.model ? ` → ${e.output.model}` : "",
+    case "model": return [u(e.model), e.output && e.output.model && e.output.model !== e.model ? [" → ", u(e.output.model)] : "",
       e.usage ? ` · ${e.usage.total_tokens} tokens` : "", typeof e.cost === "number" ? ` · ${fmtCost(e.cost, 0)}` : "", " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : ""];
-    case "tool": return [e.call.function, " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : "", e.failure ? " · failed" : ""];
-    case "span_begin": return [e.name, e.type ? ` (${e.type})` : ""];
-    case "span_end": return ["end", e.error ? " · " + e.error : ""];
-    case "subtask": return [e.name, ` (${e.type})`, " · ", fmtDur(e.duration), e.pending ? " · pending" : ""];
+    case "tool": return [u(e.call.function), " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : "", e.failure ? " · failed" : ""];
+    case "span_begin": return [u(e.name), e.type ? [" (", u(e.type), ")"] : ""];
+    case "span_end": return ["end", e.error ? [" · ", u(e.error)] : ""];
+    case "subtask": return [u(e.name), " (", u(e.type), ")", " · ", fmtDur(e.duration), e.pending ? " · pending" : ""];
     case "store": return [`${e.changes.length} change(s)`];
-    case "info": return [e.source || "", typeof e.data === "string" ? " " + e.data.split("\n")[0].slice(0, 120) : ""];
-    case "logger": return [e.level, " ", e.logger, ": ", e.message.split("\n")[0].slice(0, 160)];
-    case "limit": return [e.message];
-    case "error": return [e.error, ": ", e.message.split("\n")[0].slice(0, 160)];
-    case "sandbox": return [e.action, " ", e.cmd ? JSON.stringify(e.cmd).slice(0, 120) : e.file || ""];
+    case "info": return [u(e.source), typeof e.data === "string" ? [" ", u(e.data.split("\n")[0].slice(0, 120))] : ""];
+    case "logger": return [u(e.level), " ", u(e.logger), ": ", u(e.message.split("\n")[0].slice(0, 160))];
+    case "limit": return [u(e.message)];
+    case "error": return [u(e.error), ": ", u(e.message.split("\n")[0].slice(0, 160))];
+    case "sandbox": return [u(e.action), " ", u(e.cmd ? JSON.stringify(e.cmd).slice(0, 120) : e.file || "")];
     default: return [];
   }
 }
 
 function messageView(m) {
   return el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content),
-    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, c.function), json(c.arguments))), m.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null);
+    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, u(c.function)), json(c.arguments))), m.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null);
 }
 
 function detailOf(e, run) {
