@@ -7,7 +7,9 @@ from pathlib import Path
 
 import httpx
 
-from ._store import IMG, SHORT_IMG, damaged_store
+from loopwright.viewer._data import DAMAGED
+
+from ._store import IMG, SHORT_IMG, damaged_store, make_store
 from .conftest import start_viewer
 
 
@@ -33,6 +35,40 @@ def test_the_runs_list_shows_a_damaged_row_and_the_others(tmp_path: Path) -> Non
         # opening it: one clear error, as JSON
         opened = httpx.get(api + f"runs/{ids['bad']}", timeout=30)
         assert opened.status_code == 500 and "its created" in opened.json()["error"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_damaged_event_row_hides_no_other_event(tmp_path: Path) -> None:
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    db = tmp_path / "runs.db"
+    ids = make_store(db)
+    close_idle_files()
+    with sqlite3.connect(db) as conn:  # a row cut short (a disk that lost its end)
+        [(seq, bad)] = conn.execute(
+            "SELECT seq, id FROM events WHERE run_id = ? AND type = 'info' ORDER BY seq LIMIT 1",
+            (ids["run"],),
+        ).fetchall()
+        conn.execute('UPDATE events SET data = \'{"id": "x", \' WHERE id = ?', (bad,))
+        total = conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (ids["run"],))
+        [(count,)] = total.fetchall()
+    proc, url = start_viewer(db)
+    try:
+        path = url.rstrip("/") + f"/api/runs/{ids['run']}/events"
+        page = httpx.get(path, params={"limit": 500}, timeout=30)
+        assert page.status_code == 200, page.text
+        events = page.json()["events"]
+        assert len(events) == count  # every event, the damaged one in its place
+        [damaged] = [e for e in events if e["seq"] == seq]
+        assert damaged["source"] == DAMAGED and "cannot be read" in damaged["data"]["error"]
+        # a link to it, and a live page's refresh of it, answer too
+        assert httpx.get(path, params={"event": bad}, timeout=30).status_code == 200
+        refreshed = httpx.get(path, params={"refresh": bad}, timeout=30).json()["refreshed"]
+        assert [e["source"] for e in refreshed] == [DAMAGED]
     finally:
         proc.terminate()
         proc.wait(10)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..transcripts import Event
-from ._db import connect, reading, resolve_db
+from ._db import RunStoreError, connect, reading, resolve_db
 from ._info import (
     DAMAGED,
     RUN_COLUMNS,
@@ -41,6 +42,10 @@ __all__ = [
 
 MAX_PAGE = 1000
 """The most rows one page reads."""
+
+Damaged = Callable[[RunStoreError], Event]
+"""What stands for an event row that cannot be read, made from why (a page shows it
+instead of failing whole: one damaged row hides no other)."""
 
 
 @dataclass(frozen=True)
@@ -169,10 +174,12 @@ def event_page(
     after: int | None = None,
     before: int | None = None,
     limit: int = 100,
+    damaged: Damaged | None = None,
 ) -> list[EventRow]:
     """Up to ``limit`` events of a run's stream (``sample`` key, ``""`` for the run's
     own), in order: the first ones, or those after the position ``after``, or the last
-    ones before ``before`` (or the very last ones with ``before=-1``)."""
+    ones before ``before`` (or the very last ones with ``before=-1``). A row that cannot
+    be read raises its ``RunStoreError``, or with ``damaged`` is what it makes."""
     limit = _bound(limit)
     params: tuple[Any, ...]
     if before is not None:
@@ -188,15 +195,25 @@ def event_page(
             "ORDER BY seq LIMIT ?",
             (log.run_id, sample, -1 if after is None else int(after), limit),
         )
-    return [EventRow(seq, key, log._event(data)) for seq, key, data in rows]
+    return [EventRow(seq, key, _event(log, data, damaged)) for seq, key, data in rows]
 
 
-def event_at(log: RunLog, id: str) -> EventRow | None:
-    """The event with this id, or ``None``."""
+def _event(log: RunLog, data: str | bytes, damaged: Damaged | None) -> Event:
+    try:
+        return log._event(data)
+    except RunStoreError as ex:
+        if damaged is None:
+            raise
+        return damaged(ex)
+
+
+def event_at(log: RunLog, id: str, damaged: Damaged | None = None) -> EventRow | None:
+    """The event with this id, or ``None`` (a row that cannot be read: as in
+    :func:`event_page`)."""
     row = log._one(
         "SELECT seq, sample, data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id)
     )
-    return None if row is None else EventRow(row[0], row[1], log._event(row[2]))
+    return None if row is None else EventRow(row[0], row[1], _event(log, row[2], damaged))
 
 
 def event_bounds(log: RunLog, sample: str = "") -> tuple[int, int] | None:

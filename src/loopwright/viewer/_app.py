@@ -30,7 +30,15 @@ from ..log import (
 )
 from ..transcripts import ModelEvent
 from ._bounds import Cut, finite
-from ._data import Depths, event_json, message_json, pending_json, run_json, sample_json
+from ._data import (
+    Depths,
+    damaged_event,
+    event_json,
+    message_json,
+    pending_json,
+    run_json,
+    sample_json,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -187,21 +195,25 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             around = q.get("event")
             after, before = _int(request, "after"), _int(request, "before")
             if around:  # the page that holds this event, from a few events before it
-                row = event_at(log, around)
+                row = event_at(log, around, damaged_event)
                 if row is None:
                     raise RunStoreError(f"run {log.run_id!r} has no event {around!r}")
                 sample = row.sample
                 bounds = event_bounds(log, sample)
-                rows = event_page(log, sample, before=row.seq, limit=5)
-                rows += event_page(log, sample, after=row.seq - 1, limit=limit - len(rows))
+                rows = event_page(log, sample, before=row.seq, limit=5, damaged=damaged_event)
+                rows += event_page(
+                    log, sample, after=row.seq - 1, limit=limit - len(rows), damaged=damaged_event
+                )
             else:
                 bounds = event_bounds(log, sample)
-                rows = event_page(log, sample, after=after, before=before, limit=limit)
+                rows = event_page(
+                    log, sample, after=after, before=before, limit=limit, damaged=damaged_event
+                )
             depths = Depths(log)
             page = [event_json(log, r, depths) for r in rows]
             refreshed = []
             for id in (q.get("refresh") or "").split(",")[:_MAX_REFRESH]:
-                found = event_at(log, id) if id else None
+                found = event_at(log, id, damaged_event) if id else None
                 if found is not None:
                     refreshed.append(event_json(log, found, depths))
             return {

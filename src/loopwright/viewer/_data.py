@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._terminal import cut_middle
-from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
+from ..log import EventRow, RunInfo, RunLog, RunStoreError, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
 from ._bounds import MAX_TEXT, Cut
@@ -23,7 +23,14 @@ from ._bounds import MAX_TEXT, Cut
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-__all__ = ["event_json", "markdown_html", "message_json", "run_json", "sample_json"]
+__all__ = [
+    "damaged_event",
+    "event_json",
+    "markdown_html",
+    "message_json",
+    "run_json",
+    "sample_json",
+]
 
 MAX_DEPTH = 64
 """How far up the chain of containers an event's depth is looked for."""
@@ -131,7 +138,7 @@ class Depths:
         current = span_id
         while current is not None and current not in self._parents and len(chain) < MAX_DEPTH:
             chain.append(current)
-            row = event_at(self._log, current)
+            row = event_at(self._log, current, damaged_event)
             current = row.event.span_id if row is not None else None
         found = list(self._parents.get(current, [])) if current is not None else []
         if current is not None and current in self._parents:
@@ -166,6 +173,15 @@ def event_json(
         text = ev.data if len(ev.data) <= MAX_TEXT else data["data"]
         data["html"] = markdown_html(text)
     return data
+
+
+DAMAGED = "viewer: an event that cannot be read"
+
+
+def damaged_event(ex: RunStoreError) -> InfoEvent:
+    """What a page shows for an event row that cannot be read: why, in its place (the
+    page's other events are shown)."""
+    return InfoEvent(source=DAMAGED, data={"error": cut_middle(str(ex), 2_000)})
 
 
 MAX_PENDING_ARGUMENTS = 4_000
