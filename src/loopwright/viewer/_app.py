@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import json
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ _CSP = (
 )
 _PAGE = 100
 _MAX_REFRESH = 100
+_MAX_CACHED = 4096  # runs' totals kept
 _MAX_INT = 1 << 62  # (SQLite's integers are 64-bit)
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 """The names a request without a token may give in its Host header: this machine's own
@@ -92,7 +94,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     from starlette.staticfiles import StaticFiles
 
     path = Path(db)
-    stats_cache: dict[tuple[str, str], dict[str, int]] = {}
+    stats_cache: dict[tuple[str, str, str, str | None, int], dict[str, int]] = {}
+    cache_lock = threading.Lock()
 
     @contextlib.contextmanager
     def opened(run_id: str) -> Iterator[RunLog]:
@@ -155,14 +158,23 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
 
     def stats(request: Request) -> Any:
         run_id, sample = request.path_params["run"], request.query_params.get("sample", "")
-        hit = stats_cache.get((run_id, sample))
-        if hit is not None:
-            return hit
         with opened(run_id) as log:
+            info = log.info
+            # a run's totals change while it runs, and again if it is resumed (its row then
+            # says so: running, then another end and another count of resumes)
+            key = (run_id, sample, info.status, _time(info.finished), info.resumes)
+            hit = stats_cache.get(key)
+            if hit is not None:
+                return hit
+            if sample and not samples_page(log, limit=1, key=sample):
+                raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
             steps, tokens = usage_totals(log, sample or None)
             result = {"model_calls": steps, "tokens": tokens}
-            if log.info.status not in ("running",):  # a finished run no longer changes
-                stats_cache[(run_id, sample)] = result
+            if info.status != "running":  # a run that ended changes no more (till resumed)
+                with cache_lock:  # (handlers run in a thread pool)
+                    while len(stats_cache) >= _MAX_CACHED:
+                        del stats_cache[next(iter(stats_cache))]
+                    stats_cache[key] = result
             return result
 
     def samples(request: Request) -> Any:
@@ -315,6 +327,10 @@ def _dumps(content: Any) -> bytes:
         return json.dumps(content, ensure_ascii=True, allow_nan=False).encode()
     except ValueError:
         return json.dumps(finite(content), ensure_ascii=True, allow_nan=False).encode()
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def _exact(run_id: str) -> str:
