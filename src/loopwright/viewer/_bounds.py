@@ -27,11 +27,14 @@ BUDGET = 60_000
 """About the most characters one item (an event, a message...) is sent as."""
 _MARK = "\n[... {cut} characters not shown ...]\n"
 _ITEM = 8  # what an item of a list or object costs of the budget, beyond its strings
+_LATE_KEYS = 32
+_MAX_KEY = 200
 
 
 class Cut:
     """Cuts values to the bounds above, an item at a time (one budget per instance);
-    :attr:`cut` says whether anything was left out."""
+    :attr:`cut` says whether anything was left out. A value keeps its type (a list
+    stays a list, an object an object, with a marker in it): the page reads it the same."""
 
     def __init__(self, budget: int = BUDGET) -> None:
         self.left = budget
@@ -40,23 +43,32 @@ class Cut:
     def __call__(self, value: Any, depth: int = 0) -> Any:
         if isinstance(value, str):
             return self._text(value)
+        if isinstance(value, (bool, int)) or value is None:
+            self.left -= _ITEM
+            return value
         if isinstance(value, float):
             return value if math.isfinite(value) else None  # (JSON has no NaN)
         if isinstance(value, dict):
             if self._full(depth, len(value)):
-                return f"[... an object of {len(value)} keys not shown ...]"
+                return {"[...]": f"[... an object of {len(value)} keys not shown ...]"}
             out: dict[str, Any] = {}
+            late = 0  # keys after the budget was spent: kept (with their values as
+            # markers of their type) so the object keeps its shape, a few
             for i, (k, v) in enumerate(value.items()):
-                if i == MAX_ITEMS or self.left <= 0:
+                late += self.left <= 0
+                if i == MAX_ITEMS or late > _LATE_KEYS:
                     self.cut = True
                     out["[...]"] = f"[... {len(value) - i} more keys not shown ...]"
                     break
                 self.left -= _ITEM
-                out[self._text(str(k))] = self(v, depth + 1)
+                key = str(k)
+                if len(key) > _MAX_KEY:
+                    self.cut, key = True, key[:_MAX_KEY] + "[...]"
+                out[key] = self(v, depth + 1)
             return out
         if isinstance(value, (list, tuple)):
             if self._full(depth, len(value)):
-                return f"[... a list of {len(value)} items not shown ...]"
+                return [f"[... a list of {len(value)} items not shown ...]"]
             items: list[Any] = []
             for i, v in enumerate(value):
                 if i == MAX_ITEMS or self.left <= 0:

@@ -158,16 +158,18 @@ def event_json(
     bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
     data = event_data(ev, exclude={"events", "tools"})
+    if isinstance(ev, ModelEvent):
+        data["tools"] = [t.name for t in ev.tools]
+        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
+    if not whole:
+        data = _bounded(data)
+    # where it is, never cut (the page places the event by these)
     data["seq"] = row.seq
     data["sample"] = row.sample
     data["parents"] = depths.parents(ev.span_id)
     data["depth"] = len(data["parents"])
-    if isinstance(ev, ModelEvent):
-        data["tools"] = [t.name for t in ev.tools]
-        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
     if whole:
         return data
-    data = _bounded(data)
     if isinstance(ev, InfoEvent) and isinstance(ev.data, str):
         # from the text as sent (cut), never by cutting HTML
         text = ev.data if len(ev.data) <= MAX_TEXT else data["data"]
