@@ -3,6 +3,7 @@ the other runs; opening it is one clear error."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -69,6 +70,32 @@ def test_a_damaged_event_row_hides_no_other_event(tmp_path: Path) -> None:
         assert httpx.get(path, params={"event": bad}, timeout=30).status_code == 200
         refreshed = httpx.get(path, params={"refresh": bad}, timeout=30).json()["refreshed"]
         assert [e["source"] for e in refreshed] == [DAMAGED]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_conversation_page_reads_only_its_own_messages(tmp_path: Path) -> None:
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    db = tmp_path / "runs.db"
+    run = make_store(db)["run"]
+    close_idle_files()
+    with sqlite3.connect(db) as conn:  # its first message (the system prompt) damaged
+        [(ids,)] = conn.execute("SELECT messages FROM runs WHERE id = ?", (run,)).fetchall()
+        first = json.loads(ids)[0]
+        conn.execute("UPDATE messages SET data = '{' WHERE run_id = ? AND id = ?", (run, first))
+    proc, url = start_viewer(db)
+    try:
+        path = url.rstrip("/") + f"/api/runs/{run}/conversation"
+        later = httpx.get(path, params={"offset": 1, "limit": 3}, timeout=30)
+        assert later.status_code == 200, later.text
+        assert later.json()["messages"][0]["content"] == "Find cats."
+        assert later.json()["total"] == len(json.loads(ids))
+        first_page = httpx.get(path, timeout=30)
+        assert first_page.status_code == 500 and "cannot be read" in first_page.json()["error"]
     finally:
         proc.terminate()
         proc.wait(10)
