@@ -57,3 +57,41 @@ def test_a_bidi_override_reorders_nothing_after_it(huge: Viewer, page: Any) -> N
     page.goto(huge.url + f"#/run/{huge.ids['run']}?tab=conversation")
     call = page.locator("details.call", has_text="fetch").locator("summary")
     sync_api.expect(call.locator("bdi")).to_have_text(RLO_TOOL)
+
+
+def test_the_approve_command_shown_is_one_shell_word(page: Any, tmp_path: Path) -> None:
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    import loopwright as lw
+    from loopwright.log._approvals import record_pending
+    from loopwright.log._file_thread import close_idle_files
+    from loopwright.tools import PendingCall, arguments_hash
+
+    from .conftest import start_viewer
+
+    db, hostile = tmp_path / "runs.db", "x; touch pwned 'q'"
+
+    def store() -> None:  # a run store from elsewhere: a waiting run with a hostile id
+        state = lw.run_sync(lw.react(submit=False), "hi", model=lw.get_model("mock"), db=db)
+        close_idle_files()
+        with sqlite3.connect(db) as conn:
+            conn.execute(
+                "UPDATE runs SET id = ?, status = 'waiting' WHERE id = ?", (hostile, state.run_id)
+            )
+        call = lw.ToolCall(id="c1", function="bash", arguments={"cmd": "ls"})
+        pending = PendingCall(call=call, arguments_hash=arguments_hash(call), approver="defer")
+        record_pending(db, hostile, [pending])
+
+    with ThreadPoolExecutor(1) as pool:  # (the browser's event loop runs in this thread)
+        pool.submit(store).result()
+    proc, url = start_viewer(db)
+    try:
+        page.goto(url)
+        page.locator("#runs tr.run a").first.click()
+        sync_api.expect(page.locator(".runhead .pending b")).to_have_text(
+            "waiting for approval: loopwright runs approve 'x; touch pwned '\\''q'\\'''"
+        )
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -171,10 +171,14 @@ async function runView(id, params, gen) {
   }
 }
 
+// a word a person pastes into a shell: as it is when plain, else quoted (a run id in a
+// store from elsewhere may be "x; rm -rf ~")
+const shellWord = (s) => (/^[A-Za-z0-9_.:-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'");
+
 // the calls a run waits for (deferred approval): text nodes only, bounded by the server
 function pendingView(run) {
   return el("div", { class: "pending" },
-    el("b", {}, "waiting for approval: ", `loopwright runs approve ${run.id}`),
+    el("b", {}, "waiting for approval: ", `loopwright runs approve ${shellWord(run.id)}`),
     run.pending.map((c) => el("div", {},
       el("div", {}, "call ", el("code", {}, u(c.id)), " · tool ", el("code", {}, u(c.tool)),
         " · deferred by ", u(c.approver), c.decision ? [" · decided: ", u(c.decision)] : ""),
