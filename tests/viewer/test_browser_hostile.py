@@ -79,6 +79,8 @@ def test_the_approve_command_shown_is_one_shell_word(page: Any, tmp_path: Path) 
             conn.execute(
                 "UPDATE runs SET id = ?, status = 'waiting' WHERE id = ?", (hostile, state.run_id)
             )
+            for table in ("events", "messages", "tool_sets"):
+                conn.execute(f"UPDATE {table} SET run_id = ?", (hostile,))
         call = lw.ToolCall(id="c1", function="bash", arguments={"cmd": "ls"})
         pending = PendingCall(call=call, arguments_hash=arguments_hash(call), approver="defer")
         record_pending(db, hostile, [pending])
@@ -92,6 +94,7 @@ def test_the_approve_command_shown_is_one_shell_word(page: Any, tmp_path: Path) 
         sync_api.expect(page.locator(".runhead .pending b")).to_have_text(
             "waiting for approval: loopwright runs approve 'x; touch pwned '\\''q'\\'''"
         )
+        sync_api.expect(page.locator(".msg.user")).to_contain_text("hi")  # (the run reads)
     finally:
         proc.terminate()
         proc.wait(10)
