@@ -8,13 +8,12 @@ refused).
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._terminal import cut_middle
+from .._terminal import cut_middle, json_text, one_line, visible
 from ..log import EventRow, RunInfo, RunLog, RunStoreError, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
@@ -192,22 +191,24 @@ _CUT = "\n[... {cut} characters not shown ...]\n"
 
 
 def pending_json(path: Path, run_id: str) -> list[dict[str, Any]]:
-    """The calls a waiting run deferred and not yet decided about, bounded: a person
-    approves them from this page's words (``loopwright runs approve``)."""
+    """The calls a waiting run deferred and not yet decided about, bounded, every
+    character seen: a person approves them from this page's words (``loopwright runs
+    approve``), so a bidi override, a zero-width or control character in a tool's name or
+    arguments is shown as its escape (``\\u202e``), as the terminal shows it, never acts."""
     from ..log._approvals import deferred_calls
 
     out = []
     for c in deferred_calls(path, run_id, states=("pending", "decided"), limit=50):
-        text = json.dumps(c.call.arguments, ensure_ascii=False, indent=2, default=str)
+        text = json_text(c.call.arguments, indent=2, default=str)
         text = cut_middle(text, MAX_PENDING_ARGUMENTS, marker=_CUT)
         out.append(
             {
-                "id": c.call_id[:200],
-                "tool": c.call.function[:200],
+                "id": one_line(c.call_id, 200),
+                "tool": one_line(c.call.function, 200),
                 "arguments": text,
                 "hash": c.arguments_hash,
-                "approver": (c.approver or "")[:200],
-                "explanation": (c.explanation or "")[:1000],
+                "approver": one_line(c.approver or "", 200),
+                "explanation": visible(cut_middle(c.explanation or "", 1000)),
                 "state": c.state,
                 "decision": c.decision,
             }
