@@ -98,3 +98,20 @@ def test_the_approve_command_shown_is_one_shell_word(page: Any, tmp_path: Path) 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_token_gone_says_so(viewer: Viewer, page: Any) -> None:
+    from .conftest import start_viewer
+
+    proc, url = start_viewer(viewer.db, "--token", "s3cret")
+    try:
+        page.goto(url)
+        sync_api.expect(page.locator("#runs tr.run")).to_have_count(2)
+        page.context.clear_cookies()  # (the viewer restarted with another token, say)
+        page.locator("#runs tr.run a").first.click()
+        sync_api.expect(page.locator("main p.error")).to_have_text(
+            "error: a token is needed: open the URL printed"
+        )
+    finally:
+        proc.terminate()
+        proc.wait(10)

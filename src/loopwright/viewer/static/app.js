@@ -43,9 +43,14 @@ async function api(path, params) {
   for (const [k, v] of Object.entries(params || {})) if (v !== null && v !== undefined && v !== "") q.set(k, v);
   const url = "/api/" + path + (q.toString() ? "?" + q : "");
   const r = await fetch(url, { headers: { Accept: "application/json" } });
-  const data = await r.json();
-  if (!r.ok) throw new Error(data.error || r.statusText);
-  return data;
+  if (!r.ok) {
+    // the API's errors are JSON; the guard's (a token needed, another host) plain text
+    const text = (await r.text()).slice(0, 2000);
+    let why = text || r.statusText;
+    try { why = JSON.parse(text).error || why; } catch (err) { /* plain text */ }
+    throw new Error(why);
+  }
+  return r.json();
 }
 
 const json = (v) => el("pre", { class: "json" }, JSON.stringify(v, null, 2));
