@@ -115,3 +115,34 @@ def test_a_token_gone_says_so(viewer: Viewer, page: Any) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_status_the_page_does_not_know_is_styled_as_none(page: Any, tmp_path: Path) -> None:
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    import loopwright as lw
+    from loopwright.log._file_thread import close_idle_files
+
+    from .conftest import start_viewer
+
+    db = tmp_path / "runs.db"
+
+    def store() -> str:  # a store from elsewhere: a failed run's status, made to look fine
+        state = lw.run_sync(lw.react(submit=False), "hi", model=lw.get_model("mock"), db=db)
+        close_idle_files()
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE runs SET status = 'error status-success'")
+        return str(state.run_id)
+
+    with ThreadPoolExecutor(1) as pool:  # (the browser's event loop runs in this thread)
+        run_id = pool.submit(store).result()
+    proc, url = start_viewer(db)
+    try:
+        page.goto(url)
+        shown = page.locator(f'#runs tr.run[data-id="{run_id}"] .status')
+        sync_api.expect(shown).to_have_text("error status-success")
+        assert shown.get_attribute("class") == "status status-other"
+    finally:
+        proc.terminate()
+        proc.wait(10)

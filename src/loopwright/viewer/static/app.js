@@ -66,7 +66,10 @@ const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
   : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
-const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s === "waiting" ? "waiting for approval" : s);
+// a status the page knows is styled as such; another (a store from elsewhere) is plain
+const STATUSES = new Set(["running", "success", "error", "limit", "cancelled", "interrupted", "waiting", "damaged"]);
+const status = (s) => el("span", { class: "status status-" + (STATUSES.has(s) ? s : "other"), "data-status": s },
+  s === "waiting" ? "waiting for approval" : u(s));
 // a run resumed after it stopped unfinished (lw.resume): one run, in parts
 const resumed = (r) => r.resumes ? el("span", { class: "resumed muted", title: "resumed after it stopped unfinished; the transcript marks each part" }, ` resumed ${r.resumes}x`) : null;
 
