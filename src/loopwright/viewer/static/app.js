@@ -45,8 +45,7 @@ async function api(path, params) {
   const r = await fetch(url, { headers: { Accept: "application/json" } });
   if (!r.ok) {
     // the API's errors are JSON; the guard's (a token needed, another host) plain text
-    const text = (await r.text()).slice(0, 2000);
-    let why = text || r.statusText;
+    const text = (await r.text()).slice(0, 2000); let why = text || r.statusText;
     try { why = JSON.parse(text).error || why; } catch (err) { /* plain text */ }
     throw new Error(why);
   }
@@ -54,8 +53,7 @@ async function api(path, params) {
 }
 
 const json = (v) => el("pre", { class: "json" }, JSON.stringify(v, null, 2));
-// an item the server cut to a page's bounds (a 50 MB answer, a 1 MB line): the whole of
-// it is a download, never put in the page
+// an item the server cut to a page's bounds (a 50 MB answer): its whole is a download
 function whole(run, item, kind) {
   if (!item || !item.cut || !item.id) return null;
   const href = `/api/runs/${encodeURIComponent(run.id)}/${kind}s/${encodeURIComponent(item.id)}/whole`;
