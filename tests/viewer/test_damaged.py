@@ -99,3 +99,42 @@ def test_a_conversation_page_reads_only_its_own_messages(tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_running_runs_conversation_is_read_from_its_end(tmp_path: Path) -> None:
+    import sqlite3
+
+    import loopwright as lw
+    from loopwright.log import last_messages, samples_page
+    from loopwright.log._file_thread import close_idle_files
+
+    db = tmp_path / "runs.db"
+    ids = make_store(db)
+    close_idle_files()
+    with sqlite3.connect(db) as conn:  # as a run still going: no final messages yet
+        conn.execute("UPDATE runs SET messages = NULL, status = 'running', pid = NULL")
+        conn.execute("UPDATE samples SET messages = NULL")
+    seen = 0
+    for run in ids.values():  # the same conversation as RunLog.messages makes it
+        with lw.load_run(run, db) as log:
+            keys = [s.key for s in samples_page(log)] if run == ids["eval"] else [""]
+            for key in keys:
+                expected = log.messages(key or None)  # ([] for the sample that failed)
+                assert last_messages(log, key) == expected
+                seen += len(expected)
+    assert seen > 10
+    with sqlite3.connect(db) as conn:  # its first tool call's info row damaged
+        conn.execute(
+            "UPDATE events SET data = '{' WHERE run_id = ? AND seq = (SELECT MIN(seq) FROM "
+            "events WHERE run_id = ? AND type = 'info')",
+            (ids["run"], ids["run"]),
+        )
+    proc, url = start_viewer(db)
+    try:
+        path = url.rstrip("/") + f"/api/runs/{ids['run']}/conversation"
+        r = httpx.get(path, timeout=30)
+        assert r.status_code == 200, r.text
+        assert [m["role"] for m in r.json()["messages"]][-2:] == ["assistant", "tool"]
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -27,6 +27,7 @@ from ._info import (
 )
 
 if TYPE_CHECKING:
+    from ..model import ChatMessage
     from ._reader import RunLog
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "event_at",
     "event_bounds",
     "event_page",
+    "last_messages",
     "runs_page",
     "samples_page",
     "store_at",
@@ -270,3 +272,57 @@ def store_at(log: RunLog, sample: str = "", upto: int | None = None) -> dict[str
             except StoreError as ex:  # (rows changed, or out of order: a damaged store)
                 raise log._damaged(f"store event {ev.id!r}", text, ex) from ex
     return data
+
+
+def last_messages(log: RunLog, sample: str = "") -> list[ChatMessage]:
+    """The conversation of a stream that has not recorded its final messages (a run
+    still going), as :meth:`RunLog.messages` makes it (its last top-level model call's
+    input and output, then the tool results after it), read from the end: the model
+    events from the last one back to the first at the top level, and the tool events
+    after it, never the whole stream."""
+    from ..transcripts import ModelEvent, SpanBegin, ToolEvent
+
+    known: dict[str, bool] = {}  # a container's id -> are the events in it top-level?
+
+    def top_level(span_id: str | None) -> bool:
+        # (as RunLog.messages reads a stream: within spans only, not a tool call or subtask)
+        chain: list[str] = []
+        answer = True
+        while span_id is not None:
+            if span_id in known:
+                answer = known[span_id]
+                break
+            chain.append(span_id)
+            row = event_at(log, span_id)
+            if row is None or not isinstance(row.event, SpanBegin) or len(chain) > 1000:
+                answer = False
+                break
+            span_id = row.event.span_id
+        for id in chain:
+            known[id] = answer
+        return answer
+
+    last: tuple[int, ModelEvent] | None = None
+    for seq, data in log._stream(
+        "SELECT seq, data FROM events WHERE run_id = ? AND sample = ? AND type = 'model' "
+        "ORDER BY seq DESC",
+        (log.run_id, sample),
+    ):
+        ev = log._event(data)
+        if isinstance(ev, ModelEvent) and ev.output is not None and top_level(ev.span_id):
+            last = (seq, ev)
+            break
+    if last is None or last[1].output is None:
+        return []
+    tools = [
+        ev.result
+        for _, data in log._stream(
+            "SELECT seq, data FROM events WHERE run_id = ? AND sample = ? AND type = 'tool' "
+            "AND seq > ? ORDER BY seq",
+            (log.run_id, sample, last[0]),
+        )
+        if isinstance(ev := log._event(data), ToolEvent)
+        and ev.result is not None
+        and top_level(ev.span_id)
+    ]
+    return [*log.model_input(last[1]), last[1].output.message, *tools]

@@ -23,6 +23,7 @@ from ..log import (
     event_at,
     event_bounds,
     event_page,
+    last_messages,
     load_run,
     runs_page,
     samples_page,
@@ -260,15 +261,16 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         offset = max(0, _int(request, "offset", 0) or 0)
         limit = max(1, min(_int(request, "limit", 200) or 200, 500))
         with opened(request.path_params["run"]) as log:
+            ids = log.info.message_ids
             if sample:
                 found = samples_page(log, limit=1, key=sample)
-                ids = found[0].message_ids if found else None
-            else:
-                ids = log.info.message_ids
+                if not found:
+                    raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
+                ids = found[0].message_ids
             if ids is not None:  # the messages it ended with: read only this page's
                 total, page = len(ids), [log.message(i) for i in ids[offset : offset + limit]]
-            else:  # (a run still going: its last model call's, read from its stream)
-                messages = log.messages(sample or None)
+            else:  # (a run still going: its last model call's, read from the stream's end)
+                messages = last_messages(log, sample)
                 total, page = len(messages), messages[offset : offset + limit]
             return {
                 "messages": [message_json(m) for m in page],
