@@ -146,3 +146,21 @@ def hostile_store(path: Path) -> str:
     import asyncio
 
     return asyncio.run(main())
+
+
+def long_input_store(path: Path, n: int = 450) -> str:
+    """A run whose second model call's input is ``n`` + 2 messages (its first's ``n``,
+    that call's answer and one more); its id."""
+
+    async def main() -> str:
+        model = lw.get_model("mock", outputs=[lw.ModelOutput.from_text("ok")] * 2)
+        async with lw.recording(name="long", model="mock", db=path) as rec:
+            messages: list[lw.ChatMessage] = [lw.UserMessage(content=f"m{i}") for i in range(n)]
+            out = await model.generate(messages)
+            await model.generate([*messages, out.message, lw.UserMessage(content="last")])
+            rec.finish(output="done")
+        return str(rec.run_id)
+
+    import asyncio
+
+    return asyncio.run(main())

@@ -146,3 +146,33 @@ def test_a_status_the_page_does_not_know_is_styled_as_none(page: Any, tmp_path: 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_long_model_input_comes_a_page_at_a_time(page: Any, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ._store import long_input_store
+    from .conftest import start_viewer
+
+    db = tmp_path / "runs.db"
+    with ThreadPoolExecutor(1) as pool:  # (the browser's event loop runs in this thread)
+        run = pool.submit(long_input_store, db).result()
+    proc, url = start_viewer(db)
+    try:
+        page.goto(url + f"#/run/{run}?tab=transcript")
+        call = page.locator("details.ev-model").nth(1)
+        call.locator("summary").click()
+        more = call.locator(".body > button")
+        sync_api.expect(more).to_have_text("show the 450 earlier input messages")
+        more.click()
+        shown = call.locator(".body > div > div.msg")
+        sync_api.expect(shown).to_have_count(200)
+        sync_api.expect(more).to_have_text("show more of the input (200 of 452 shown)")
+        more.click()
+        more.click()
+        sync_api.expect(shown).to_have_count(452)
+        sync_api.expect(shown.last).to_contain_text("last")
+        sync_api.expect(more).to_have_count(0)
+    finally:
+        proc.terminate()
+        proc.wait(10)

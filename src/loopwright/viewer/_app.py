@@ -57,6 +57,7 @@ _CSP = (
 )
 _PAGE = 100
 _MAX_REFRESH = 100
+_MAX_INPUT = 200  # a model call's input messages sent at a time
 _MAX_CACHED = 4096  # runs' totals kept
 _MAX_INT = 1 << 62  # (SQLite's integers are 64-bit)
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -243,7 +244,14 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             row = event_at(log, request.path_params["event"])
             if row is None or not isinstance(row.event, ModelEvent):
                 raise RunStoreError(f"run {log.run_id!r} has no model event there")
-            return {"messages": [message_json(m) for m in log.model_input(row.event)]}
+            ids = log.model_input_ids(row.event)
+            offset = max(0, _int(request, "offset", 0) or 0)
+            page = ids[offset : offset + _MAX_INPUT]  # (a page of them: a call may have many)
+            return {
+                "messages": [message_json(log.message(i)) for i in page],
+                "offset": offset,
+                "total": len(ids),
+            }
 
     def whole_event(request: Request) -> Any:
         with opened(request.path_params["run"]) as log:

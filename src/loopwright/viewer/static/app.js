@@ -25,8 +25,7 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
-// untrusted text inside a line of the page's own: isolated, so a bidi override in a tool's
-// name cannot reorder the words after it (" · error" shown as "rorre · ")
+// untrusted text in a line of the page's own, isolated: a bidi override cannot reorder what follows
 const u = (v) => (v === null || v === undefined || v === "" ? "" : el("bdi", {}, String(v)));
 
 function link(route, params, ...kids) {
@@ -44,9 +43,8 @@ async function api(path, params) {
   const url = "/api/" + path + (q.toString() ? "?" + q : "");
   const r = await fetch(url, { headers: { Accept: "application/json" } });
   if (!r.ok) {
-    // the API's errors are JSON; the guard's (a token needed, another host) plain text
     const text = (await r.text()).slice(0, 2000); let why = text || r.statusText;
-    try { why = JSON.parse(text).error || why; } catch (err) { /* plain text */ }
+    try { why = JSON.parse(text).error || why; } catch (err) { /* the guard's: plain text */ }
     throw new Error(why);
   }
   return r.json();
@@ -64,7 +62,6 @@ const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
   : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
-// a status the page knows is styled as such; another (a store from elsewhere) is plain
 const STATUSES = new Set(["running", "success", "error", "limit", "cancelled", "interrupted", "waiting", "damaged"]);
 const status = (s) => el("span", { class: "status status-" + (STATUSES.has(s) ? s : "other"), "data-status": s },
   s === "waiting" ? "waiting for approval" : u(s));
@@ -177,8 +174,7 @@ async function runView(id, params, gen) {
   }
 }
 
-// a word a person pastes into a shell: as it is when plain, else quoted (a run id in a
-// store from elsewhere may be "x; rm -rf ~")
+// a word a person pastes into a shell: quoted unless plain (a stored run id may be "x; rm -rf ~")
 const shellWord = (s) => (/^[A-Za-z0-9_.:-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'");
 
 // the calls a run waits for (deferred approval): text nodes only, bounded by the server
@@ -294,9 +290,14 @@ function detailOf(e, run) {
   const kids = [];
   if (e.event === "model") {
     if (e.input_base_count) {
-      const more = el("button", { onclick: async () => {
-        const d = await api(`runs/${encodeURIComponent(run.id)}/events/${encodeURIComponent(e.id)}/input`);
-        more.replaceWith(el("div", {}, el("div", { class: "muted" }, "full input"), d.messages.map(messageView)));
+      const input = el("div", {}, el("div", { class: "muted" }, "full input"));
+      const more = el("button", { onclick: async () => { // a page of them at a time
+        const shown = input.childElementCount - 1;
+        const d = await api(`runs/${encodeURIComponent(run.id)}/events/${encodeURIComponent(e.id)}/input`, { offset: shown });
+        if (!input.isConnected) more.before(input);
+        input.append(...d.messages.map(messageView));
+        const now = shown + d.messages.length;
+        if (now < d.total) more.textContent = `show more of the input (${now} of ${d.total} shown)`; else more.remove();
       } }, `show the ${e.input_base_count} earlier input messages`);
       kids.push(more);
     }
