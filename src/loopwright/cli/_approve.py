@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import GUTTER, as_typed, cut_middle, json_text, visible
+from .._terminal import GUTTER, as_typed, cut_middle, json_text, shell_word, visible
 from ..approval._shown import (
     MAX_NAME,
     MAX_SHOWN,
@@ -103,17 +103,19 @@ def print_pending(
             put(out, line(("  ", ""), (what, "yellow")))
         elif run is not None and not (whole or shown_whole(c.call)):
             put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run)} "
-                          f"--whole {typed}"))  # fmt: skip
+                          f"--whole {shell_word(c.call_id, name)}"))  # fmt: skip
         elif run is not None:
-            put(out, line(("  approve it: ", "dim"), f"{_command(run)} --approve "
-                          f"{typed}={visible(c.arguments_hash)}"))  # fmt: skip
+            pair = shell_word(f"{c.call_id}={c.arguments_hash}", name + 1 + len(c.arguments_hash))
+            put(out, line(("  approve it: ", "dim"), f"{_command(run)} --approve {pair}"))
 
 
 _ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
 def _command(run: str) -> str:
-    return f"loopwright runs approve {as_typed(run)}"
+    """The command, to paste into a shell: the run's id quoted for it (a store from
+    elsewhere may hold any id: ``x; rm -rf ~``), as are the call ids after it."""
+    return f"loopwright runs approve {shell_word(run)}"
 
 
 def _footer(run: str, calls: list[DeferredCall]) -> str:
@@ -281,7 +283,7 @@ def approve_command(
         click.echo(
             f"left waiting: call {as_typed(c.call_id, MAX_NAME)} "
             f"({as_typed(c.call.function, MAX_NAME)}): its arguments were cut in the "
-            f"listing; read them whole: {_command(run)} --whole {as_typed(c.call_id, MAX_NAME)}",
+            f"listing; read them whole: {_command(run)} --whole {shell_word(c.call_id, MAX_NAME)}",
             err=True,
         )
     if as_json and not continue_:

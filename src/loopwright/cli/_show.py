@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._terminal import GUTTER, json_text
+from .._terminal import GUTTER, json_text, shell_word
 from ._options import EXIT_OK, db_option, json_option
 from ._views import cells, console, line, put, reading, result, run_error, short, when
 
@@ -76,7 +76,7 @@ def show_command(
             waiting = sum(1 for s in samples if s.status == "waiting")
             out.print()
             out.print(line(("waiting for approval", "bold cyan"), f" ({waiting} samples)"))
-            _put(out, line("  continue them: ", f"loopwright runs resume {short(info.id, None)}"))
+            _put(out, line("  continue them: ", f"loopwright runs resume {shell_word(info.id)}"))
         elif info.status == "waiting":  # deferred approval (cli/_approve.py)
             _waiting(out, info.id, db)
         if messages:
