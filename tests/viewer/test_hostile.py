@@ -98,3 +98,38 @@ def test_a_message_of_another_run_is_not_read(huge: Viewer, tmp_path: Path) -> N
     url = f"{huge.url.rstrip('/')}/api/runs/{huge.ids['run']}/messages/nope/whole"
     r = httpx.get(url, timeout=30)
     assert r.status_code == 404 and "error" in r.json()
+
+
+def _status(url: str, request: str) -> int:
+    """The status of a request sent as these bytes (a Host header no client library sends)."""
+    import socket
+
+    host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(request.encode("latin-1"))
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_a_host_header_that_is_not_a_name_of_this_machine_is_refused(viewer: Viewer) -> None:
+    # a Host the server cannot parse must not count as its own address (Starlette then
+    # takes the socket's: 127.0.0.1)
+    for host in ("evil.example:99999", "evil{x}.example", "evil.example:", "evil example",
+                 "[::1", "evil.example:80:80", "127.0.0.1@evil.example"):  # fmt: skip
+        request = f"GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        assert _status(viewer.url, request) in (400, 403), host
+    twice = "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
+    twice += "Connection: close\r\n\r\n"
+    assert _status(viewer.url, twice) in (400, 403)
+
+
+def test_every_name_and_address_of_this_machine_is_its_own(viewer: Viewer) -> None:
+    port = viewer.url.split(":")[2].rstrip("/")
+    for host in ("LOCALHOST", f"localhost.:{port}", "[0:0:0:0:0:0:0:1]", f"[::1]:{port}",
+                 "127.0.0.2", "[::ffff:127.0.0.1]", f"127.0.0.1:{port}"):  # fmt: skip
+        request = f"GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        assert _status(viewer.url, request) == 200, host
+    # HTTP/1.0 without a Host: no browser (they all send one) but curl -0, a script
+    assert _status(viewer.url, "GET /api/runs HTTP/1.0\r\n\r\n") == 200
