@@ -138,3 +138,36 @@ def test_a_running_runs_conversation_is_read_from_its_end(tmp_path: Path) -> Non
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_damaged_rows_placeholder_is_where_the_row_is(tmp_path: Path) -> None:
+    # its id and its place in the nesting are the row's: its link (#seq) opens it, a live
+    # page's refresh finds it, and it is shown within its tool call
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    db = tmp_path / "runs.db"
+    ids = make_store(db)
+    close_idle_files()
+    with sqlite3.connect(db) as conn:  # an info row within the first tool call, cut short
+        [(bad, span)] = conn.execute(
+            "SELECT id, span_id FROM events WHERE run_id = ? AND type = 'info' ORDER BY seq "
+            "LIMIT 1",
+            (ids["run"],),
+        ).fetchall()
+        conn.execute("UPDATE events SET data = '{' WHERE run_id = ? AND id = ?", (ids["run"], bad))
+    assert span is not None
+    proc, url = start_viewer(db)
+    try:
+        path = url.rstrip("/") + f"/api/runs/{ids['run']}/events"
+        events = httpx.get(path, params={"limit": 500}, timeout=30).json()["events"]
+        [damaged] = [e for e in events if e.get("source") == DAMAGED]
+        assert damaged["id"] == bad and damaged["parents"] == [span] and damaged["depth"] == 1
+        linked = httpx.get(path, params={"event": damaged["id"]}, timeout=30)
+        assert linked.status_code == 200, linked.text
+        refreshed = httpx.get(path, params={"refresh": damaged["id"]}, timeout=30).json()
+        assert [e["id"] for e in refreshed["refreshed"]] == [bad]
+    finally:
+        proc.terminate()
+        proc.wait(10)
