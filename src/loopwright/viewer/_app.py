@@ -42,6 +42,7 @@ from ._data import (
     pending_json,
     run_json,
     sample_json,
+    stored_message,
 )
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             offset = max(0, _int(request, "offset", 0) or 0)
             page = ids[offset : offset + _MAX_INPUT]  # (a page of them: a call may have many)
             return {
-                "messages": [message_json(log.message(i)) for i in page],
+                "messages": [stored_message(log, i) for i in page],
                 "offset": offset,
                 "total": len(ids),
             }
@@ -309,12 +310,16 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                     raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
                 ids = found[0].message_ids
             if ids is not None:  # the messages it ended with: read only this page's
-                total, page = len(ids), [log.message(i) for i in ids[offset : offset + limit]]
+                total = len(ids)
+                shown = [stored_message(log, i) for i in ids[offset : offset + limit]]
             else:  # (a run still going: its last model call's, read from the stream's end)
                 messages = last_messages(log, sample)
-                total, page = len(messages), messages[offset : offset + limit]
+                total, shown = (
+                    len(messages),
+                    [message_json(m) for m in messages[offset : offset + limit]],
+                )
             return {
-                "messages": [message_json(m) for m in page],
+                "messages": shown,
                 "offset": offset,
                 "total": total,
             }

@@ -29,6 +29,7 @@ __all__ = [
     "message_json",
     "run_json",
     "sample_json",
+    "stored_message",
 ]
 
 MAX_DEPTH = 64
@@ -118,9 +119,31 @@ def sample_json(sample: SampleInfo) -> dict[str, Any]:
 
 def message_json(message: ChatMessage, *, whole: bool = False) -> dict[str, Any]:
     """A chat message, cut to a page's bounds (``cut`` says whether it was) unless
-    ``whole``."""
-    data = message.model_dump(mode="json", exclude_none=True)
+    ``whole``.
+
+    Raises:
+        RunStoreError: It cannot be made JSON (a store from elsewhere: a call's
+            arguments nested past the 255 levels pydantic writes).
+    """
+    try:
+        data = message.model_dump(mode="json", exclude_none=True)
+    except ValueError as ex:
+        raise RunStoreError(f"message {message.id!r} cannot be shown ({ex})") from None
     return data if whole else _bounded(data)
+
+
+DAMAGED_MESSAGE = "viewer: a message that cannot be read"
+
+
+def stored_message(log: RunLog, id: str, *, whole: bool = False) -> dict[str, Any]:
+    """The run's message ``id`` as :func:`message_json` makes it; one that cannot be
+    read or shown (a damaged row) is, in its place, its id, the role ``damaged`` and
+    why (a page's other messages are shown)."""
+    try:
+        return message_json(log.message(id), whole=whole)
+    except RunStoreError as ex:
+        why = f"{DAMAGED_MESSAGE}: {cut_middle(str(ex), 2_000)}"
+        return _bounded({"id": id, "role": "damaged", "content": why})
 
 
 class Depths:
@@ -156,10 +179,15 @@ def event_json(
     new input messages, a tool call's result, an info entry's markdown); cut to a page's
     bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
-    data = event_data(ev, exclude={"events", "tools"})
+    try:
+        data = event_data(ev, exclude={"events", "tools"})
+    except ValueError as ex:  # (a store from elsewhere: nested past pydantic's 255 levels)
+        ev = damaged_event(RunStoreError(f"event {ev.id!r} cannot be shown ({ex})"))
+        ev.id, ev.span_id = row.event.id, row.event.span_id  # (where it is)
+        data = event_data(ev)
     if isinstance(ev, ModelEvent):
         data["tools"] = [t.name for t in ev.tools]
-        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
+        data["input_messages"] = [stored_message(log, i, whole=True) for i in ev.input]
     if not whole:
         data = _bounded(data)
     # where it is, never cut (the page places the event by these)
