@@ -133,3 +133,13 @@ def test_every_name_and_address_of_this_machine_is_its_own(viewer: Viewer) -> No
         assert _status(viewer.url, request) == 200, host
     # HTTP/1.0 without a Host: no browser (they all send one) but curl -0, a script
     assert _status(viewer.url, "GET /api/runs HTTP/1.0\r\n\r\n") == 200
+
+
+@pytest.mark.parametrize("limit", ["-1", "-99999"])
+def test_a_limit_below_one_is_a_page_of_one(viewer: Viewer, limit: str) -> None:
+    # never an empty page that says there is more (a client following "more" loops)
+    base = viewer.url.rstrip("/") + "/api/runs"
+    runs = httpx.get(base, params={"limit": limit}, timeout=30).json()
+    assert len(runs["runs"]) == 1 and runs["more"] is True
+    samples = httpx.get(f"{base}/{viewer.ids['eval']}/samples", params={"limit": limit}, timeout=30)
+    assert len(samples.json()["samples"]) == 1 and samples.json()["more"] is True

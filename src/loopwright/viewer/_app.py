@@ -161,7 +161,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def runs(request: Request) -> Any:
         q = request.query_params
         offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 50) or 50, 200)
+        limit = max(1, min(_int(request, "limit", 50) or 50, 200))
         page = runs_page(
             path,
             offset=offset,
@@ -216,7 +216,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def samples(request: Request) -> Any:
         q = request.query_params
         offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 50) or 50, 200)
+        limit = max(1, min(_int(request, "limit", 50) or 50, 200))
         score = q.get("score")
         try:
             value = float(score) if score else None
