@@ -79,3 +79,20 @@ def test_a_cut_value_is_bounded_and_keeps_its_shape() -> None:
     small = Cut()
     assert small({"a": [1, "b", {"c": None}]}) == {"a": [1, "b", {"c": None}]}
     assert small.cut is False
+
+
+def test_a_cut_object_drops_no_key_silently() -> None:
+    from loopwright.viewer._bounds import MAX_ITEMS, Cut
+
+    # two long keys alike in their first 200 characters: both kept, each with its value
+    long = "k" * 300
+    cut = Cut()
+    out = cut({long + "1": 1, long + "2": 2})
+    assert cut.cut and sorted(out.values()) == [1, 2]
+    # a key of the object's own that reads like the marker of the keys left out
+    many = {"[...]": "mine", **{f"k{i}": i for i in range(MAX_ITEMS + 10)}}
+    out = Cut()(many)
+    assert "mine" in out.values() and any("11 more keys not shown" in str(v) for v in out.values())
+    # a long key's cut form, also a key of the object's own
+    out = Cut()({long: 1, "k" * 200 + "[...]": 2})
+    assert sorted(out.values()) == [1, 2]

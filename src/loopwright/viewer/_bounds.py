@@ -58,13 +58,14 @@ class Cut:
                 late += self.left <= 0
                 if i == MAX_ITEMS or late > _LATE_KEYS:
                     self.cut = True
-                    out["[...]"] = f"[... {len(value) - i} more keys not shown ...]"
+                    marker = _unused(out, "[...]")
+                    out[marker] = f"[... {len(value) - i} more keys not shown ...]"
                     break
                 self.left -= _ITEM
                 key = str(k)
                 if len(key) > _MAX_KEY:
                     self.cut, key = True, key[:_MAX_KEY] + "[...]"
-                out[key] = self(v, depth + 1)
+                out[_unused(out, key)] = self(v, depth + 1)
             return out
         if isinstance(value, (list, tuple)):
             if self._full(depth, len(value)):
@@ -97,6 +98,17 @@ class Cut:
             )
         self.left -= len(text)
         return text
+
+
+def _unused(out: dict[str, Any], key: str) -> str:
+    """``key``, or if ``out`` has it already (a long key cut like another, a key of the
+    object's own that reads like a marker), ``key`` numbered: no value is left out
+    unsaid."""
+    candidate, n = key, 1
+    while candidate in out:
+        n += 1
+        candidate = f"{key} ({n})"
+    return candidate
 
 
 def finite(value: Any) -> Any:
