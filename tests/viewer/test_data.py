@@ -96,3 +96,22 @@ def test_a_cut_object_drops_no_key_silently() -> None:
     # a long key's cut form, also a key of the object's own
     out = Cut()({long: 1, "k" * 200 + "[...]": 2})
     assert sorted(out.values()) == [1, 2]
+
+
+def test_a_whole_number_past_what_the_page_reads_exactly_is_sent_as_text() -> None:
+    # JSON.parse reads numbers as doubles: 2**60 + 1 would show as 1152921504606847000
+    # (an id, a tool call's argument changed silently); sent as text, marked cut (the
+    # download has the number)
+    from loopwright.viewer._bounds import Cut
+
+    cut = Cut()
+    out = cut({"id": 2**60 + 1, "small": 2**53, "negative": -(2**53) - 1, "flag": True})
+    assert out == {
+        "id": str(2**60 + 1),
+        "small": 2**53,
+        "negative": str(-(2**53) - 1),
+        "flag": True,
+    }
+    assert cut.cut
+    whole = Cut()
+    assert whole([2**53, -(2**53), 0]) == [2**53, -(2**53), 0] and not whole.cut
