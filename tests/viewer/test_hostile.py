@@ -143,3 +143,44 @@ def test_a_limit_below_one_is_a_page_of_one(viewer: Viewer, limit: str) -> None:
     assert len(runs["runs"]) == 1 and runs["more"] is True
     samples = httpx.get(f"{base}/{viewer.ids['eval']}/samples", params={"limit": limit}, timeout=30)
     assert len(samples.json()["samples"]) == 1 and samples.json()["more"] is True
+
+
+def test_a_key_that_is_not_utf8_is_sent_as_the_run_holds_it(tmp_path: Path) -> None:
+    # a file name's byte that is not UTF-8 (os.fsdecode: a lone surrogate) as a key of a
+    # call's arguments: the run holds it exactly; pydantic's JSON mode would write it as
+    # U+FFFD's, another key, in the page and in the "whole" download alike
+    import loopwright as lw
+
+    @lw.tool
+    def look(path: dict[str, str]) -> str:
+        """Look.
+
+        Args:
+            path: What to look at.
+        """
+        return "ok"
+
+    name = "name\udcff"
+    call = lw.ModelOutput.for_tool_call("look", {"path": {name: "x\udcfe"}})
+    model = lw.get_model("mock", outputs=[call, lw.ModelOutput.from_text("done")])
+    db = tmp_path / "runs.db"
+    run = str(lw.run_sync(lw.react(submit=False, tools=[look]), "go", model=model, db=db).run_id)
+    proc, url = start_viewer(db)
+    try:
+        base = f"{url.rstrip('/')}/api/runs/{run}"
+        messages = httpx.get(base + "/conversation", timeout=30).json()["messages"]
+        [asked] = [m for m in messages if m.get("tool_calls")]
+        assert asked["tool_calls"][0]["arguments"] == {"path": {name: "x\udcfe"}}
+        events = httpx.get(base + "/events", timeout=30).json()["events"]
+        model_event = next(e for e in events if e["event"] == "model")
+        assert model_event["output"]["message"]["tool_calls"][0]["arguments"]["path"] == {
+            name: "x\udcfe"
+        }
+        tool = next(e for e in events if e["event"] == "tool")
+        whole = httpx.get(base + f"/events/{tool['id']}/whole", timeout=30).json()
+        assert whole["call"]["arguments"] == {"path": {name: "x\udcfe"}}
+        whole = httpx.get(base + f"/messages/{asked['id']}/whole", timeout=30).json()
+        assert whole["tool_calls"][0]["arguments"] == {"path": {name: "x\udcfe"}}
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -8,15 +8,19 @@ refused).
 
 from __future__ import annotations
 
+import json
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
 
 from .._terminal import as_typed, cut_middle, one_line, shell_word
 from ..log import EventRow, RunInfo, RunLog, RunStoreError, SampleInfo, event_at
 from ..model import ChatMessage
-from ..transcripts import InfoEvent, ModelEvent, event_data
+from ..transcripts import InfoEvent, ModelEvent, event_adapter, event_data
 from ._bounds import MAX_TEXT, Cut
 
 if TYPE_CHECKING:
@@ -62,6 +66,41 @@ def _safe_link(url: str) -> bool:
 def markdown_html(text: str) -> str:
     """Markdown as sanitised HTML (raw HTML escaped, unsafe links dropped)."""
     return str(_markdown().render(text))
+
+
+def json_data(dump: Callable[..., Any], **options: Any) -> Any:
+    """``dump(mode="json", **options)``: a pydantic value as JSON data, every key as the
+    run holds it. A key with a lone surrogate (a file name's byte that is not UTF-8, in a
+    call's arguments) pydantic's JSON mode refuses, or writes as U+FFFD's (another key):
+    such a value is made from its Python mode's data by Python's json module, which keeps
+    it (as the run store does, ``log/_serialize.py``).
+
+    Raises:
+        ValueError: It cannot be made JSON (nested past pydantic's 255 levels).
+    """
+    try:
+        data = dump(mode="json", **options)
+    except UnicodeError:
+        data = None
+    if data is None or _replaced_key(data):
+        text = json.dumps(dump(mode="python", **options), default=to_jsonable_python)
+        data = json.loads(text)
+    return data
+
+
+def _replaced_key(data: Any) -> bool:
+    """Whether a key of ``data`` has U+FFFD (what pydantic may have put for a lone
+    surrogate)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if any("\ufffd" in k for k in value if isinstance(k, str)):
+                return True
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return False
 
 
 def _time(value: Any) -> str | None:
@@ -112,7 +151,7 @@ def _run_json(info: RunInfo) -> dict[str, Any]:
 
 def sample_json(sample: SampleInfo) -> dict[str, Any]:
     """A sample of an eval, as its table row, cut to a page's bounds."""
-    data = sample.model_dump(mode="json", exclude={"message_ids"})
+    data: dict[str, Any] = json_data(sample.model_dump, exclude={"message_ids"})
     data["messages"] = len(sample.message_ids) if sample.message_ids is not None else None
     return _bounded(data)
 
@@ -126,7 +165,7 @@ def message_json(message: ChatMessage, *, whole: bool = False) -> dict[str, Any]
             arguments nested past the 255 levels pydantic writes).
     """
     try:
-        data = message.model_dump(mode="json", exclude_none=True)
+        data: dict[str, Any] = json_data(message.model_dump, exclude_none=True)
     except ValueError as ex:
         raise RunStoreError(f"message {message.id!r} cannot be shown ({ex})") from None
     return data if whole else _bounded(data)
@@ -180,7 +219,8 @@ def event_json(
     bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
     try:
-        data = event_data(ev, exclude={"events", "tools"})
+        dump = partial(event_adapter().dump_python, ev, warnings="error")
+        data: dict[str, Any] = json_data(dump, exclude_none=True, exclude={"events", "tools"})
     except ValueError as ex:  # (a store from elsewhere: nested past pydantic's 255 levels)
         ev = damaged_event(RunStoreError(f"event {ev.id!r} cannot be shown ({ex})"))
         ev.id, ev.span_id = row.event.id, row.event.span_id  # (where it is)
