@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
 from loopwright.viewer._data import DAMAGED
 
@@ -257,6 +259,46 @@ def test_a_message_nested_past_what_can_be_sent_is_shown_as_such(tmp_path: Path)
         assert linked.status_code == 200, linked.text
         whole = httpx.get(base + f"/messages/{target}/whole", timeout=30)
         assert whole.status_code == 500 and "cannot be shown" in whole.json()["error"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def damaged_message(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run store whose run's first message (its system prompt) row is damaged (made
+    before the browser's event loop runs: a run is made with run_sync)."""
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    db = tmp_path_factory.mktemp("damaged") / "runs.db"
+    run = make_store(db)["run"]
+    close_idle_files()
+    with sqlite3.connect(db) as conn:
+        [(ids,)] = conn.execute("SELECT messages FROM runs WHERE id = ?", (run,)).fetchall()
+        first = json.loads(ids)[0]
+        conn.execute(f"UPDATE messages SET data = '{SHORT_IMG}' WHERE run_id = ? AND id = ?",
+                     (run, first))  # fmt: skip
+    return db, run
+
+
+def test_the_page_shows_a_damaged_message_in_its_place(
+    damaged_message: tuple[Path, str], page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    db, run = damaged_message
+    proc, url = start_viewer(db)
+    try:
+        page.goto(url + f"#/run/{run}?tab=conversation")
+        damaged = page.locator(".msg.damaged")
+        expect(damaged).to_contain_text("cannot be read")
+        expect(page.locator(".msg.user")).to_contain_text("Find cats.")
+        page.goto(url + f"#/run/{run}?tab=transcript")
+        model = page.locator("details.ev-model").first
+        model.locator("summary").click()
+        expect(model.locator(".msg.damaged")).to_contain_text("cannot be read")
     finally:
         proc.terminate()
         proc.wait(10)
