@@ -79,3 +79,39 @@ def test_a_cut_value_is_bounded_and_keeps_its_shape() -> None:
     small = Cut()
     assert small({"a": [1, "b", {"c": None}]}) == {"a": [1, "b", {"c": None}]}
     assert small.cut is False
+
+
+def test_a_cut_object_drops_no_key_silently() -> None:
+    from loopwright.viewer._bounds import MAX_ITEMS, Cut
+
+    # two long keys alike in their first 200 characters: both kept, each with its value
+    long = "k" * 300
+    cut = Cut()
+    out = cut({long + "1": 1, long + "2": 2})
+    assert cut.cut and sorted(out.values()) == [1, 2]
+    # a key of the object's own that reads like the marker of the keys left out
+    many = {"[...]": "mine", **{f"k{i}": i for i in range(MAX_ITEMS + 10)}}
+    out = Cut()(many)
+    assert "mine" in out.values() and any("11 more keys not shown" in str(v) for v in out.values())
+    # a long key's cut form, also a key of the object's own
+    out = Cut()({long: 1, "k" * 200 + "[...]": 2})
+    assert sorted(out.values()) == [1, 2]
+
+
+def test_a_whole_number_past_what_the_page_reads_exactly_is_sent_as_text() -> None:
+    # JSON.parse reads numbers as doubles: 2**60 + 1 would show as 1152921504606847000
+    # (an id, a tool call's argument changed silently); sent as text, marked cut (the
+    # download has the number)
+    from loopwright.viewer._bounds import Cut
+
+    cut = Cut()
+    out = cut({"id": 2**60 + 1, "small": 2**53, "negative": -(2**53) - 1, "flag": True})
+    assert out == {
+        "id": str(2**60 + 1),
+        "small": 2**53,
+        "negative": str(-(2**53) - 1),
+        "flag": True,
+    }
+    assert cut.cut
+    whole = Cut()
+    assert whole([2**53, -(2**53), 0]) == [2**53, -(2**53), 0] and not whole.cut

@@ -98,3 +98,89 @@ def test_a_message_of_another_run_is_not_read(huge: Viewer, tmp_path: Path) -> N
     url = f"{huge.url.rstrip('/')}/api/runs/{huge.ids['run']}/messages/nope/whole"
     r = httpx.get(url, timeout=30)
     assert r.status_code == 404 and "error" in r.json()
+
+
+def _status(url: str, request: str) -> int:
+    """The status of a request sent as these bytes (a Host header no client library sends)."""
+    import socket
+
+    host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(request.encode("latin-1"))
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_a_host_header_that_is_not_a_name_of_this_machine_is_refused(viewer: Viewer) -> None:
+    # a Host the server cannot parse must not count as its own address (Starlette then
+    # takes the socket's: 127.0.0.1)
+    for host in ("evil.example:99999", "evil{x}.example", "evil.example:", "evil example",
+                 "[::1", "evil.example:80:80", "127.0.0.1@evil.example"):  # fmt: skip
+        request = f"GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        assert _status(viewer.url, request) in (400, 403), host
+    twice = "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
+    twice += "Connection: close\r\n\r\n"
+    assert _status(viewer.url, twice) in (400, 403)
+
+
+def test_every_name_and_address_of_this_machine_is_its_own(viewer: Viewer) -> None:
+    port = viewer.url.split(":")[2].rstrip("/")
+    for host in ("LOCALHOST", f"localhost.:{port}", "[0:0:0:0:0:0:0:1]", f"[::1]:{port}",
+                 "127.0.0.2", "[::ffff:127.0.0.1]", f"127.0.0.1:{port}"):  # fmt: skip
+        request = f"GET /api/runs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        assert _status(viewer.url, request) == 200, host
+    # HTTP/1.0 without a Host: no browser (they all send one) but curl -0, a script
+    assert _status(viewer.url, "GET /api/runs HTTP/1.0\r\n\r\n") == 200
+
+
+@pytest.mark.parametrize("limit", ["-1", "-99999"])
+def test_a_limit_below_one_is_a_page_of_one(viewer: Viewer, limit: str) -> None:
+    # never an empty page that says there is more (a client following "more" loops)
+    base = viewer.url.rstrip("/") + "/api/runs"
+    runs = httpx.get(base, params={"limit": limit}, timeout=30).json()
+    assert len(runs["runs"]) == 1 and runs["more"] is True
+    samples = httpx.get(f"{base}/{viewer.ids['eval']}/samples", params={"limit": limit}, timeout=30)
+    assert len(samples.json()["samples"]) == 1 and samples.json()["more"] is True
+
+
+def test_a_key_that_is_not_utf8_is_sent_as_the_run_holds_it(tmp_path: Path) -> None:
+    # a file name's byte that is not UTF-8 (os.fsdecode: a lone surrogate) as a key of a
+    # call's arguments: the run holds it exactly; pydantic's JSON mode would write it as
+    # U+FFFD's, another key, in the page and in the "whole" download alike
+    import loopwright as lw
+
+    @lw.tool
+    def look(path: dict[str, str]) -> str:
+        """Look.
+
+        Args:
+            path: What to look at.
+        """
+        return "ok"
+
+    name = "name\udcff"
+    call = lw.ModelOutput.for_tool_call("look", {"path": {name: "x\udcfe"}})
+    model = lw.get_model("mock", outputs=[call, lw.ModelOutput.from_text("done")])
+    db = tmp_path / "runs.db"
+    run = str(lw.run_sync(lw.react(submit=False, tools=[look]), "go", model=model, db=db).run_id)
+    proc, url = start_viewer(db)
+    try:
+        base = f"{url.rstrip('/')}/api/runs/{run}"
+        messages = httpx.get(base + "/conversation", timeout=30).json()["messages"]
+        [asked] = [m for m in messages if m.get("tool_calls")]
+        assert asked["tool_calls"][0]["arguments"] == {"path": {name: "x\udcfe"}}
+        events = httpx.get(base + "/events", timeout=30).json()["events"]
+        model_event = next(e for e in events if e["event"] == "model")
+        assert model_event["output"]["message"]["tool_calls"][0]["arguments"]["path"] == {
+            name: "x\udcfe"
+        }
+        tool = next(e for e in events if e["event"] == "tool")
+        whole = httpx.get(base + f"/events/{tool['id']}/whole", timeout=30).json()
+        assert whole["call"]["arguments"] == {"path": {name: "x\udcfe"}}
+        whole = httpx.get(base + f"/messages/{asked['id']}/whole", timeout=30).json()
+        assert whole["tool_calls"][0]["arguments"] == {"path": {name: "x\udcfe"}}
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -47,7 +47,8 @@ MAX_PAGE = 1000
 
 Damaged = Callable[[RunStoreError], Event]
 """What stands for an event row that cannot be read, made from why (a page shows it
-instead of failing whole: one damaged row hides no other)."""
+instead of failing whole: one damaged row hides no other); given the row's own id and
+``span_id`` (its columns), it is where the row is: a link to it opens it."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def event_page(
     limit = _bound(limit)
     params: tuple[Any, ...]
     if before is not None:
-        sql = "SELECT seq, sample, data FROM events WHERE run_id = ? AND sample = ?"
+        sql = f"SELECT {_ROW} FROM events WHERE run_id = ? AND sample = ?"
         params = (log.run_id, sample)
         if before >= 0:
             sql += " AND seq < ?"
@@ -193,29 +194,34 @@ def event_page(
         rows = log._all(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit))[::-1]
     else:
         rows = log._all(
-            "SELECT seq, sample, data FROM events WHERE run_id = ? AND sample = ? AND seq > ? "
+            f"SELECT {_ROW} FROM events WHERE run_id = ? AND sample = ? AND seq > ? "
             "ORDER BY seq LIMIT ?",
             (log.run_id, sample, -1 if after is None else int(after), limit),
         )
-    return [EventRow(seq, key, _event(log, data, damaged)) for seq, key, data in rows]
+    return [_row(log, row, damaged) for row in rows]
 
 
-def _event(log: RunLog, data: str | bytes, damaged: Damaged | None) -> Event:
+_ROW = "seq, sample, data, id, span_id"
+
+
+def _row(log: RunLog, row: Any, damaged: Damaged | None) -> EventRow:
+    seq, sample, data, id, span_id = row
     try:
-        return log._event(data)
+        event = log._event(data)
     except RunStoreError as ex:
         if damaged is None:
             raise
-        return damaged(ex)
+        event = damaged(ex)
+        event.id = id if isinstance(id, str) else event.id  # (where the row is)
+        event.span_id = span_id if isinstance(span_id, str) else None
+    return EventRow(seq, sample, event)
 
 
 def event_at(log: RunLog, id: str, damaged: Damaged | None = None) -> EventRow | None:
     """The event with this id, or ``None`` (a row that cannot be read: as in
     :func:`event_page`)."""
-    row = log._one(
-        "SELECT seq, sample, data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id)
-    )
-    return None if row is None else EventRow(row[0], row[1], _event(log, row[2], damaged))
+    row = log._one(f"SELECT {_ROW} FROM events WHERE run_id = ? AND id = ?", (log.run_id, id))
+    return None if row is None else _row(log, row, damaged)
 
 
 def event_bounds(log: RunLog, sample: str = "") -> tuple[int, int] | None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
 import os
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -40,6 +42,7 @@ from ._data import (
     pending_json,
     run_json,
     sample_json,
+    stored_message,
 )
 
 if TYPE_CHECKING:
@@ -60,9 +63,40 @@ _MAX_REFRESH = 100
 _MAX_INPUT = 200  # a model call's input messages sent at a time
 _MAX_CACHED = 4096  # runs' totals kept
 _MAX_INT = 1 << 62  # (SQLite's integers are 64-bit)
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
-"""The names a request without a token may give in its Host header: this machine's own
-(any other is a page elsewhere whose DNS name was pointed at 127.0.0.1)."""
+LOOPBACK_NAMES = frozenset({"localhost"})
+"""The names a request without a token may give in its Host header besides a loopback
+address (``127.0.0.1``, ``[::1]``...): this machine's own (any other is a page elsewhere
+whose DNS name was pointed at 127.0.0.1)."""
+_HOST = re.compile(
+    r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9.-]+))(?::(?P<port>[0-9]{1,5}))?", re.I
+)
+
+
+def local_host(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's ``Host`` header names this machine: a name of
+    ``LOOPBACK_NAMES`` or a loopback address (any case, with or without a port or a
+    final dot); none (HTTP/1.0: no browser sends one) does too. A header that is not a
+    host at all, or two, do not (Starlette would read them as the socket's address)."""
+    hosts = [value for key, value in headers if key == b"host"]
+    if not hosts:
+        return True
+    match = _HOST.fullmatch(hosts[0].decode("latin-1")) if len(hosts) == 1 else None
+    if match is None or int(match["port"] or 0) > 65535:
+        return False
+    if match["ipv6"] is not None:
+        try:
+            address = ipaddress.IPv6Address(match["ipv6"])
+        except ValueError:
+            return False
+        mapped = address.ipv4_mapped
+        return address.is_loopback or (mapped is not None and mapped.is_loopback)
+    name = match["name"].lower().removesuffix(".")
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.IPv4Address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class _BadRequest(Exception):
@@ -85,7 +119,7 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
 def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starlette:
     """The viewer for the run store ``db``. With ``token``, every request must carry it
     (``?token=``, which the page then keeps as a cookie, or an ``Authorization: Bearer``
-    header); without, every request must name this machine (``LOOPBACK_NAMES``) as its
+    header); without, every request must name this machine (:func:`local_host`) as its
     ``Host``: another site's page cannot read the runs by pointing its name at 127.0.0.1
     (DNS rebinding)."""
     from starlette.applications import Starlette
@@ -127,7 +161,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def runs(request: Request) -> Any:
         q = request.query_params
         offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 50) or 50, 200)
+        limit = max(1, min(_int(request, "limit", 50) or 50, 200))
         page = runs_page(
             path,
             offset=offset,
@@ -182,7 +216,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     def samples(request: Request) -> Any:
         q = request.query_params
         offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 50) or 50, 200)
+        limit = max(1, min(_int(request, "limit", 50) or 50, 200))
         score = q.get("score")
         try:
             value = float(score) if score else None
@@ -248,7 +282,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             offset = max(0, _int(request, "offset", 0) or 0)
             page = ids[offset : offset + _MAX_INPUT]  # (a page of them: a call may have many)
             return {
-                "messages": [message_json(log.message(i)) for i in page],
+                "messages": [stored_message(log, i) for i in page],
                 "offset": offset,
                 "total": len(ids),
             }
@@ -276,12 +310,16 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                     raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
                 ids = found[0].message_ids
             if ids is not None:  # the messages it ended with: read only this page's
-                total, page = len(ids), [log.message(i) for i in ids[offset : offset + limit]]
+                total = len(ids)
+                shown = [stored_message(log, i) for i in ids[offset : offset + limit]]
             else:  # (a run still going: its last model call's, read from the stream's end)
                 messages = last_messages(log, sample)
-                total, page = len(messages), messages[offset : offset + limit]
+                total, shown = (
+                    len(messages),
+                    [message_json(m) for m in messages[offset : offset + limit]],
+                )
             return {
-                "messages": [message_json(m) for m in page],
+                "messages": shown,
                 "offset": offset,
                 "total": total,
             }
@@ -300,7 +338,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         async def dispatch(
             self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
         ) -> Response:
-            if token is None and request.url.hostname not in LOOPBACK_NAMES:
+            if token is None and not local_host(request.scope["headers"]):
                 return PlainTextResponse("this viewer answers to 127.0.0.1 only", 403)
             given = request.query_params.get("token") or request.cookies.get("lw_token")
             auth = request.headers.get("authorization", "")

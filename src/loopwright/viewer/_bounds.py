@@ -4,7 +4,8 @@ A run holds what models, tools and datasets sent, whole: a model's 50 MB answer,
 entry of one 1 MB line, a store value of a million keys, JSON nested hundreds of levels.
 A page sends each item (an event, a message, a run's row, a sample, a store) through a
 :class:`Cut`: long strings lose their middle, long lists and objects their tail, deep
-nesting its depth, and once the item's budget is spent the rest is a marker. The item
+nesting its depth, a whole number the page's ``JSON.parse`` would read as another (past
+2**53) is text, and once the item's budget is spent the rest is a marker. The item
 then says it was cut, and the whole of it is a download of its own.
 """
 
@@ -28,6 +29,7 @@ BUDGET = 60_000
 _MARK = "\n[... {cut} characters not shown ...]\n"
 _ITEM = 8  # what an item of a list or object costs of the budget, beyond its strings
 _LATE_KEYS = 32
+_EXACT = 1 << 53  # the whole numbers JSON.parse reads exactly (as doubles) are within
 _MAX_KEY = 200
 
 
@@ -45,6 +47,9 @@ class Cut:
             return self._text(value)
         if isinstance(value, (bool, int)) or value is None:
             self.left -= _ITEM
+            if not isinstance(value, bool) and isinstance(value, int) and abs(value) > _EXACT:
+                self.cut = True  # (the page would read another number: as text)
+                return str(value)
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else None  # (JSON has no NaN)
@@ -58,13 +63,14 @@ class Cut:
                 late += self.left <= 0
                 if i == MAX_ITEMS or late > _LATE_KEYS:
                     self.cut = True
-                    out["[...]"] = f"[... {len(value) - i} more keys not shown ...]"
+                    marker = _unused(out, "[...]")
+                    out[marker] = f"[... {len(value) - i} more keys not shown ...]"
                     break
                 self.left -= _ITEM
                 key = str(k)
                 if len(key) > _MAX_KEY:
                     self.cut, key = True, key[:_MAX_KEY] + "[...]"
-                out[key] = self(v, depth + 1)
+                out[_unused(out, key)] = self(v, depth + 1)
             return out
         if isinstance(value, (list, tuple)):
             if self._full(depth, len(value)):
@@ -97,6 +103,17 @@ class Cut:
             )
         self.left -= len(text)
         return text
+
+
+def _unused(out: dict[str, Any], key: str) -> str:
+    """``key``, or if ``out`` has it already (a long key cut like another, a key of the
+    object's own that reads like a marker), ``key`` numbered: no value is left out
+    unsaid."""
+    candidate, n = key, 1
+    while candidate in out:
+        n += 1
+        candidate = f"{key} ({n})"
+    return candidate
 
 
 def finite(value: Any) -> Any:

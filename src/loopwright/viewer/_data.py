@@ -8,15 +8,19 @@ refused).
 
 from __future__ import annotations
 
+import json
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
 
 from .._terminal import as_typed, cut_middle, one_line, shell_word
 from ..log import EventRow, RunInfo, RunLog, RunStoreError, SampleInfo, event_at
 from ..model import ChatMessage
-from ..transcripts import InfoEvent, ModelEvent, event_data
+from ..transcripts import InfoEvent, ModelEvent, event_adapter, event_data
 from ._bounds import MAX_TEXT, Cut
 
 if TYPE_CHECKING:
@@ -29,6 +33,7 @@ __all__ = [
     "message_json",
     "run_json",
     "sample_json",
+    "stored_message",
 ]
 
 MAX_DEPTH = 64
@@ -61,6 +66,41 @@ def _safe_link(url: str) -> bool:
 def markdown_html(text: str) -> str:
     """Markdown as sanitised HTML (raw HTML escaped, unsafe links dropped)."""
     return str(_markdown().render(text))
+
+
+def json_data(dump: Callable[..., Any], **options: Any) -> Any:
+    """``dump(mode="json", **options)``: a pydantic value as JSON data, every key as the
+    run holds it. A key with a lone surrogate (a file name's byte that is not UTF-8, in a
+    call's arguments) pydantic's JSON mode refuses, or writes as U+FFFD's (another key):
+    such a value is made from its Python mode's data by Python's json module, which keeps
+    it (as the run store does, ``log/_serialize.py``).
+
+    Raises:
+        ValueError: It cannot be made JSON (nested past pydantic's 255 levels).
+    """
+    try:
+        data = dump(mode="json", **options)
+    except UnicodeError:
+        data = None
+    if data is None or _replaced_key(data):
+        text = json.dumps(dump(mode="python", **options), default=to_jsonable_python)
+        data = json.loads(text)
+    return data
+
+
+def _replaced_key(data: Any) -> bool:
+    """Whether a key of ``data`` has U+FFFD (what pydantic may have put for a lone
+    surrogate)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if any("\ufffd" in k for k in value if isinstance(k, str)):
+                return True
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return False
 
 
 def _time(value: Any) -> str | None:
@@ -111,16 +151,38 @@ def _run_json(info: RunInfo) -> dict[str, Any]:
 
 def sample_json(sample: SampleInfo) -> dict[str, Any]:
     """A sample of an eval, as its table row, cut to a page's bounds."""
-    data = sample.model_dump(mode="json", exclude={"message_ids"})
+    data: dict[str, Any] = json_data(sample.model_dump, exclude={"message_ids"})
     data["messages"] = len(sample.message_ids) if sample.message_ids is not None else None
     return _bounded(data)
 
 
 def message_json(message: ChatMessage, *, whole: bool = False) -> dict[str, Any]:
     """A chat message, cut to a page's bounds (``cut`` says whether it was) unless
-    ``whole``."""
-    data = message.model_dump(mode="json", exclude_none=True)
+    ``whole``.
+
+    Raises:
+        RunStoreError: It cannot be made JSON (a store from elsewhere: a call's
+            arguments nested past the 255 levels pydantic writes).
+    """
+    try:
+        data: dict[str, Any] = json_data(message.model_dump, exclude_none=True)
+    except ValueError as ex:
+        raise RunStoreError(f"message {message.id!r} cannot be shown ({ex})") from None
     return data if whole else _bounded(data)
+
+
+DAMAGED_MESSAGE = "viewer: a message that cannot be read"
+
+
+def stored_message(log: RunLog, id: str, *, whole: bool = False) -> dict[str, Any]:
+    """The run's message ``id`` as :func:`message_json` makes it; one that cannot be
+    read or shown (a damaged row) is, in its place, its id, the role ``damaged`` and
+    why (a page's other messages are shown)."""
+    try:
+        return message_json(log.message(id), whole=whole)
+    except RunStoreError as ex:
+        why = f"{DAMAGED_MESSAGE}: {cut_middle(str(ex), 2_000)}"
+        return _bounded({"id": id, "role": "damaged", "content": why})
 
 
 class Depths:
@@ -156,10 +218,16 @@ def event_json(
     new input messages, a tool call's result, an info entry's markdown); cut to a page's
     bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
-    data = event_data(ev, exclude={"events", "tools"})
+    try:
+        dump = partial(event_adapter().dump_python, ev, warnings="error")
+        data: dict[str, Any] = json_data(dump, exclude_none=True, exclude={"events", "tools"})
+    except ValueError as ex:  # (a store from elsewhere: nested past pydantic's 255 levels)
+        ev = damaged_event(RunStoreError(f"event {ev.id!r} cannot be shown ({ex})"))
+        ev.id, ev.span_id = row.event.id, row.event.span_id  # (where it is)
+        data = event_data(ev)
     if isinstance(ev, ModelEvent):
         data["tools"] = [t.name for t in ev.tools]
-        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
+        data["input_messages"] = [stored_message(log, i, whole=True) for i in ev.input]
     if not whole:
         data = _bounded(data)
     # where it is, never cut (the page places the event by these)
