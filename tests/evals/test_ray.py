@@ -196,3 +196,31 @@ async def test_a_stopped_and_a_waiting_rollout_say_so_on_ray(cluster: Any) -> No
     assert [p.call.id for p in states[2].pending] == ["call-2"]
     with pytest.raises(lw.ConfigurationError, match="approval policy by name"):
         await lw.rollouts_async(agent, ["x"], backend="ray", approval=lw.defer_approval("bash"))
+
+
+async def test_a_waiting_sample_of_an_eval_on_ray_goes_on_from_its_step_when_resumed(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = Path(__file__).with_name("_status_task.py")
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("STATUS_CALLS", str(calls))
+    db = tmp_path / "ray.db"
+    [first] = await lw.eval_async(
+        f"{task}@statuses", db=db, backend="ray", max_samples=2, ray_env=["STATUS_CALLS"]
+    )
+    assert first.status == "waiting"
+    assert calls.read_text().splitlines().count("model 2+2") == 1
+    # resumed here (resume= is not for Ray): the same policy defers the call again; then
+    # one that approves it: the sample goes on from the step its shard recorded, its
+    # model not asked again
+    [waits] = await lw.eval_async(f"{task}@statuses", db=db, resume=first.run_id)
+    assert waits.status == "waiting"
+    assert calls.read_text().splitlines().count("model 2+2") == 1
+    [again] = await lw.eval_async(
+        f"{task}@statuses", db=db, resume=waits.run_id, task_args={"approve": True}
+    )
+    s = {x.id: x for x in again.samples}
+    assert (s["s2"].status, s["s2"].scores["match"].value) == ("success", 1.0)
+    ran = calls.read_text().splitlines()
+    assert ran.count("bash echo 4") == 1
+    assert ran.count("model 2+2") == 2  # the step that called bash, then the answer
