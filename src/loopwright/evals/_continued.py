@@ -11,8 +11,8 @@ the results of that step's calls a later part recorded.
 A sample an eval on Ray carried from a shard's run store (``_ray.py``: the mark
 ``ran_in`` names the shard's run) has no events in the eval's run: its part before is in
 that shard's store (``<db>-shards/<run id>/``), the sample of the same id and epoch. What
-that part consumed is added to the point's (a sample carried from a shard has no mark
-that counts it).
+that part consumed is added to the point's when the point is that row (no mark counts
+it; a later part's mark counts it, as it counts every part before).
 """
 
 from __future__ import annotations
@@ -86,7 +86,9 @@ def with_earlier_step(point: ResumePoint, db: str | os.PathLike[str] | None) -> 
             (run, sample, where), shard = came
             parts.append(came[0])
             current = resume_point(run, where, sample=sample)
-            if shard:  # (what it consumed is counted by no mark)
+            if shard and len(parts) == 2:
+                # (a Ray row continued: no mark counts what its shard consumed; past a
+                # continued part's mark, the mark counts it already)
                 consumed = _plus(consumed, current.consumed)
         last = current.last
         results = dict(last.results)
