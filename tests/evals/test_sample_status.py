@@ -270,3 +270,33 @@ async def test_a_waiting_sample_keeps_its_sandbox_folder_until_it_goes_on(
     assert (sample.status, sample.answer) == ("success", "deployed: given\nmine\n")
     assert sample.scores["includes"].value == 1.0
     assert not any((tmp_path / "boxes").rglob("notes.txt"))  # finished: folders removed
+
+
+async def test_a_resume_cancelled_before_its_waiting_sample_ran_keeps_it_waiting(
+    tmp_path: Path, calls: Path
+) -> None:
+    import asyncio
+
+    from loopwright.evals._follow import Quiet
+
+    class CancelAtStart(Quiet):
+        def task_started(self, task: Any, result: Any, pending: int) -> None:
+            task_ = asyncio.current_task()
+            assert task_ is not None
+            task_.cancel()  # (Ctrl-C before any sample of the resume ran)
+
+    db = tmp_path / "runs.db"
+    [first] = await lw.eval_async(SPEC, db=db)
+    with pytest.raises(asyncio.CancelledError):
+        await lw.eval_async(SPEC, db=db, resume=first.run_id, progress=CancelAtStart())
+    [cut] = [r for r in lw.list_runs(db) if r.id != first.run_id]
+    assert cut.status == "cancelled"
+    with lw.load_run(cut.id, db) as log:  # the sample it took is kept, waiting still
+        rows = {x.id: x for x in log.samples}
+        assert rows["s2"].status == "waiting" and rows["s2"].metadata["continued_from"] == (
+            first.run_id
+        )
+    # resumed again, approving: it goes on from its step, the model not asked again
+    [done] = await lw.eval_async(SPEC, db=db, resume=cut.id, task_args={"approve": True})
+    assert {s.id: s.status for s in done.samples}["s2"] == "success"
+    assert ran(calls) == Counter({"model 0+0": 1, "hook 1+1": 1, "model 2+2": 2, "bash echo 4": 1})

@@ -19,14 +19,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING, Literal
 
-from ..log import RunStoreError, load_run, resolve_db
-from ..log._resume_point import CARRIED_KEY, Consumed, ResumePoint, resume_point
+from ..log import RunStoreError, SampleInfo, load_run, resolve_db
+from ..log._resume_point import CARRIED_KEY, Consumed, ResumePoint, carried, resume_point
 from ..model import ToolMessage
 from ..transcripts import ToolEvent
+from ._results import SampleResult
 from ._shard import shard_stores
 
-__all__ = ["RAN_IN_KEY", "with_earlier_step"]
+if TYPE_CHECKING:
+    from ..runtime import RunScope
+    from ._sample import Sample
+
+__all__ = ["RAN_IN_KEY", "keep_unstarted", "with_earlier_step"]
 
 MAX_PARTS = 100
 """Parts followed back at most (a chain of marks that loops is cut there)."""
@@ -116,3 +122,23 @@ def _ran(run: str, sample: str, db: str, ids: set[str]) -> dict[str, ToolMessage
             ):
                 found[ev.call.id] = ev.result
     return found
+
+
+async def keep_unstarted(
+    rec: RunScope, sample: Sample, epoch: int, row: SampleInfo, point: ResumePoint
+) -> SampleResult:
+    """Keep in the resumed eval's run (``rec``) a sample it took from the run it resumed
+    (``row``, ``point``: in flight, or ``waiting``) and ended before it began it
+    (cancelled, failed): as it was, marked as continuing ``point``, so that a resume of
+    this run goes on with it from its step rather than start it over."""
+    kept: Literal["waiting", "cancelled"] = "waiting" if row.status == "waiting" else "cancelled"
+    reason = row.error if kept == "waiting" else None
+    async with rec.sample(
+        str(sample.id),
+        epoch=epoch,
+        input=sample.input,
+        target=sample.target,
+        metadata={**sample.metadata, **carried(point)},
+    ) as srec:
+        srec.finish(status=kept, reason=reason)
+    return SampleResult(id=str(sample.id), epoch=epoch, status=kept, reason=reason, resumed=True)

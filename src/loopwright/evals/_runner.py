@@ -26,7 +26,7 @@ from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
-from ._continued import with_earlier_step
+from ._continued import keep_unstarted, with_earlier_step
 from ._follow import EvalProgress, TokenCounter
 from ._results import (
     DONE,
@@ -152,6 +152,8 @@ class _TaskRun:
             self.plan = [(s, e) for s, e in self.plan if (str(s.id), e) in mine]
         # samples of the resumed run that stopped unfinished: (id, epoch) -> their key
         self.unfinished: dict[tuple[str, int], str] = {}
+        self._taken: dict[tuple[str, int], SampleInfo] = {}  # their rows, as read
+        self._started: set[tuple[str, int]] = set()  # the samples this run began
         self.result = EvalResult(
             task=task.name,
             model=model.name,
@@ -217,6 +219,7 @@ class _TaskRun:
         holders = [(s.key, s.status, claimed_by(s.metadata)) for s in taken]
         claim_samples(resolve_db(db), info.id, holders)
         self.unfinished = {(s.id, s.epoch): s.key for s in taken}
+        self._taken = {(s.id, s.epoch): s for s in taken}
         return _readable(found)
 
     async def __call__(self) -> EvalResult:
@@ -260,6 +263,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
+                    await self._keep_unstarted(rec)
                     record_metrics(task.scorer, result)
                     result.duration = time.monotonic() - t0
                     mark_all_failed(result)
@@ -346,6 +350,18 @@ class _TaskRun:
             )
         )
 
+    async def _keep_unstarted(self, rec: RunScope) -> None:
+        """The samples this resume took and ended before it began them: kept as they
+        were, to go on from their step (see :func:`keep_unstarted`)."""
+        for sample, epoch in self.plan:
+            row = self._taken.get((str(sample.id), epoch))
+            if row is not None and (str(sample.id), epoch) not in self._started:
+                with contextlib.suppress(RunStoreError):  # (the error that ended it told)
+                    point = self._resume_point(sample, epoch)
+                    if point is not None:
+                        out = await keep_unstarted(rec, sample, epoch, row, point)
+                        self.result.samples.append(out)
+
     def _resume_point(self, sample: Sample, epoch: int) -> ResumePoint | None:
         """Where the resumed run left ``sample`` in flight (``None``: it starts anew)."""
         key = self.unfinished.get((str(sample.id), epoch))
@@ -364,6 +380,7 @@ class _TaskRun:
         state = AgentState(
             messages=[UserMessage(content=input)] if isinstance(input, str) else input
         )
+        self._started.add((str(sample.id), epoch))
         point = self._resume_point(sample, epoch)
         metadata = sample.metadata if point is None else {**sample.metadata, **carried(point)}
         async with rec.sample(
