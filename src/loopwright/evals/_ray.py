@@ -35,6 +35,7 @@ from .._errors import ConfigurationError, MissingDependencyError
 from ..log import RunStoreError, SampleInfo, default_db_path
 from ..model import GenerateConfig, Model
 from ..runtime import RunScope
+from ..sandboxes._folders import run_folder
 from ._continued import RAN_IN_KEY
 from ._results import DONE, SampleResult
 from ._runner import _TaskRun
@@ -247,7 +248,11 @@ class RayTaskRun(_TaskRun):
                     info.status == "waiting"
                 )
                 if finished:
-                    await self._carry(rec, info, source, mark=RAN_IN_KEY)
+                    # a waiting one's sandbox folder goes with it (a resume goes on in it)
+                    kept = None
+                    if info.status == "waiting":
+                        kept = str(run_folder(path, source, info.key))
+                    await self._carry(rec, info, source, mark=RAN_IN_KEY, kept=kept)
                 elif finished_only:
                     continue
                 else:

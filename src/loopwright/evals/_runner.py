@@ -313,11 +313,17 @@ class _TaskRun:
             raise group.exceptions[0] from None
 
     async def _carry(
-        self, rec: RunScope, info: SampleInfo, source: str, mark: str = "resumed_from"
+        self,
+        rec: RunScope,
+        info: SampleInfo,
+        source: str,
+        mark: str = "resumed_from",
+        kept: str | None = None,
     ) -> None:
         """Copy a sample of an earlier run (``source``, named in the sample's metadata
         under ``mark``) into this run, as it ended: done (:data:`DONE`), or ``waiting``
-        (a shard's, on Ray)."""
+        (a shard's, on Ray: ``kept``, its sandbox's kept folder, is moved to this run's,
+        where a resume finds it)."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
         status = carried_status(info.status)
@@ -330,6 +336,10 @@ class _TaskRun:
             target=info.target,
             metadata={**info.metadata, mark: source},
         ) as srec:
+            if kept is not None and rec.db_path is not None:
+                from ..sandboxes._folders import adopt_folder, run_folder
+
+                adopt_folder(kept, run_folder(rec.db_path, rec.run_id, srec.key))
             srec.finish(
                 output=info.output,
                 scores=stored,
