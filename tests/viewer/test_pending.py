@@ -153,3 +153,21 @@ def test_a_page_that_lists_some_calls_says_there_are_more(tmp_path: Path) -> Non
     # the bash call is past the page's list: the page says calls are not listed
     assert "b" not in [c["id"] for c in listed["calls"]] and listed["more"] is True
     assert listed["tools"] == f"{MAX_PENDING} read"
+
+
+def test_a_waiting_eval_is_not_offered_runs_approve(tmp_path: Path) -> None:
+    """An eval's waiting samples are continued by a resume of the eval (``runs approve``
+    refuses an eval's run): its page says so, not the command that would be refused."""
+    task = Path(__file__).parents[1] / "evals" / "_status_task.py"
+    db = tmp_path / "runs.db"
+    [result] = lw.eval(f"{task}@statuses", db=db)
+    assert result.status == "waiting"
+    proc, url = start_viewer(db)
+    try:
+        run = httpx.get(url.rstrip("/") + f"/api/runs/{result.run_id}", timeout=30).json()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert run["status"] == "waiting"
+    assert "pending" not in run
+    assert run["resume"] == f"loopwright runs resume {result.run_id}"
