@@ -224,6 +224,16 @@ async def test_a_waiting_sample_of_an_eval_on_ray_goes_on_from_its_step_when_res
     ran = calls.read_text().splitlines()
     assert ran.count("bash echo 4") == 1
     assert ran.count("model 2+2") == 2  # the step that called bash, then the answer
+    # each part's limits count the shard's model call once: its resume mark says so
+    for part in (waits, again):
+        with lw.load_run(part.run_id or "", db) as log:
+            [row] = [x for x in log.samples if x.id == "s2"]
+            [mark] = [
+                e.data
+                for e in log.events(row)
+                if isinstance(e, lw.InfoEvent) and isinstance(e.data, dict)
+            ]
+        assert isinstance(mark, dict) and mark["consumed"]["steps"] == 1, mark
 
 
 DEPLOYING = """
