@@ -347,3 +347,16 @@ async def test_a_sample_waiting_twice_with_a_hook_that_calls_a_model_goes_on_fro
         [row] = log.samples
         texts = [m.text for m in log.messages(row)]
     assert texts[0] == "Go." and "is this fine?" not in texts
+
+
+async def test_a_resume_with_a_smaller_limit_does_not_take_the_waiting_sample_it_leaves(
+    tmp_path: Path, calls: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    [first] = await lw.eval_async(SPEC, db=db)
+    [short] = await lw.eval_async(SPEC, db=db, resume=first.run_id, limit=2)
+    assert {s.id for s in short.samples} == {"s0", "s1"}
+    # s2 was left waiting in the first run, not taken: a resume of it continues it
+    [done] = await lw.eval_async(SPEC, db=db, resume=first.run_id, task_args={"approve": True})
+    assert {s.id: s.status for s in done.samples}["s2"] == "success"
+    assert ran(calls)["model 2+2"] == 2 and ran(calls)["bash echo 4"] == 1

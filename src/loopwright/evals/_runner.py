@@ -198,7 +198,8 @@ class _TaskRun:
                     found[(s.id, s.epoch)] = (s, info.id)
                 elif s.status in ("running", "cancelled", "waiting"):  # not done: go on
                     in_flight[(s.id, s.epoch)] = s
-        taken = [s for k, s in in_flight.items() if k not in found]
+        planned = {(str(s.id), e) for s, e in self.plan}  # (not those --limit leaves)
+        taken = [s for k, s in in_flight.items() if k not in found and k in planned]
         for s in taken:  # taken by another resume (whose process is alive)?
             host, pid = claimed_by(s.metadata)
             if pid == os.getpid() and host == hostname() and not self.force:
