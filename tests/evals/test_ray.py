@@ -196,3 +196,93 @@ async def test_a_stopped_and_a_waiting_rollout_say_so_on_ray(cluster: Any) -> No
     assert [p.call.id for p in states[2].pending] == ["call-2"]
     with pytest.raises(lw.ConfigurationError, match="approval policy by name"):
         await lw.rollouts_async(agent, ["x"], backend="ray", approval=lw.defer_approval("bash"))
+
+
+async def test_a_waiting_sample_of_an_eval_on_ray_goes_on_from_its_step_when_resumed(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = Path(__file__).with_name("_status_task.py")
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("STATUS_CALLS", str(calls))
+    db = tmp_path / "ray.db"
+    [first] = await lw.eval_async(
+        f"{task}@statuses", db=db, backend="ray", max_samples=2, ray_env=["STATUS_CALLS"]
+    )
+    assert first.status == "waiting"
+    assert calls.read_text().splitlines().count("model 2+2") == 1
+    # resumed here (resume= is not for Ray): the same policy defers the call again; then
+    # one that approves it: the sample goes on from the step its shard recorded, its
+    # model not asked again
+    [waits] = await lw.eval_async(f"{task}@statuses", db=db, resume=first.run_id)
+    assert waits.status == "waiting"
+    assert calls.read_text().splitlines().count("model 2+2") == 1
+    [again] = await lw.eval_async(
+        f"{task}@statuses", db=db, resume=waits.run_id, task_args={"approve": True}
+    )
+    s = {x.id: x for x in again.samples}
+    assert (s["s2"].status, s["s2"].scores["match"].value) == ("success", 1.0)
+    ran = calls.read_text().splitlines()
+    assert ran.count("bash echo 4") == 1
+    assert ran.count("model 2+2") == 2  # the step that called bash, then the answer
+    # each part's limits count the shard's model call once: its resume mark says so
+    for part in (waits, again):
+        with lw.load_run(part.run_id or "", db) as log:
+            [row] = [x for x in log.samples if x.id == "s2"]
+            [mark] = [
+                e.data
+                for e in log.events(row)
+                if isinstance(e, lw.InfoEvent) and isinstance(e.data, dict)
+            ]
+        assert isinstance(mark, dict) and mark["consumed"]["steps"] == 1, mark
+
+
+DEPLOYING = """
+import loopwright as lw
+
+@lw.tool
+async def write(line: str) -> str:
+    '''Add a line to the notes.
+
+    Args:
+        line: The line.
+    '''
+    await lw.sandbox().exec(["sh", "-c", f"echo {line} >> notes.txt"])
+    return "written"
+
+@lw.tool
+async def deploy() -> str:
+    '''Deploy the notes.'''
+    return await lw.sandbox().read_file("notes.txt")
+
+def respond(messages, tools, config):
+    done = [m for m in messages if isinstance(m, lw.ToolMessage)]
+    if not done:
+        return lw.ModelOutput.for_tool_call("write", {"line": "mine"})
+    if len(done) == 1:
+        return lw.ModelOutput.for_tool_call("deploy", {})
+    return lw.ModelOutput.from_text(f"deployed: {done[-1].text}")
+
+@lw.task
+def deploying(approve: bool = False) -> lw.Task:
+    samples = [lw.Sample(input="Go.", target="mine", id="s0", files={"notes.txt": "given\\n"})]
+    return lw.Task(samples, agent=lw.react(tools=[write, deploy], submit=False),
+                   scorer=lw.includes(), sandbox="local",
+                   model=lw.get_model("mock", outputs=respond),
+                   approval="dev" if approve else lw.defer_approval("deploy"))
+"""
+
+
+@pytest.mark.filterwarnings("ignore::loopwright.sandboxes.UnisolatedSandboxWarning")
+async def test_a_waiting_sample_on_ray_goes_on_in_its_sandbox_folder_when_resumed(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPWRIGHT_SANDBOXES", str(tmp_path / "boxes"))
+    (tmp_path / "deploying.py").write_text(DEPLOYING)
+    spec, db = f"{tmp_path / 'deploying.py'}@deploying", tmp_path / "ray.db"
+    [first] = await lw.eval_async(spec, db=db, backend="ray", ray_env=["LOOPWRIGHT_SANDBOXES"])
+    assert first.status == "waiting", [s.error for s in first.samples]
+    [done] = await lw.eval_async(spec, db=db, resume=first.run_id, task_args={"approve": True})
+    [sample] = done.samples
+    # the folder its shard's part wrote in: the sample's files and its own line there
+    assert (sample.status, sample.answer) == ("success", "deployed: given\nmine\n")
+    assert not any((tmp_path / "boxes").rglob("notes.txt"))  # finished: folders removed

@@ -270,3 +270,93 @@ async def test_a_waiting_sample_keeps_its_sandbox_folder_until_it_goes_on(
     assert (sample.status, sample.answer) == ("success", "deployed: given\nmine\n")
     assert sample.scores["includes"].value == 1.0
     assert not any((tmp_path / "boxes").rglob("notes.txt"))  # finished: folders removed
+
+
+async def test_a_resume_cancelled_before_its_waiting_sample_ran_keeps_it_waiting(
+    tmp_path: Path, calls: Path
+) -> None:
+    import asyncio
+
+    from loopwright.evals._follow import Quiet
+
+    class CancelAtStart(Quiet):
+        def task_started(self, task: Any, result: Any, pending: int) -> None:
+            task_ = asyncio.current_task()
+            assert task_ is not None
+            task_.cancel()  # (Ctrl-C before any sample of the resume ran)
+
+    db = tmp_path / "runs.db"
+    [first] = await lw.eval_async(SPEC, db=db)
+    with pytest.raises(asyncio.CancelledError):
+        await lw.eval_async(SPEC, db=db, resume=first.run_id, progress=CancelAtStart())
+    [cut] = [r for r in lw.list_runs(db) if r.id != first.run_id]
+    assert cut.status == "cancelled"
+    with lw.load_run(cut.id, db) as log:  # the sample it took is kept, waiting still
+        rows = {x.id: x for x in log.samples}
+        assert rows["s2"].status == "waiting" and rows["s2"].metadata["continued_from"] == (
+            first.run_id
+        )
+    # resumed again, approving: it goes on from its step, the model not asked again
+    [done] = await lw.eval_async(SPEC, db=db, resume=cut.id, task_args={"approve": True})
+    assert {s.id: s.status for s in done.samples}["s2"] == "success"
+    assert ran(calls) == Counter({"model 0+0": 1, "hook 1+1": 1, "model 2+2": 2, "bash echo 4": 1})
+
+
+async def test_a_sample_waiting_twice_with_a_hook_that_calls_a_model_goes_on_from_its_step(
+    tmp_path: Path,
+) -> None:
+    """A hook's model call in a part that waited again is not the sample's step: the
+    part after goes on from the agent's step, its conversation, not the hook's."""
+    asked: list[str] = []
+
+    @lw.tool
+    def deploy() -> str:
+        """Deploy."""
+        asked.append("deploy")
+        return "deployed"
+
+    def respond(messages: Any, tools: Any, config: Any) -> lw.ModelOutput:
+        asked.append("step")
+        if not any(isinstance(m, lw.ToolMessage) for m in messages):
+            return lw.ModelOutput.for_tool_call("deploy", {}, tool_call_id="c1")
+        return lw.ModelOutput.from_text("done: deployed")
+
+    class Guard(lw.Hooks):  # asks a model of its own at each step
+        async def on_step_start(self, state: lw.AgentState) -> None:
+            guard = lw.get_model("mock", outputs=lambda m, t, c: "fine")
+            await guard.generate([lw.UserMessage(content="is this fine?")])
+
+    def task(approval: Any) -> lw.Task:
+        return lw.Task(
+            [lw.Sample(input="Go.", target="deployed", id="s0")],
+            agent=lw.react(tools=[deploy], submit=False, hooks=[Guard()]),
+            scorer=lw.includes(),
+            name="deploying",
+            approval=approval,
+            model=lw.get_model("mock", outputs=respond),
+        )
+
+    db = tmp_path / "runs.db"
+    [first] = await lw.eval_async(task(lw.defer_approval("deploy")), db=db)
+    [again] = await lw.eval_async(task(lw.defer_approval("deploy")), db=db, resume=first.run_id)
+    assert again.status == "waiting" and asked == ["step"]
+    [done] = await lw.eval_async(task("dev"), db=db, resume=again.run_id)
+    assert (done.samples[0].status, done.samples[0].answer) == ("success", "done: deployed")
+    assert asked == ["step", "deploy", "step"]  # the step not asked again
+    with lw.load_run(done.run_id or "", db) as log:
+        [row] = log.samples
+        texts = [m.text for m in log.messages(row)]
+    assert texts[0] == "Go." and "is this fine?" not in texts
+
+
+async def test_a_resume_with_a_smaller_limit_does_not_take_the_waiting_sample_it_leaves(
+    tmp_path: Path, calls: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    [first] = await lw.eval_async(SPEC, db=db)
+    [short] = await lw.eval_async(SPEC, db=db, resume=first.run_id, limit=2)
+    assert {s.id for s in short.samples} == {"s0", "s1"}
+    # s2 was left waiting in the first run, not taken: a resume of it continues it
+    [done] = await lw.eval_async(SPEC, db=db, resume=first.run_id, task_args={"approve": True})
+    assert {s.id: s.status for s in done.samples}["s2"] == "success"
+    assert ran(calls)["model 2+2"] == 2 and ran(calls)["bash echo 4"] == 1

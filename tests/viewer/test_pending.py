@@ -176,3 +176,21 @@ def test_a_pending_call_shows_every_character_it_holds(tmp_path: Path) -> None:
     assert shown["tool"] == '"ba\\u200bsh"' and shown["id"] == '"c\\u001b[8m1"'
     assert "\u202e" not in shown["arguments"] and "\\u202e~ fr- mr" in shown["arguments"]
     assert "\x1b" not in shown["arguments"] and "\x07" not in shown["arguments"]
+
+
+def test_a_waiting_eval_is_not_offered_runs_approve(tmp_path: Path) -> None:
+    """An eval's waiting samples are continued by a resume of the eval (``runs approve``
+    refuses an eval's run): its page says so, not the command that would be refused."""
+    task = Path(__file__).parents[1] / "evals" / "_status_task.py"
+    db = tmp_path / "runs.db"
+    [result] = lw.eval(f"{task}@statuses", db=db)
+    assert result.status == "waiting"
+    proc, url = start_viewer(db)
+    try:
+        run = httpx.get(url.rstrip("/") + f"/api/runs/{result.run_id}", timeout=30).json()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert run["status"] == "waiting"
+    assert "pending" not in run
+    assert run["resume"] == f"loopwright runs resume {result.run_id}"

@@ -35,10 +35,12 @@ from .._errors import ConfigurationError, MissingDependencyError
 from ..log import RunStoreError, SampleInfo, default_db_path
 from ..model import GenerateConfig, Model
 from ..runtime import RunScope
+from ..sandboxes._folders import run_folder
+from ._continued import RAN_IN_KEY
 from ._results import DONE, SampleResult
 from ._runner import _TaskRun
 from ._sample import Sample
-from ._shard import Shard, latest_samples
+from ._shard import Shard, latest_samples, shard_stores
 
 __all__ = ["RayTaskRun", "ray_session"]
 
@@ -146,8 +148,7 @@ class RayTaskRun(_TaskRun):
     def _folder(self, rec: RunScope) -> Path:
         if self.db is False:
             return Path(tempfile.mkdtemp(prefix="loopwright-ray-"))
-        db = Path(self.db) if self.db is not None else default_db_path()
-        return db.parent / f"{db.stem}-shards" / rec.run_id
+        return shard_stores(self.db if self.db is not None else default_db_path(), rec.run_id)
 
     async def _work(self, rec: RunScope, pending: list[tuple[Sample, int]]) -> None:
         if not pending:
@@ -247,7 +248,11 @@ class RayTaskRun(_TaskRun):
                     info.status == "waiting"
                 )
                 if finished:
-                    await self._carry(rec, info, source, mark="ran_in")
+                    # a waiting one's sandbox folder goes with it (a resume goes on in it)
+                    kept = None
+                    if info.status == "waiting":
+                        kept = str(run_folder(path, source, info.key))
+                    await self._carry(rec, info, source, mark=RAN_IN_KEY, kept=kept)
                 elif finished_only:
                     continue
                 else:
@@ -262,7 +267,7 @@ class RayTaskRun(_TaskRun):
             epoch=info.epoch,
             input=info.input,
             target=info.target,
-            metadata={**info.metadata, "ran_in": source},
+            metadata={**info.metadata, RAN_IN_KEY: source},
         ) as srec:
             srec.finish(output=info.output, status="error", error=info.error or info.status)
         self.result.samples.append(

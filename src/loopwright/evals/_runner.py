@@ -26,7 +26,7 @@ from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
-from ._continued import with_earlier_step
+from ._continued import keep_unstarted, with_earlier_step
 from ._follow import EvalProgress, TokenCounter
 from ._results import (
     DONE,
@@ -152,6 +152,8 @@ class _TaskRun:
             self.plan = [(s, e) for s, e in self.plan if (str(s.id), e) in mine]
         # samples of the resumed run that stopped unfinished: (id, epoch) -> their key
         self.unfinished: dict[tuple[str, int], str] = {}
+        self._taken: dict[tuple[str, int], SampleInfo] = {}  # their rows, as read
+        self._started: set[tuple[str, int]] = set()  # the samples this run began
         self.result = EvalResult(
             task=task.name,
             model=model.name,
@@ -196,7 +198,8 @@ class _TaskRun:
                     found[(s.id, s.epoch)] = (s, info.id)
                 elif s.status in ("running", "cancelled", "waiting"):  # not done: go on
                     in_flight[(s.id, s.epoch)] = s
-        taken = [s for k, s in in_flight.items() if k not in found]
+        planned = {(str(s.id), e) for s, e in self.plan}  # (not those --limit leaves)
+        taken = [s for k, s in in_flight.items() if k not in found and k in planned]
         for s in taken:  # taken by another resume (whose process is alive)?
             host, pid = claimed_by(s.metadata)
             if pid == os.getpid() and host == hostname() and not self.force:
@@ -217,6 +220,7 @@ class _TaskRun:
         holders = [(s.key, s.status, claimed_by(s.metadata)) for s in taken]
         claim_samples(resolve_db(db), info.id, holders)
         self.unfinished = {(s.id, s.epoch): s.key for s in taken}
+        self._taken = {(s.id, s.epoch): s for s in taken}
         return _readable(found)
 
     async def __call__(self) -> EvalResult:
@@ -260,6 +264,7 @@ class _TaskRun:
                     result.status, result.error = "error", error_text(ex)
                     raise
                 finally:
+                    await self._keep_unstarted(rec)
                     record_metrics(task.scorer, result)
                     result.duration = time.monotonic() - t0
                     mark_all_failed(result)
@@ -309,11 +314,17 @@ class _TaskRun:
             raise group.exceptions[0] from None
 
     async def _carry(
-        self, rec: RunScope, info: SampleInfo, source: str, mark: str = "resumed_from"
+        self,
+        rec: RunScope,
+        info: SampleInfo,
+        source: str,
+        mark: str = "resumed_from",
+        kept: str | None = None,
     ) -> None:
         """Copy a sample of an earlier run (``source``, named in the sample's metadata
         under ``mark``) into this run, as it ended: done (:data:`DONE`), or ``waiting``
-        (a shard's, on Ray)."""
+        (a shard's, on Ray: ``kept``, its sandbox's kept folder, is moved to this run's,
+        where a resume finds it)."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
         status = carried_status(info.status)
@@ -326,6 +337,10 @@ class _TaskRun:
             target=info.target,
             metadata={**info.metadata, mark: source},
         ) as srec:
+            if kept is not None and rec.db_path is not None:
+                from ..sandboxes._folders import adopt_folder, run_folder
+
+                adopt_folder(kept, run_folder(rec.db_path, rec.run_id, srec.key))
             srec.finish(
                 output=info.output,
                 scores=stored,
@@ -346,6 +361,18 @@ class _TaskRun:
             )
         )
 
+    async def _keep_unstarted(self, rec: RunScope) -> None:
+        """The samples this resume took and ended before it began them: kept as they
+        were, to go on from their step (see :func:`keep_unstarted`)."""
+        for sample, epoch in self.plan:
+            row = self._taken.get((str(sample.id), epoch))
+            if row is not None and (str(sample.id), epoch) not in self._started:
+                with contextlib.suppress(RunStoreError):  # (the error that ended it told)
+                    point = self._resume_point(sample, epoch)
+                    if point is not None:
+                        out = await keep_unstarted(rec, sample, epoch, row, point)
+                        self.result.samples.append(out)
+
     def _resume_point(self, sample: Sample, epoch: int) -> ResumePoint | None:
         """Where the resumed run left ``sample`` in flight (``None``: it starts anew)."""
         key = self.unfinished.get((str(sample.id), epoch))
@@ -364,6 +391,7 @@ class _TaskRun:
         state = AgentState(
             messages=[UserMessage(content=input)] if isinstance(input, str) else input
         )
+        self._started.add((str(sample.id), epoch))
         point = self._resume_point(sample, epoch)
         metadata = sample.metadata if point is None else {**sample.metadata, **carried(point)}
         async with rec.sample(

@@ -31,7 +31,7 @@ from ..log._info import DAMAGED
 from ..model._redact import scrub_secrets
 from ._results import DONE
 
-__all__ = ["Shard", "finished_samples", "recorded_params"]
+__all__ = ["Shard", "finished_samples", "recorded_params", "shard_stores"]
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -72,6 +72,13 @@ class Shard:
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
+
+
+def shard_stores(db: str | os.PathLike[str], run_id: str) -> Path:
+    """The folder of the shard run stores of run ``run_id`` of the run store ``db``, when
+    it ran on Ray (``_ray.py``): ``<db>-shards/<run id>/shard-I-of-N.db``."""
+    path = Path(db)
+    return path.parent / f"{path.stem}-shards" / run_id
 
 
 def recorded_params(params: Mapping[str, Any]) -> Any:

@@ -175,7 +175,8 @@ _SCAN = (
     "SELECT id, span_id, type, timestamp, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.pending') "
     "WHEN 'info' THEN json_extract(data, '$.source') END, "
-    "CASE type WHEN 'model' THEN json_type(data, '$.output') END, "
+    "CASE type WHEN 'model' THEN json_type(data, '$.output') "
+    "WHEN 'info' THEN json_type(data, '$.data.resume') END, "
     "CASE type WHEN 'model' THEN json_type(data, '$.error') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.usage') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.cost') END, "
@@ -183,7 +184,8 @@ _SCAN = (
     "CASE type WHEN 'model' THEN json_extract(data, '$.input_base') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.input_base_count') END, "
     "CASE type WHEN 'model' THEN json_extract(data, '$.input') END, "
-    "CASE type WHEN 'model' THEN json_extract(data, '$.step') END "
+    "CASE type WHEN 'model' THEN json_extract(data, '$.step') "
+    "WHEN 'info' THEN json_extract(data, '$.data.step') END "
     "FROM events WHERE run_id = ? AND sample = ? ORDER BY seq"
 )
 # a model event's input: (the event its input extends, how many of that one's it keeps,
@@ -245,13 +247,16 @@ class _LastStep:
     """Which top-level call the run goes on from, as the scan meets them: in each part
     of the run (before its first resume, and after each), the last answered call marked
     as the agent loop's step; in a part with no mark at all (recorded before the mark
-    existed, or by a loop that does not mark), the last answered call. A part with no
+    existed, or by a loop that does not mark), the last answered call, unless the part
+    went on from a marked step (``continued``: its resume mark says so): then its
+    unmarked calls are a hook's or a history policy's, never the step. A part with no
     such call keeps the step before it (a resumed part answers it from the record)."""
 
     def __init__(self) -> None:
         self.id: str | None = None
         self.tools: list[str] = []
         self._marked = False
+        self.continued = False
         self._step: tuple[str, list[str]] | None = None  # (marked) call, its tool events
         self._any: tuple[str, list[str]] | None = None  # any answered call, its tools
 
@@ -270,10 +275,11 @@ class _LastStep:
             self.tools.append(id)
 
     def part_ended(self) -> None:
-        found = self._step if self._marked else self._any
+        found = self._step if self._marked else None if self.continued else self._any
         if found is not None:
             self.id, self.tools = found
         self._marked, self._step, self._any = False, None, None
+        self.continued = False
 
 
 def _tool_event(log: RunLog, id: str) -> ToolEvent | None:
@@ -322,11 +328,14 @@ def resume_point(
                 spans.add(id)
             when = datetime.fromisoformat(stamp)
             when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # (by hand)
-            if kind == "info" and flag == RESUME_SOURCE and top:
+            # a part's resume mark (its data an object, ``resume_mark``; not the note
+            # that a call in flight runs again, of the same source)
+            if kind == "info" and flag == RESUME_SOURCE and top and output == "integer":
                 time_used += _seconds(part_start, part_end)
                 part_start = part_end = when
                 resumes += 1
                 scan.part_ended()
+                scan.continued = bool(row[13])  # (it answered a marked step from the record)
                 continue
             part_end = max(part_end, when)
             if kind == "model":
@@ -437,6 +446,9 @@ def resume_mark(point: ResumePoint) -> dict[str, Any]:
         "resume": point.resumes + 1,
         "was": point.status,
         "from_model_event": last.event_id if last is not None else None,
+        # the step it goes on from is the agent loop's (marked): the part's unmarked
+        # calls are not steps (_LastStep)
+        "step": last.step if last is not None else None,
         "answered_from_record": answered[:100],
         "run_again": again[:100],
         "consumed": {

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._terminal import shell_word
 from ..log import (
     RunLog,
     RunStoreError,
@@ -188,7 +189,11 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 data["sample"] = sample_json(found[0])
             bounds = event_bounds(log, sample)
             data["first_seq"], data["last_seq"] = bounds if bounds else (None, None)
-            if data["status"] == "waiting":  # the calls it waits for (deferred approval)
+            if data["status"] == "waiting" and log.info.samples:
+                # an eval's samples wait: a resume of the eval goes on with them (no
+                # decision is kept for a sample: `runs approve` refuses an eval's run)
+                data["resume"] = f"loopwright runs resume {shell_word(log.run_id)}"
+            elif data["status"] == "waiting":  # the calls it waits for (deferred approval)
                 data["pending"] = pending_json(path, log.run_id)
             return data
 

@@ -157,6 +157,8 @@ async function runView(id, params, gen) {
     run.error ? el("pre", { class: "error" }, run.error) : null,
     run.metrics ? metricsView(run.metrics) : null,
     run.pending ? pendingView(run) : null,
+    run.resume ? el("div", { class: "pending" }, el("b", {}, "samples wait for approval: "),
+      "continue them with ", el("code", {}, run.resume)) : null,
     sample ? sampleHead(run.sample) : null);
   const nav = el("nav", { class: "tabs" }, tabs.map((t) => {
     const a = link(base, { tab: t, sample }, t);
