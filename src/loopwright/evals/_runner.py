@@ -314,13 +314,9 @@ class _TaskRun:
             raise group.exceptions[0] from None
 
     async def _carry(
-        self,
-        rec: RunScope,
-        info: SampleInfo,
-        source: str,
-        mark: str = "resumed_from",
+        self, rec: RunScope, info: SampleInfo, source: str, mark: str = "resumed_from",
         kept: str | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """Copy a sample of an earlier run (``source``, named in the sample's metadata
         under ``mark``) into this run, as it ended: done (:data:`DONE`), or ``waiting``
         (a shard's, on Ray: ``kept``, its sandbox's kept folder, is moved to this run's,
