@@ -8,6 +8,12 @@ import pytest
 
 pytest.importorskip("opentelemetry.proto")
 
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter,
+)
+
 from ._receiver import Receiver
 
 
@@ -18,3 +24,13 @@ def receiver() -> Iterator[Receiver]:
         yield r
     finally:
         r.close()
+
+
+@pytest.fixture
+def memory() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """A tracer provider whose spans are kept in memory, as they end."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()

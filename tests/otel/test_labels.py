@@ -7,7 +7,7 @@ live or from the run store."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("opentelemetry.sdk")
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import loopwright as lw
@@ -27,15 +26,6 @@ from loopwright.otel._attributes import LABELS, MAX_LABEL, label
 ACTING = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 HOSTILE = "\x1b[31mred\x1b[0m \u202eevil\u202c\r\nforged line\x00\u200b\u2066"
 HUGE = 1_000_000
-
-
-@pytest.fixture
-def memory() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    yield provider, exporter
-    provider.shutdown()
 
 
 def check_labels(spans: Sequence[ReadableSpan]) -> None:
