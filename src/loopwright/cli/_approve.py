@@ -35,8 +35,12 @@ from ..approval._shown import (
     arguments_text,
     listing_digest,
     notes,
+    read_word,
+    shell_quote,
+    shell_word,
     shown_whole,
     tools_summary,
+    typed_word,
 )
 from ._options import EXIT_OK, db_option, json_option
 from ._views import console, line, put, reading, short
@@ -103,17 +107,22 @@ def print_pending(
             put(out, line(("  ", ""), (what, "yellow")))
         elif run is not None and not (whole or shown_whole(c.call)):
             put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run)} "
-                          f"--whole {typed}"))  # fmt: skip
-        elif run is not None:
+                          f"--whole {shell_word(c.call_id)}"))  # fmt: skip
+        elif run is not None:  # (the words pasted into a shell: quoted, run nothing)
             put(out, line(("  approve it: ", "dim"), f"{_command(run)} --approve "
-                          f"{typed}={visible(c.arguments_hash)}"))  # fmt: skip
+                          f"{_pinned_word(c)}"))  # fmt: skip
 
 
 _ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
 def _command(run: str) -> str:
-    return f"loopwright runs approve {as_typed(run)}"
+    return f"loopwright runs approve {shell_word(run)}"
+
+
+def _pinned_word(c: DeferredCall) -> str:
+    """``CALL_ID=HASH`` as a word to paste into a shell (``--approve``'s)."""
+    return shell_quote(f"{typed_word(c.call_id)}={typed_word(c.arguments_hash, 100)}")
 
 
 def _footer(run: str, calls: list[DeferredCall]) -> str:
@@ -229,10 +238,13 @@ def approve_command(
         if not eq or not call_id or not digest:
             raise click.BadParameter(
                 f"expected CALL_ID=SHA256 (the arguments hash the listing shows: the "
-                f"decision is for the arguments read), got {pair!r}",
+                f"decision is for the arguments read), got {as_typed(pair, MAX_NAME)}",
                 param_hint="--approve",
             )
-        pinned[call_id] = digest.strip().lower()
+        pinned[_read(call_id, "--approve")] = digest.strip().lower()
+    rejects = tuple(_read(call_id, "--reject") for call_id in rejects)
+    wholes = tuple(_read(call_id, "--whole") for call_id in wholes)
+    run = _read(run, "RUN")
     both = sorted(set(pinned) & set(rejects))
     if both:
         raise click.UsageError(f"calls both approved and rejected: {both}")
@@ -281,7 +293,7 @@ def approve_command(
         click.echo(
             f"left waiting: call {as_typed(c.call_id, MAX_NAME)} "
             f"({as_typed(c.call.function, MAX_NAME)}): its arguments were cut in the "
-            f"listing; read them whole: {_command(run)} --whole {as_typed(c.call_id, MAX_NAME)}",
+            f"listing; read them whole: {_command(run)} --whole {shell_word(c.call_id)}",
             err=True,
         )
     if as_json and not continue_:
@@ -305,6 +317,14 @@ def approve_command(
         as_json=as_json, quiet=False,
     )  # fmt: skip
     return code
+
+
+def _read(word: str, hint: str) -> str:
+    """The id ``word`` names, as a listing printed it (a JSON string read back)."""
+    try:
+        return read_word(word)
+    except ValueError as ex:
+        raise click.BadParameter(str(ex), param_hint=hint) from None
 
 
 def _picked(waiting: list[DeferredCall], ids: Sequence[str]) -> list[DeferredCall]:

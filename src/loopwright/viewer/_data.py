@@ -147,18 +147,27 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
         MAX_SHOWN,
         arguments_text,
         notes,
+        shell_quote,
+        shell_word,
         shown_whole,
         tools_summary,
+        typed_word,
     )
     from ..log._approvals import deferred_calls
 
     found = deferred_calls(path, run_id, states=("pending", "decided"), limit=MAX_PENDING + 1)
-    command = f"loopwright runs approve {as_typed(run_id)}"
+    # (the commands are pasted into a shell: every word quoted, so an id runs nothing)
+    command = f"loopwright runs approve {shell_word(run_id)}"
     calls = []
     for c in found[:MAX_PENDING]:
         typed = as_typed(c.call_id, MAX_NAME)
+        read = f"{command} --whole {shell_word(c.call_id)}"
+        pinned = shell_quote(f"{typed_word(c.call_id)}={typed_word(c.arguments_hash, 100)}")
+        # (a template of the page's own: an id's braces are text, never a field)
         marker = (
-            f"\n[... {{cut}} characters not shown: {command} --whole {typed} shows them all ...]\n"
+            "\n[... {cut} characters not shown: "
+            + read.replace("{", "{{").replace("}", "}}")
+            + " shows them all ...]\n"
         )
         text = arguments_text(c.call)
         whole = shown_whole(c.call)
@@ -169,11 +178,7 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
                 "arguments": cut_middle(text, MAX_SHOWN, marker=marker),
                 "notes": notes(text),
                 "whole": whole,
-                "approve": (
-                    f"{command} --approve {typed}={one_line(c.arguments_hash, 100)}"
-                    if whole
-                    else f"{command} --whole {typed}"
-                ),
+                "approve": f"{command} --approve {pinned}" if whole else read,
                 "hash": one_line(c.arguments_hash, 100),
                 "approver": one_line(c.approver or "", 200),
                 "explanation": one_line(c.explanation or "", 1000),
