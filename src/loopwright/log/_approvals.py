@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._errors import LoopwrightError
 from ..model import ToolCall
-from ..tools import PendingCall
+from ..tools import PendingCall, arguments_hash
 from ._db import connect, hostname, reading, resolve_db
 from ._fork import file_locked
 from ._serialize import _json_data, sql_params
@@ -250,8 +250,9 @@ def record_decisions(
     run's pending calls, all or none, and return the calls decided about.
 
     Raises:
-        ApprovalRefused: The run is not waiting for approval, a call is not pending, or
-            a hash given is not the hash of the pending call's arguments.
+        ApprovalRefused: The run is not waiting for approval, a call is not pending, a
+            hash given is not the hash of the pending call's arguments, or (an approval)
+            the hash stored is not the hash of the call stored, which is what was shown.
     """
     path = resolve_db(db)
     wanted = list(decisions)
@@ -275,6 +276,14 @@ def record_decisions(
                     raise ApprovalRefused(
                         f"call {call_id!r}: the decision was made for other arguments "
                         f"(hash {digest[:12]}...) than the call's ({row.arguments_hash[:12]}...)"
+                    )
+                # (what the person read is the row's call; what the continuation checks
+                # is its hash: an edited store could show one over the other's hash)
+                if decision == "approve" and arguments_hash(row.call) != row.arguments_hash:
+                    raise ApprovalRefused(
+                        f"call {call_id!r} of run {run_id}: the run store's hash of the call "
+                        "is not the hash of the arguments it shows (the store was changed); "
+                        "it cannot be approved"
                     )
                 conn.execute(
                     "UPDATE approvals SET state = 'decided', decision = ?, decided_hash = ?, "
