@@ -57,8 +57,12 @@ BLANK_RUN = 64
 what follows it off a screen that does not wrap, or out of the box it is shown in."""
 
 # blank: what a terminal or a page shows as empty space (the JSON escapes line breaks in
-# a string; between tokens, indent=2 writes no such run)
-_BLANKS = re.compile(rf"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{BLANK_RUN},}}")
+# a string; between tokens, indent=2 writes no such run), the braille blank (U+2800) too,
+# which is no space but shows as one; a stretch of them: runs of at least 4 with at most
+# 2 other characters between (runs each short of BLANK_RUN, a dot apart, push as far)
+_BLANK = "[ \\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u2800\u3000]"
+_STRETCH = re.compile(rf"(?:{_BLANK}{{4,}}[^\n{_BLANK[1:-1]}]{{1,2}})*{_BLANK}{{4,}}")
+_ONE_BLANK = re.compile(_BLANK)
 
 
 def arguments_text(call: ToolCall) -> str:
@@ -148,12 +152,16 @@ def notes(text: str) -> list[str]:
     """What a person may miss in ``text`` (a call's arguments as shown): each run of
     :data:`BLANK_RUN` or more blank characters, with where it is and what follows it.
     (At most three are said, and how many more there are.)"""
-    runs = list(_BLANKS.finditer(text))
+    runs = [
+        (found, blanks)
+        for found in _STRETCH.finditer(text)
+        if (blanks := len(_ONE_BLANK.findall(found.group()))) >= BLANK_RUN
+    ]
     out = []
-    for found in runs[:3]:
+    for found, blanks in runs[:3]:
         after = text[found.end() : found.end() + 40].split("\n")[0]
         out.append(
-            f"{found.end() - found.start():,} blank characters at character "
+            f"{blanks:,} blank characters at character "
             f"{found.start():,}, then: {json.dumps(after, ensure_ascii=True)}"
         )
     if len(runs) > 3:
