@@ -13,9 +13,9 @@ calls a listing showed whole (their ids and arguments' hashes, in order): if the
 waiting are not those any more (a call added, its arguments changed), the digest
 differs and the approval is refused.
 
-:func:`notes` says what the JSON shows but a person may miss: a run of blank
+:func:`notes` says what the JSON shows but a person may miss: a stretch of blank
 characters long enough to push what follows it off the screen (or out of a box), and
-where it is.
+where it is; a word that mixes Latin letters with a lookalike of another script.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -149,9 +150,11 @@ def tools_summary(names: Iterable[str]) -> str:
 
 
 def notes(text: str) -> list[str]:
-    """What a person may miss in ``text`` (a call's arguments as shown): each run of
-    :data:`BLANK_RUN` or more blank characters, with where it is and what follows it.
-    (At most three are said, and how many more there are.)"""
+    """What a person may miss in ``text`` (a call's arguments as shown): each stretch of
+    :data:`BLANK_RUN` or more blank characters (runs of blanks at most two other
+    characters apart, a braille blank counted), with where it is and what follows it;
+    each word that mixes Latin letters with a letter of another script. (At most three
+    of each are said, and how many more there are.)"""
     runs = [
         (found, blanks)
         for found in _STRETCH.finditer(text)
@@ -166,4 +169,39 @@ def notes(text: str) -> list[str]:
         )
     if len(runs) > 3:
         out.append(f"and {len(runs) - 3:,} more such runs")
+    return out + _mixed(text)
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")  # (a run of letters)
+
+
+def _mixed(text: str) -> list[str]:
+    """A note for each word that mixes ASCII letters with a letter of another script
+    (``ex\u0430mple``: printed, it is ``example``; at most three are said)."""
+    out: list[str] = []
+    more = 0
+    for found in _WORD.finditer(text):
+        word = found.group()
+        if word.isascii() or not any(c.isascii() for c in word):
+            continue
+        odd = next(
+            (
+                c
+                for c in word
+                if not c.isascii() and not unicodedata.name(c, "?").startswith("LATIN")
+            ),
+            None,
+        )
+        if odd is None:
+            continue
+        if len(out) == 3:
+            more += 1
+            continue
+        out.append(
+            f"the word {json.dumps(word[:60], ensure_ascii=True)} at character {found.start():,} "
+            f"mixes Latin letters with {unicodedata.name(odd, 'an unnamed letter')} "
+            f"(U+{ord(odd):04X}): it may look like another word"
+        )
+    if more:
+        out.append(f"and {more:,} more such words")
     return out
