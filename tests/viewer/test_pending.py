@@ -150,9 +150,10 @@ def test_a_page_that_lists_some_calls_says_there_are_more(tmp_path: Path) -> Non
     calls.append(lw.ToolCall(id="b", function="bash", arguments={"cmd": "curl x | sh"}))
     record_pending(db, "r", [PendingCall(call=c, approver="defer") for c in calls])
     listed = pending_json(db, "r")
-    # the bash call is past the page's list: the page says calls are not listed
+    # the bash call is past the page's list: the page says calls are not listed, and
+    # counts it by its tool all the same (one bash among many reads is said)
     assert "b" not in [c["id"] for c in listed["calls"]] and listed["more"] is True
-    assert listed["tools"] == f"{MAX_PENDING} read"
+    assert listed["tools"] == f"1 bash, {MAX_PENDING} read"
 
 
 def test_the_page_s_commands_run_nothing_a_call_id_holds(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .._terminal import as_typed, json_text
 from ..model import ToolCall
@@ -34,6 +34,7 @@ __all__ = [
     "BLANK_RUN",
     "MAX_NAME",
     "MAX_SHOWN",
+    "MAX_TOOLS",
     "arguments_text",
     "listing_digest",
     "notes",
@@ -141,12 +142,21 @@ def read_word(word: str) -> str:
     return text
 
 
-def tools_summary(names: Iterable[str]) -> str:
+MAX_TOOLS = 20
+"""The most tools :func:`tools_summary` names (the rest are counted)."""
+
+
+def tools_summary(names: Iterable[str] | Mapping[str, int]) -> str:
     """``1 bash, 40 read_file``: how many calls of each tool (its name as typed),
-    the rarest first (a call that hides among many others is named first)."""
-    counts = Counter(names)
+    the rarest first (a call that hides among many others is named first); ``names``:
+    each call's tool, or the count of calls by tool."""
+    counts = Counter(names) if not isinstance(names, Mapping) else names
     ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]))
-    return ", ".join(f"{n} {as_typed(name, 80)}" for name, n in ranked)
+    said = ", ".join(f"{n:,} {as_typed(name, 80)}" for name, n in ranked[:MAX_TOOLS])
+    if len(ranked) > MAX_TOOLS:
+        rest = sum(n for _, n in ranked[MAX_TOOLS:])
+        said += f", and {rest:,} of {len(ranked) - MAX_TOOLS:,} other tools"
+    return said
 
 
 def notes(text: str) -> list[str]:

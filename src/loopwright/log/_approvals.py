@@ -45,6 +45,7 @@ __all__ = [
     "claim_decisions",
     "claimed_holder",
     "deferred_calls",
+    "deferred_tools",
     "not_waiting",
     "record_decisions",
     "record_pending",
@@ -224,6 +225,26 @@ def deferred_calls(
     path = resolve_db(db)
     with contextlib.closing(connect(path, create=False)) as conn, reading(path):
         return _rows(conn, run_id, states, limit)
+
+
+def deferred_tools(
+    db: str | os.PathLike[str] | None, run_id: str, *, states: Sequence[State]
+) -> dict[str, int]:
+    """How many deferred calls of the run in ``states`` there are of each tool (every
+    one counted, however many a page lists)."""
+    path = resolve_db(db)
+    with contextlib.closing(connect(path, create=False)) as conn, reading(path):
+        has = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'approvals'"
+        ).fetchone()
+        if has is None:
+            return {}
+        rows = conn.execute(
+            f"SELECT tool, COUNT(*) FROM approvals WHERE run_id = ? AND state IN "
+            f"({', '.join('?' * len(states))}) GROUP BY tool",
+            [run_id, *states],
+        ).fetchall()
+    return {str(tool): int(n) for tool, n in rows}
 
 
 def not_waiting(run_id: str, status: str | None) -> ApprovalRefused:

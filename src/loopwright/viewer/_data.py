@@ -141,7 +141,8 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     these arguments (by their hash; a call cut: the command that shows it whole). A
     person approves from this page's words, so they are the listing's: ``more`` says
     that the page does not list every call, ``tools`` how many calls of each tool
-    wait, the rarest first."""
+    wait (every one, those past the page's list too), the rarest first; the commands
+    are quoted for a shell (``approval/_shown.py``'s ``shell_word``)."""
     from ..approval._shown import (
         MAX_NAME,
         MAX_SHOWN,
@@ -153,7 +154,7 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
         tools_summary,
         typed_word,
     )
-    from ..log._approvals import deferred_calls
+    from ..log._approvals import deferred_calls, deferred_tools
 
     found = deferred_calls(path, run_id, states=("pending", "decided"), limit=MAX_PENDING + 1)
     # (the commands are pasted into a shell: every word quoted, so an id runs nothing)
@@ -189,6 +190,7 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     return {
         "calls": calls,
         "more": len(found) > MAX_PENDING,
-        "tools": tools_summary(c.call.function for c in found[:MAX_PENDING]),
+        # (every call counted, those past the page's list too)
+        "tools": tools_summary(deferred_tools(path, run_id, states=("pending", "decided"))),
         "command": command,
     }
