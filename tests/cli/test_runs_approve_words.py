@@ -119,3 +119,22 @@ async def test_all_with_a_digest_still_approves_plain_ids(tmp_path: Path) -> Non
                cwd=tmp_path, db=db)  # fmt: skip
     assert done.code == 0, done.err
     assert states(db, run_id) == {"call_1": "approve"}
+
+
+@needs_bash
+async def test_the_commands_of_a_listing_of_another_store_name_it(tmp_path: Path) -> None:
+    """Listed with ``--db``, the commands to paste say ``--db`` too: pasted, they
+    decide about that store's run, not look for it in the default one."""
+    calls = [lw.ToolCall(id="call_1", function="bash", arguments={"cmd": "ls"})]
+    db, run_id = await waiting(tmp_path, calls)
+    other = tmp_path / "default runs.db"  # ($LOOPWRIGHT_DB: another store)
+    wide = "1000"  # (a long command wrapped on a screen is pasted in pieces)
+    listing = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path, db=other, columns=wide)
+    show = cli("runs", "show", run_id, "--db", str(db), cwd=tmp_path, db=other, columns=wide)
+    assert listing.code == 0 and show.code == 0, listing.err + show.err
+    for command in commands(listing.out) + commands(listing.err) + commands(show.out):
+        assert pasted(command, tmp_path)[3:5] == ["--db", str(db)], command
+    [line] = [c for c in commands(listing.out) if "--approve" in c]
+    done = cli(*pasted(line, tmp_path), cwd=tmp_path, db=other)
+    assert done.code == 0, done.err
+    assert states(db, run_id) == {"call_1": "approve"}

@@ -66,11 +66,17 @@ _CUT = "\n[... {cut} characters not shown: --whole CALL_ID shows them all ...]\n
 
 
 def print_pending(
-    out: Console, calls: list[DeferredCall], run: str | None = None, *, whole: bool = False
+    out: Console,
+    calls: list[DeferredCall],
+    run: str | None = None,
+    *,
+    whole: bool = False,
+    db: str | None = None,
 ) -> None:
     """Each deferred call: tool, call id, policy and why, arguments, hash, decision;
     with ``run``, how to approve it (a call cut: how to read it whole first).
-    ``whole``: every call's arguments uncut.
+    ``whole``: every call's arguments uncut. ``db``: the store given (``--db``), which
+    the commands printed name too.
     On a terminal, an argument's line longer than it goes on rows that begin with the
     gutter (``│``), wrapped here at its width, every character kept: wrapped by the
     terminal, its rows would begin at the first column and could pass for this
@@ -106,18 +112,21 @@ def print_pending(
                 what += f" ({short(c.message, 200)})"
             put(out, line(("  ", ""), (what, "yellow")))
         elif run is not None and not (whole or shown_whole(c.call)):
-            put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run)} "
+            put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run, db)} "
                           f"--whole {shell_word(c.call_id)}"))  # fmt: skip
         elif run is not None:  # (the words pasted into a shell: quoted, run nothing)
-            put(out, line(("  approve it: ", "dim"), f"{_command(run)} --approve "
+            put(out, line(("  approve it: ", "dim"), f"{_command(run, db)} --approve "
                           f"{_pinned_word(c)}"))  # fmt: skip
 
 
 _ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
-def _command(run: str) -> str:
-    return f"loopwright runs approve {shell_word(run)}"
+def _command(run: str, db: str | None = None) -> str:
+    """The command that decides about ``run`` (of the store ``db``, when one was given:
+    pasted, it must not look for the run in the default one)."""
+    where = f" --db {shell_word(db, 4_096)}" if db else ""
+    return f"loopwright runs approve {shell_word(run)}{where}"
 
 
 def _pinned_word(c: DeferredCall) -> str:
@@ -125,7 +134,7 @@ def _pinned_word(c: DeferredCall) -> str:
     return shell_quote(f"{typed_word(c.call_id)}={typed_word(c.arguments_hash, 100)}")
 
 
-def _footer(run: str, calls: list[DeferredCall]) -> str:
+def _footer(run: str, calls: list[DeferredCall], db: str | None) -> str:
     """What the listing ends with: the calls waiting, by tool (the rarest first), and
     how to decide: ``--all`` names the calls shown whole by their digest."""
     whole = [c for c in calls if shown_whole(c.call)]
@@ -135,14 +144,16 @@ def _footer(run: str, calls: list[DeferredCall]) -> str:
     if whole:
         digest = listing_digest((c.call_id, c.arguments_hash) for c in whole)
         lines.append(
-            f"approve the {len(whole)} shown whole above: {_command(run)} --all --shown {digest}"
+            f"approve the {len(whole)} shown whole above: "
+            f"{_command(run, db)} --all --shown {digest}"
         )
     if cut:
         named = ", ".join(f"{as_typed(c.call_id, 60)} ({as_typed(c.call.function, 60)})"
                           for c in cut[:5]) + (" ..." if len(cut) > 5 else "")  # fmt: skip
         lines.append(
             f"{len(cut)} cut above, never approved by --all: {named}; read each whole "
-            f"({_command(run)} --whole CALL_ID), then approve it: --approve CALL_ID=ARGUMENTS_HASH"
+            f"({_command(run, db)} --whole CALL_ID), then approve it: "
+            "--approve CALL_ID=ARGUMENTS_HASH"
         )
     lines.append("reject: --reject CALL_ID -m TEXT")
     return "\n".join(lines)
@@ -245,13 +256,14 @@ def approve_command(
     rejects = tuple(_read(call_id, "--reject") for call_id in rejects)
     wholes = tuple(_read(call_id, "--whole") for call_id in wholes)
     run = _read(run, "RUN")
+    db = None if db is None else _read(db, "--db")
     both = sorted(set(pinned) & set(rejects))
     if both:
         raise click.UsageError(f"calls both approved and rejected: {both}")
     if all_ and not shown:
         raise click.UsageError(
             "--all approves the calls a listing showed whole, named by the digest it prints: "
-            f"list them ({_command(run)}), read them, then give --all --shown DIGEST"
+            f"list them ({_command(run, db)}), read them, then give --all --shown DIGEST"
         )
     if shown and not all_:
         raise click.UsageError("--shown goes with --all")
@@ -274,9 +286,9 @@ def approve_command(
             if not waiting:
                 click.echo(f"run {visible(run)} has no call waiting for approval", err=True)
                 return EXIT_OK
-            print_pending(console(), waiting, run, whole=bool(wholes))
+            print_pending(console(), waiting, run, whole=bool(wholes), db=db)
             if not wholes:
-                click.echo(_footer(run, waiting), err=True)
+                click.echo(_footer(run, waiting, db), err=True)
             return EXIT_OK
         decided = approve(
             run,
@@ -293,7 +305,7 @@ def approve_command(
         click.echo(
             f"left waiting: call {as_typed(c.call_id, MAX_NAME)} "
             f"({as_typed(c.call.function, MAX_NAME)}): its arguments were cut in the "
-            f"listing; read them whole: {_command(run)} --whole {shell_word(c.call_id)}",
+            f"listing; read them whole: {_command(run, db)} --whole {shell_word(c.call_id)}",
             err=True,
         )
     if as_json and not continue_:
