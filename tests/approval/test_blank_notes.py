@@ -52,5 +52,6 @@ async def test_a_word_that_mixes_latin_with_a_lookalike_letter_is_noted() -> Non
         "na\u00efve caf\u00e9 d\u00e9j\u00e0 vu",
         "\u041f\u0440\u0438\u0432\u0435\u0442 world",
         "\u65e5\u672c\u8a9e",
+        "Python\u3067\u66f8\u304f \u6771\u4eacTower",
     ):
         assert noted(fine) == [], fine

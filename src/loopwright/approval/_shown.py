@@ -183,6 +183,9 @@ def notes(text: str) -> list[str]:
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}")  # (a run of letters)
+# the scripts with letters that pass for Latin ones (a word of Latin and Japanese, as
+# "Python\u3067", is common and deceives no one)
+_LOOKALIKES = ("CYRILLIC", "GREEK", "COPTIC", "ARMENIAN", "CHEROKEE", "FULLWIDTH", "MATHEMATICAL")
 
 
 def _mixed(text: str) -> list[str]:
@@ -194,14 +197,7 @@ def _mixed(text: str) -> list[str]:
         word = found.group()
         if word.isascii() or not any(c.isascii() for c in word):
             continue
-        odd = next(
-            (
-                c
-                for c in word
-                if not c.isascii() and not unicodedata.name(c, "?").startswith("LATIN")
-            ),
-            None,
-        )
+        odd = next((c for c in word if unicodedata.name(c, "?").startswith(_LOOKALIKES)), None)
         if odd is None:
             continue
         if len(out) == 3:
