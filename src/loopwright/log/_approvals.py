@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -266,9 +266,13 @@ def record_decisions(
     db: str | os.PathLike[str] | None,
     run_id: str,
     decisions: Iterable[tuple[str, Literal["approve", "reject"], str | None, str | None]],
+    *,
+    check: Callable[[list[DeferredCall]], object] | None = None,
 ) -> list[DeferredCall]:
     """Record decisions ``(call_id, decision, message, arguments_hash or None)`` about the
-    run's pending calls, all or none, and return the calls decided about.
+    run's pending calls, all or none, and return the calls decided about. ``check``:
+    given the run's pending calls in the transaction that records the decisions (no
+    other process changes them meanwhile), it raises to refuse them all.
 
     Raises:
         ApprovalRefused: The run is not waiting for approval, a call is not pending, a
@@ -284,6 +288,8 @@ def record_decisions(
             if status != "waiting":
                 raise not_waiting(run_id, status)
             rows = {r.call_id: r for r in _rows(conn, run_id)}
+            if check is not None:
+                check([r for r in rows.values() if r.state == "pending"])
             decided = []
             now = time.time()
             for call_id, decision, message, digest in wanted:
