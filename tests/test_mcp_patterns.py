@@ -16,6 +16,8 @@ pytest.importorskip("mcp")
 import loopwright as lw
 from loopwright.mcp import MCPServer, mcp_server
 
+from ._pattern_spy import Spy
+
 SERVER = Path(__file__).parent / "mcp_servers" / "pattern_server.py"
 HOSTILE = "a" * 40 + "!"
 pytestmark = pytest.mark.timeout(120)
@@ -106,3 +108,38 @@ async def test_structured_content_against_a_catastrophic_output_pattern(tmp_path
     assert "could not be checked against its output schema's pattern" in hostile.content
     assert "matching took over 0.5 seconds" in hostile.content
     assert fine.error is None
+
+
+async def test_the_structured_content_of_one_replys_calls_shares_one_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve calls in one reply, each answered with structured content that
+    backtracks against the output schema's pattern: the checks of the answers share
+    the reply's 2 s with its arguments' (``_patterns.reply_patterns``), so at most
+    four are refused for their own 0.5 s, the others because the reply's are spent
+    (each took 0.5 s, six in all, before); the long matches ran in worker threads,
+    not on the event loop (``mcp/_session.py``)."""
+    spy = Spy(monkeypatch)
+    raw = Path(__file__).parent / "mcp_servers" / "raw_server.py"
+    output = {"type": "object", "properties": {"w": {"type": "string", "pattern": "^(a|a)+$"}}}
+    spec = {
+        "tools": [{"name": "hostile", "inputSchema": {"type": "object"}, "outputSchema": output}],
+        "answers": {"hostile": {"result": {"content": [], "structuredContent": {"w": HOSTILE}}}},
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    server = mcp_server([sys.executable, str(raw), str(tmp_path / "spec.json")], name="raw")
+    calls = [lw.ToolCall(id=f"c{i}", function="hostile", arguments={}) for i in range(12)]
+    many = lw.ModelOutput(message=lw.AssistantMessage(tool_calls=calls), stop_reason="tool_calls")
+    model = lw.get_model("mock", outputs=[many, "done."])
+    agent = lw.with_mcp(lw.react(submit=False), server)
+    state = await lw.run(agent, "go", model=model, limits=[lw.time_limit(100)], db=False)
+    assert state.completed == "answer" and state.limit is None
+    answers = results(state)
+    assert len(answers) == 12
+    for answer in answers:
+        assert answer.error is not None and answer.error.type == "tool_error"
+        assert "could not be checked against its output schema's pattern" in answer.content
+    own = [a for a in answers if "matching took over 0.5 seconds" in a.content]
+    spent = [a for a in answers if "this reply's calls took over 2 seconds" in a.content]
+    assert 1 <= len(own) <= 4 and len(own) + len(spent) == 12
+    assert spy.long_off_loop >= 1 and spy.long_on_loop == 0

@@ -55,6 +55,7 @@ __all__ = [
     "json_text",
     "one_line",
     "questions_asked",
+    "shell_word",
     "split_middle",
     "terminal_width",
     "unless_asking",
@@ -154,6 +155,39 @@ def as_typed(text: str, limit: int = 200) -> str:
         return text if _PLAIN.fullmatch(text) else json.dumps(text)
     head, cut, tail = split_middle(text, max(2, limit))
     return json.dumps(head)[:-1] + NOT_SHOWN.format(cut=cut) + json.dumps(tail)[1:]
+
+
+_SHELL_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")  # (no shell gives these a meaning)
+
+
+def shell_word(text: str, limit: int = 200) -> str:
+    """``text`` as one word of a command a person pastes into a shell (bash, zsh), the
+    program then given exactly ``text``: as it is when no shell gives its characters a
+    meaning; in single quotes when it is printable ASCII (``'x; rm -rf ~'``,
+    ``'$(curl x)'``: nothing expanded, nothing run); else in ANSI-C quotes with every
+    other character escaped (``$'d\\u0435ploy'``: a lookalike letter, a control, a bidi
+    override show, and the shell makes them the characters again; a UTF-8 locale's).
+    Past ``limit`` characters its middle is cut, saying so (no longer a working word:
+    a command that names nothing, not one that names something else)."""
+    if len(text) > max(2, limit):
+        head, cut, tail = split_middle(text, max(2, limit))
+        return shell_word(head, limit) + NOT_SHOWN.format(cut=cut) + shell_word(tail, limit)
+    if _SHELL_PLAIN.fullmatch(text):
+        return text
+    if all(" " <= c <= "~" for c in text):
+        return "'" + text.replace("'", "'\\''") + "'"
+    return "$'" + "".join(_ansi_c(c) for c in text) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if " " <= char <= "~":
+        return char
+    code = ord(char)
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 NOT_SHOWN = "[... {cut:,} characters not shown ...]"

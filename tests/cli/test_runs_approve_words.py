@@ -6,6 +6,7 @@ real ``bash`` reading the printed lines."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -33,7 +34,8 @@ def pasted(command: str, cwd: Path) -> list[str]:
     script = (
         'loopwright() { for a in "$@"; do printf "%s\\0" "$a"; done > argv; }\n' + command + "\n"
     )
-    subprocess.run(["bash", "-c", script], cwd=cwd, check=True, timeout=30)
+    env = dict(os.environ, LC_ALL="C.UTF-8")  # ($'\u0435': a UTF-8 locale's)
+    subprocess.run(["bash", "-c", script], cwd=cwd, env=env, check=True, timeout=30)
     argv = (cwd / "argv").read_bytes().decode().split("\0")[:-1]
     (cwd / "argv").unlink()
     return argv
@@ -88,10 +90,10 @@ async def test_a_pasted_command_runs_nothing_a_call_id_holds(tmp_path: Path) -> 
 
 
 @needs_bash
-async def test_an_id_shown_as_a_json_string_is_read_back(tmp_path: Path) -> None:
+async def test_an_id_not_printable_ascii_is_named_by_its_command(tmp_path: Path) -> None:
     """An id that is not printable ASCII (a lookalike letter, a control character: from
-    an agent's own code or a store) is printed as its JSON string; the command reads it
-    back, so the call it names is the one decided about."""
+    an agent's own code or a store) is printed escaped; pasted, the command names that
+    call and no other."""
     plain = lw.ToolCall(id="c1", function="bash", arguments={"cmd": "ls"})
     db, run_id = await waiting(tmp_path, [plain])
     lookalike = lw.ToolCall(id="d\u0435ploy\x1b[8m", function="bash", arguments={"cmd": "id"})
@@ -99,15 +101,10 @@ async def test_an_id_shown_as_a_json_string_is_read_back(tmp_path: Path) -> None
     listing = cli("runs", "approve", run_id, cwd=tmp_path, db=db)
     assert listing.code == 0, listing.err
     [line] = [c for c in commands(listing.out) if "--approve" in c and "c1=" not in c]
-    assert "\x1b" not in line and "\\u0435" in line
+    assert "\x1b[8m" not in line and "\\u0435" in line
     done = cli(*pasted(line, tmp_path), cwd=tmp_path, db=db)
     assert done.code == 0, done.err
     assert states(db, run_id) == {"c1": None, lookalike.id: "approve"}
-    rejected = cli("runs", "approve", run_id, "--reject", '"c\\u0031"', cwd=tmp_path, db=db)
-    assert rejected.code == 0, rejected.err
-    assert states(db, run_id) == {"c1": "reject", lookalike.id: "approve"}
-    bad = cli("runs", "approve", run_id, "--whole", '"c1', cwd=tmp_path, db=db)
-    assert bad.code == 2 and "not a JSON string" in bad.err and "Traceback" not in bad.err
 
 
 async def test_all_with_a_digest_still_approves_plain_ids(tmp_path: Path) -> None:

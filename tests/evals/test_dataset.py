@@ -78,8 +78,9 @@ def test_json_list_file_and_blank_lines(tmp_path: Path) -> None:
 
 def test_bad_json_line_names_the_line(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text('{"input": "a"}\n{"input": \n')
+    ds = lw.json_dataset(tmp_path / "bad.jsonl")  # (streamed: line 2 is read when used)
     with pytest.raises(lw.DatasetError, match=r"bad\.jsonl line 2: not valid JSON"):
-        lw.json_dataset(tmp_path / "bad.jsonl")
+        list(ds)
 
 
 def test_missing_input_field_says_how_to_map(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_csv_unclosed_quote_is_an_error_naming_its_line(tmp_path: Path) -> None:
     rows[2] = '"What is 2+2?,4'  # line 4 (after the header and two rows): never closed
     path.write_text("input,target\n" + "\n".join(rows) + "\n", encoding="utf-8")
     with pytest.raises(lw.DatasetError, match=r"d.csv line 4: not valid CSV: .*quote left open"):
-        lw.csv_dataset(path)
+        list(lw.csv_dataset(path))
 
 
 def test_csv_rows_must_have_the_header_s_fields(tmp_path: Path) -> None:
@@ -120,15 +121,15 @@ def test_csv_rows_must_have_the_header_s_fields(tmp_path: Path) -> None:
     # a quoted field may span lines (legal CSV), and blank lines are skipped
     path.write_text('input,target\n"two\nlines",a\n\nb,c,extra\n', encoding="utf-8")
     with pytest.raises(lw.DatasetError, match=r"d\.csv line 5: 3 fields where the header has 2"):
-        lw.csv_dataset(path)
+        list(lw.csv_dataset(path))
     path.write_text('input,target\n"two\nlines",a\n\nb,c\nonly\n', encoding="utf-8")
     with pytest.raises(lw.DatasetError, match=r"d\.csv line 6: 1 field where the header has 2"):
-        lw.csv_dataset(path)
+        list(lw.csv_dataset(path))
     path.write_text('input,target\n"two\nlines",a\n\nb,"c"\n', encoding="utf-8")
     assert [(s.input, s.target) for s in lw.csv_dataset(path)] == [("two\nlines", "a"), ("b", "c")]
     path.write_text('input,target\nb,"c"d\n', encoding="utf-8")
     with pytest.raises(lw.DatasetError, match=r"d\.csv line 2: not valid CSV"):
-        lw.csv_dataset(path)
+        lw.csv_dataset(path)  # (the first record is read at once)
 
 
 def test_csv_without_header(tmp_path: Path) -> None:

@@ -158,3 +158,41 @@ async def test_rollouts_on_ray_come_back_in_order_from_the_workers(cluster: Any)
     assert [t.split(" from ")[0] for t in texts] == [f"ITEM {i}" for i in range(12)]
     pids = {int(t.split(" from ")[1]) for t in texts}
     assert os.getpid() not in pids  # they ran in the workers
+
+
+async def test_stopped_and_waiting_samples_keep_their_status_on_ray(
+    cluster: Any, tmp_path: Path
+) -> None:
+    task = Path(__file__).with_name("_status_task.py")
+    db = tmp_path / "ray.db"
+    [result] = await lw.eval_async(f"{task}@statuses", db=db, backend="ray", max_samples=2)
+    s = {x.id: x for x in result.samples}
+    assert {k: x.status for k, x in s.items()} == {
+        "s0": "success",
+        "s1": "stopped",
+        "s2": "waiting",
+    }
+    assert s["s1"].reason == "budget spent on 1+1" and s["s1"].scores["match"].value == 0.0
+    assert s["s2"].reason == "waiting for approval of bash (call-2)" and s["s2"].scores == {}
+    assert result.status == "waiting" and (result.stopped, result.waiting) == (1, 1)
+    rows = by_sample(db, result.run_id)
+    assert [(k, status) for k, (status, _) in sorted(rows.items())] == [
+        (("s0", 1), "success"),
+        (("s1", 1), "stopped"),
+        (("s2", 1), "waiting"),
+    ]
+    assert rows[("s1", 1)][1]["value"] == 0.0 and rows[("s2", 1)][1] is None
+
+
+async def test_a_stopped_and_a_waiting_rollout_say_so_on_ray(cluster: Any) -> None:
+    from ._status_task import StopOnOnes, answer, bash
+
+    agent = lw.react(
+        tools=[bash], submit=False, hooks=[StopOnOnes()], model=lw.get_model("mock", outputs=answer)
+    )
+    states = await lw.rollouts_async(agent, ["0+0", "1+1", "2+2"], backend="ray", approval="defer")
+    assert [s.completed for s in states] == ["answer", "stopped", "waiting"]
+    assert states[1].error == "budget spent on 1+1"
+    assert [p.call.id for p in states[2].pending] == ["call-2"]
+    with pytest.raises(lw.ConfigurationError, match="approval policy by name"):
+        await lw.rollouts_async(agent, ["x"], backend="ray", approval=lw.defer_approval("bash"))

@@ -32,3 +32,16 @@ def test_bad_options_are_refused() -> None:
         lw.rollouts(lw.react(), ["x"], backend="spark")  # type: ignore[arg-type]
     with pytest.raises(lw.ConfigurationError, match="by name"):
         lw.rollouts(lw.react(), ["x"], model=lw.get_model("mock"))  # type: ignore[arg-type]
+
+
+def test_a_stopped_and_a_waiting_rollout_say_so() -> None:
+    from ._status_task import StopOnOnes, answer, bash
+
+    agent = lw.react(tools=[bash], submit=False, hooks=[StopOnOnes()])
+    with lw.default_model(lw.get_model("mock", outputs=answer)):
+        states = lw.rollouts(
+            agent, ["0+0", "1+1", "2+2"], approval=lw.defer_approval("bash"), max_concurrency=2
+        )
+    assert [s.completed for s in states] == ["answer", "stopped", "waiting"]
+    assert states[1].error == "budget spent on 1+1"
+    assert [p.call.id for p in states[2].pending] == ["call-2"] and states[2].error is None

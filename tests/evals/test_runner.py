@@ -339,7 +339,7 @@ async def test_sample_files_go_into_a_sandbox() -> None:
 async def test_grader_defaults_to_the_evaluated_model() -> None:
     def respond(messages: Sequence[lw.ChatMessage], tools: Any, config: Any) -> str:
         text = messages[-1].content
-        return "GRADE: C" if "[Criterion]" in text else "Paris"
+        return "GRADE: C" if "The criterion:" in text else "Paris"
 
     t = lw.Task(
         [{"input": "Capital of France?", "target": "Paris"}],

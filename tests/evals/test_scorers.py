@@ -122,7 +122,7 @@ async def test_model_graded_default_template() -> None:
     assert good.value == 1.0 and good.metadata["grade"] == "C"
     assert "GRADE: C" in (good.explanation or "")
     assert "Capital of France?" in prompts[0] and "It is Paris." in prompts[0]
-    assert "Paris" in prompts[0].split("[Criterion]")[1]
+    assert "Paris" in prompts[0].split("The criterion:")[1]
     assert "GRADE: P" not in prompts[0]  # no partial credit offered
     bad = await scorer(state("Lyon"), sample)
     assert bad.value == 0.0
@@ -133,7 +133,9 @@ async def test_model_graded_partial_credit_and_custom_template() -> None:
     template = (
         "Q={{ question }} A={{ answer }} T={{ criterion }} level={{ metadata.level }} {{ x }}"
     )
-    partial = lw.model_graded(template, model=model, partial_credit=True, variables={"x": "!"})
+    partial = lw.model_graded(
+        template, model=model, partial_credit=True, variables={"x": "!"}, fenced=False
+    )
     sample = lw.Sample(input="q1", target=["t1", "t2"], metadata={"level": "hard"})
     assert (await partial(state("a1"), sample)).value == 0.5
     assert prompts[0] == "Q=q1 A=a1 T=t1\nt2 level=hard !"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,28 @@ async def test_two_evals_are_not_the_same_for_want_of_a_sample(tmp_path: Path) -
     assert "--sample" in r.err and "1 sample" in r.err
     r = cli("runs", "diff", a, b, "--db", str(db), "--sample", "s1", "--exit-code", cwd=tmp_path)
     assert r.code == 4, r.err
+
+
+async def test_a_diff_holds_the_steps_it_compares_not_both_runs(tmp_path: Path) -> None:
+    """Two runs of 40 steps, each step's text 200,000 characters: 16 MB of text the
+    diff reads side by side, to the end (the runs are the same). What it holds at its
+    peak is the steps it compares, not every message read (tracemalloc: the bytes
+    Python allocated, not a time)."""
+    db = tmp_path / "runs.db"
+
+    def long_steps() -> list[lw.ModelOutput | str]:
+        outputs: list[lw.ModelOutput | str] = [
+            lw.ModelOutput.for_tool_call("add", {"a": i, "b": 1}, content=f"{i} " + "x" * 200_000)
+            for i in range(39)
+        ]
+        return [*outputs, "done"]
+
+    a, b = await record(db, long_steps()), await record(db, long_steps())
+    tracemalloc.start()
+    try:
+        d = lw.diff_runs(a, b, db=db)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert d.same and d.steps_a == d.steps_b == 40
+    assert peak < 5_000_000, f"the diff held {peak / 1e6:.1f} MB at its peak"

@@ -4,7 +4,9 @@ arrives is decoded with opentelemetry-proto."""
 from __future__ import annotations
 
 import gzip
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,7 +38,7 @@ def _value(v: AnyValue) -> Any:
 class Receiver:
     """A small OTLP/HTTP trace receiver (protobuf, optionally gzipped)."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0) -> None:
         self.spans: list[Received] = []
         self.paths: list[str] = []
         self.requests: list[int] = []  # the spans each request carried
@@ -68,6 +70,7 @@ class Receiver:
                                     events=[e.name for e in s.events],
                                 )
                             )
+                time.sleep(delay)  # a slow collector: answers late, but answers
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
@@ -87,3 +90,36 @@ class Receiver:
 
     def named(self, name: str) -> list[Received]:
         return [s for s in self.spans if s.name == name]
+
+
+class BlackHole:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers (a collector
+    that hangs): what a client sends it waits for a reply that does not come."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/v1/traces"
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+        self.thread.start()
+
+    def _hold(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:  # closed
+                return
+            self.held.append(conn)  # kept open, never read, never answered
+
+    def close(self) -> None:
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+def dead_url() -> str:
+    """The URL of a port on 127.0.0.1 that nothing listens on (connections refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1/traces"

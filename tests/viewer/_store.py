@@ -109,3 +109,58 @@ def damaged_store(path: Path) -> dict[str, str]:
         )
     conn.close()
     return ids
+
+
+#: A 1x1 PNG in markdown: an image that could look like any part of the page (a button).
+_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmM" + (
+    "IQAAAABJRU5ErkJggg=="
+)
+MD_IMAGE = f"![approve](data:image/png;base64,{_PNG})"
+BIG_LINE = "# big\n" + "z" * 1_000_000
+BIG_ANSWER = "w" * 900_000
+#: A bidi override (RIGHT-TO-LEFT OVERRIDE) in a name: all after it would read reversed.
+RLO_NAME = "huge \u202e"
+RLO_TOOL = "fetch\u202e"
+
+
+def hostile_store(path: Path) -> str:
+    """A run whose content is huge: a 900 kB answer, a 1 MB info line, a store value of
+    100,000 keys, a 200,000-character input, a markdown image; and whose name and a
+    tool call's function end in a bidi override; its id."""
+
+    async def main() -> str:
+        many = {str(i): i for i in range(100_000)}
+        async with lw.recording(name=RLO_NAME, model="mock", input="i" * 200_000, db=path) as rec:
+            lw.transcript().info(BIG_LINE, source="big")
+            lw.transcript().info(f"see {MD_IMAGE}", source="image")
+            lw.store().set("many", many)
+            outputs = [
+                lw.ModelOutput.for_tool_call(RLO_TOOL, {}),
+                lw.ModelOutput.from_text(BIG_ANSWER),
+            ]
+            model = lw.get_model("mock", outputs=outputs)
+            await lw.run(lw.react(submit=False), "go", model=model)
+            rec.finish(output="done")
+        return str(rec.run_id)
+
+    import asyncio
+
+    return asyncio.run(main())
+
+
+def long_input_store(path: Path, n: int = 450) -> str:
+    """A run whose second model call's input is ``n`` + 2 messages (its first's ``n``,
+    that call's answer and one more); its id."""
+
+    async def main() -> str:
+        model = lw.get_model("mock", outputs=[lw.ModelOutput.from_text("ok")] * 2)
+        async with lw.recording(name="long", model="mock", db=path) as rec:
+            messages: list[lw.ChatMessage] = [lw.UserMessage(content=f"m{i}") for i in range(n)]
+            out = await model.generate(messages)
+            await model.generate([*messages, out.message, lw.UserMessage(content="last")])
+            rec.finish(output="done")
+        return str(rec.run_id)
+
+    import asyncio
+
+    return asyncio.run(main())

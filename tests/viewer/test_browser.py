@@ -3,44 +3,17 @@ by Playwright against `loopwright view` on 127.0.0.1."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ._store import IMG, SCRIPT, SHORT_IMG, damaged_store, live_command
-from .conftest import Viewer, start_viewer
+from .conftest import CHROMIUM, Viewer, start_viewer
 
 sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium package")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context()
-    pg = context.new_page()
-    pg.set_default_timeout(15_000)
-    errors: list[str] = []
-    pg.on("pageerror", lambda ex: errors.append(str(ex)))
-    yield pg
-    # nothing a run holds ever ran as a script, and the page itself raised nothing
-    assert pg.evaluate("window.__pwned") is None
-    assert errors == []
-    context.close()
 
 
 def test_runs_list_then_a_runs_conversation(viewer: Viewer, page: Any) -> None:

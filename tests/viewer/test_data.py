@@ -47,3 +47,35 @@ def test_markdown_keeps_no_html_and_no_unsafe_link() -> None:
     assert 'href="javascript' not in html and 'href="vbscript' not in html
     assert 'href="data:' not in html
     assert '<a href="https://example.org/">ok</a>' in html
+
+
+def test_a_cut_value_is_bounded_and_keeps_its_shape() -> None:
+    import json
+
+    from loopwright.viewer._bounds import BUDGET, MAX_NEST, MAX_TEXT, Cut
+
+    deep: object = "bottom"
+    for _ in range(5_000):  # deeper than json.dumps can go
+        deep = [deep]
+    many = {f"k{i}": "v" * 100 for i in range(100_000)}
+    value = {
+        "deep": deep,
+        "many": many,
+        "long": "x" * 1_000_000,
+        "nan": float("nan"),
+        "later": {"list": [1, 2], "text": "y" * 50_000},
+    }
+    cut = Cut()
+    out = cut(value)
+    assert cut.cut and len(json.dumps(out)) < 2 * BUDGET + 4 * MAX_TEXT
+    assert out["nan"] is None
+    level, depth = out["deep"], 0
+    while isinstance(level, list) and level and isinstance(level[0], list):
+        level, depth = level[0], depth + 1
+    assert depth <= MAX_NEST and "not shown" in str(level)
+    # spent: what comes after keeps its type (the page reads a list as a list)
+    assert isinstance(out["later"], dict) and isinstance(out["long"], str)
+    assert "characters not shown" in out["long"]
+    small = Cut()
+    assert small({"a": [1, "b", {"c": None}]}) == {"a": [1, "b", {"c": None}]}
+    assert small.cut is False

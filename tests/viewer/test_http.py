@@ -136,7 +136,7 @@ def test_the_page_forbids_inline_and_foreign_scripts(viewer: Viewer) -> None:
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert r.headers["x-content-type-options"] == "nosniff"
     # every asset is in the package: nothing is fetched from elsewhere
-    for name in ("index.html", "app.js", "app.css"):
+    for name in ("index.html", "app.js", "pending.js", "app.css"):
         text = (Path(__file__).parents[2] / "src/loopwright/viewer/static" / name).read_text()
         assert "http://" not in text and "https://" not in text
 
@@ -181,3 +181,38 @@ def test_a_file_that_is_not_a_run_store_is_refused(tmp_path: Path) -> None:
     r = run_view("--db", str(tmp_path / "missing.db"), "--port", "0")
     assert r.returncode == 1 and "no run store at" in r.stderr
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_runs_totals_follow_it_when_it_goes_on(tmp_path: Path) -> None:
+    import sqlite3
+
+    from loopwright.log._file_thread import close_idle_files
+
+    from ._store import make_store
+
+    db = tmp_path / "runs.db"
+    run = make_store(db)["run"]
+    close_idle_files()
+    proc, url = start_viewer(db)
+    try:
+        stats = url.rstrip("/") + f"/api/runs/{run}/stats"
+        assert httpx.get(stats, timeout=30).json()["model_calls"] == 3  # (kept: it ended)
+        # the run is resumed and ends again (lw.resume): one more model call, a new end
+        with sqlite3.connect(db) as conn:
+            conn.execute(
+                "INSERT INTO events (run_id, seq, id, sample, span_id, type, timestamp, data) "
+                "SELECT run_id, seq + 1000, id || 'x', sample, span_id, type, timestamp, data "
+                "FROM events WHERE run_id = ? AND type = 'model' ORDER BY seq LIMIT 1",
+                (run,),
+            )
+            conn.execute(
+                "UPDATE runs SET finished = finished + 1, metadata = json_set(COALESCE("
+                "metadata, '{}'), '$.resumes', 1) WHERE id = ?",
+                (run,),
+            )
+        assert httpx.get(stats, timeout=30).json()["model_calls"] == 4
+        nope = httpx.get(stats, params={"sample": "nope"}, timeout=30)
+        assert nope.status_code == 404 and "no sample" in nope.json()["error"]
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -193,3 +193,26 @@ def test_the_page_s_commands_run_nothing_a_call_id_holds(tmp_path: Path) -> None
         "characters not shown: loopwright runs approve r --whole 'y`" in by_tool[False]["arguments"]
     )
     assert not list(tmp_path.glob("pwned*"))
+
+
+def test_a_pending_call_shows_every_character_it_holds(tmp_path: Path) -> None:
+    # what the person approves is what the page shows: a RIGHT-TO-LEFT OVERRIDE in the
+    # arguments would show "rm -rf ~" backwards, a zero-width space hide in a tool's name
+    import loopwright as lw
+    from loopwright.log._approvals import record_pending
+    from loopwright.tools import PendingCall, arguments_hash
+    from loopwright.viewer._data import pending_json
+
+    db = tmp_path / "runs.db"
+    call = lw.ToolCall(
+        id="c\x1b[8m1",
+        function="ba\u200bsh",
+        arguments={"cmd": "echo hi \u202e~ fr- mr", "note": "\x1b]0;title\x07"},
+    )
+    record_pending(
+        db, "r", [PendingCall(call=call, arguments_hash=arguments_hash(call), approver="defer")]
+    )
+    [shown] = pending_json(db, "r")["calls"]
+    assert shown["tool"] == '"ba\\u200bsh"' and shown["id"] == '"c\\u001b[8m1"'
+    assert "\u202e" not in shown["arguments"] and "\\u202e~ fr- mr" in shown["arguments"]
+    assert "\x1b" not in shown["arguments"] and "\x07" not in shown["arguments"]

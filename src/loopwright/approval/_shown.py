@@ -38,12 +38,8 @@ __all__ = [
     "arguments_text",
     "listing_digest",
     "notes",
-    "read_word",
-    "shell_quote",
-    "shell_word",
     "shown_whole",
     "tools_summary",
-    "typed_word",
 ]
 
 MAX_SHOWN = 4_000
@@ -88,58 +84,6 @@ def listing_digest(calls: Iterable[tuple[str, str]]) -> str:
     what a bulk approval names to approve those calls and no others."""
     text = json.dumps([[call_id, digest] for call_id, digest in calls], ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-# what no POSIX shell reads in a word (shlex.quote's safe characters): bare
-_SHELL_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_PRINTABLE = re.compile(r"[ -~]+")
-
-
-def typed_word(text: str, limit: int = MAX_NAME) -> str:
-    """``text`` (a call or run id) as a command takes it back (:func:`read_word`): the
-    text itself when it is printable ASCII not beginning with ``"``, else its JSON
-    string (ASCII: a lookalike letter, a space that shows as nothing, a control
-    character is seen, and what a person copies is what the command reads). Past
-    ``limit`` characters its middle is cut (as :func:`~loopwright._terminal.as_typed`
-    shows it: such a word names no call)."""
-    if len(text) > max(2, limit):
-        return as_typed(text, limit)  # (cut: a JSON string that names no call)
-    if _PRINTABLE.fullmatch(text) and not text.startswith('"'):
-        return text
-    return json.dumps(text)  # (ensure_ascii: every other character escaped)
-
-
-def shell_quote(word: str) -> str:
-    """``word`` (ASCII) as one word a POSIX shell passes as it is: bare when it holds
-    only characters no shell reads, else in single quotes, in which a shell reads
-    nothing (``$(...)``, a backquote, ``;`` in an id a model chose run nothing)."""
-    if _SHELL_PLAIN.fullmatch(word):
-        return word
-    return "'" + word.replace("'", "'\\''") + "'"
-
-
-def shell_word(text: str, limit: int = MAX_NAME) -> str:
-    """``text`` (a call or run id) as a word of a command printed for a person to paste
-    into a shell: :func:`typed_word`, quoted by :func:`shell_quote`."""
-    return shell_quote(typed_word(text, limit))
-
-
-def read_word(word: str) -> str:
-    """The id a word of a command :func:`shell_word` printed names (a JSON string
-    read back; any other word is the id itself).
-
-    Raises:
-        ValueError: ``word`` begins with ``"`` but is not a JSON string.
-    """
-    if not word.startswith('"'):
-        return word
-    try:
-        text = json.loads(word)
-    except ValueError:
-        text = None
-    if not isinstance(text, str):
-        raise ValueError(f"{word[:80]!r} begins with a quote but is not a JSON string")
-    return text
 
 
 MAX_TOOLS = 20

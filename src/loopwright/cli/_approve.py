@@ -28,19 +28,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._terminal import GUTTER, as_typed, cut_middle, json_text, visible
+from .._terminal import GUTTER, as_typed, cut_middle, json_text, shell_word, visible
 from ..approval._shown import (
     MAX_NAME,
     MAX_SHOWN,
     arguments_text,
     listing_digest,
     notes,
-    read_word,
-    shell_quote,
-    shell_word,
     shown_whole,
     tools_summary,
-    typed_word,
 )
 from ._options import EXIT_OK, db_option, json_option
 from ._views import console, line, put, reading, short
@@ -113,25 +109,21 @@ def print_pending(
             put(out, line(("  ", ""), (what, "yellow")))
         elif run is not None and not (whole or shown_whole(c.call)):
             put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run, db)} "
-                          f"--whole {shell_word(c.call_id)}"))  # fmt: skip
-        elif run is not None:  # (the words pasted into a shell: quoted, run nothing)
-            put(out, line(("  approve it: ", "dim"), f"{_command(run, db)} --approve "
-                          f"{_pinned_word(c)}"))  # fmt: skip
+                          f"--whole {shell_word(c.call_id, name)}"))  # fmt: skip
+        elif run is not None:
+            pair = shell_word(f"{c.call_id}={c.arguments_hash}", name + 1 + len(c.arguments_hash))
+            put(out, line(("  approve it: ", "dim"), f"{_command(run, db)} --approve {pair}"))
 
 
 _ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
 def _command(run: str, db: str | None = None) -> str:
-    """The command that decides about ``run`` (of the store ``db``, when one was given:
-    pasted, it must not look for the run in the default one)."""
+    """The command, to paste into a shell: the run's id quoted for it (a store from
+    elsewhere may hold any id: ``x; rm -rf ~``), as are the call ids after it; with the
+    store ``db`` when one was given (pasted, it must not look in the default one)."""
     where = f" --db {shell_word(db, 4_096)}" if db else ""
     return f"loopwright runs approve {shell_word(run)}{where}"
-
-
-def _pinned_word(c: DeferredCall) -> str:
-    """``CALL_ID=HASH`` as a word to paste into a shell (``--approve``'s)."""
-    return shell_quote(f"{typed_word(c.call_id)}={typed_word(c.arguments_hash, 100)}")
 
 
 def _footer(run: str, calls: list[DeferredCall], db: str | None) -> str:
@@ -252,11 +244,7 @@ def approve_command(
                 f"decision is for the arguments read), got {as_typed(pair, MAX_NAME)}",
                 param_hint="--approve",
             )
-        pinned[_read(call_id, "--approve")] = digest.strip().lower()
-    rejects = tuple(_read(call_id, "--reject") for call_id in rejects)
-    wholes = tuple(_read(call_id, "--whole") for call_id in wholes)
-    run = _read(run, "RUN")
-    db = None if db is None else _read(db, "--db")
+        pinned[call_id] = digest.strip().lower()
     both = sorted(set(pinned) & set(rejects))
     if both:
         raise click.UsageError(f"calls both approved and rejected: {both}")
@@ -305,7 +293,8 @@ def approve_command(
         click.echo(
             f"left waiting: call {as_typed(c.call_id, MAX_NAME)} "
             f"({as_typed(c.call.function, MAX_NAME)}): its arguments were cut in the "
-            f"listing; read them whole: {_command(run, db)} --whole {shell_word(c.call_id)}",
+            f"listing; read them whole: {_command(run, db)} --whole "
+            f"{shell_word(c.call_id, MAX_NAME)}",
             err=True,
         )
     if as_json and not continue_:
@@ -329,14 +318,6 @@ def approve_command(
         as_json=as_json, quiet=False,
     )  # fmt: skip
     return code
-
-
-def _read(word: str, hint: str) -> str:
-    """The id ``word`` names, as a listing printed it (a JSON string read back)."""
-    try:
-        return read_word(word)
-    except ValueError as ex:
-        raise click.BadParameter(str(ex), param_hint=hint) from None
 
 
 def _picked(waiting: list[DeferredCall], ids: Sequence[str]) -> list[DeferredCall]:

@@ -17,6 +17,7 @@ from ._options import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_WAITING,
     build_model,
     db_option,
     generate_config,
@@ -119,15 +120,15 @@ def _threshold(ctx: click.Context, param: click.Parameter, value: str | None) ->
     "fail_on_error",
     callback=_threshold,
     metavar="X",
-    help="How many failed samples make the exit code 1: a share between 0 and 1 of the "
-    "planned samples (0.1: 10% or more failed) or a whole count (5: five or more). "
-    "Default: any failed sample.",
+    help="How many failed samples (with those a hook stopped) make the exit code 1: a "
+    "share between 0 and 1 of the planned samples (0.1: 10% or more failed) or a whole "
+    "count (5: five or more). Default: any failed or stopped sample.",
 )
 @click.option(
     "--no-fail-on-error",
     is_flag=True,
-    help="Failed samples do not change the exit code (a task that cannot run, or whose "
-    "every sample failed, still does).",
+    help="Failed (or stopped) samples do not change the exit code (a task that cannot "
+    "run, or whose every sample failed, still does).",
 )
 @db_option
 @json_option
@@ -162,15 +163,19 @@ def eval_command(
     run per task). A progress bar shows done/total, errors, the running score, tokens,
     the rate and the time left; a table of metrics follows, saying how many samples
     each scorer scored: a sample that fails (raises) is not scored, and the metrics are
-    over the scored ones only. --temperature, --max-tokens and -G apply to every model
+    over the scored ones only. A sample a hook stopped (StopRun) is scored as it stood
+    and counts as failed for the exit code; one whose tool calls an approval policy
+    deferred waits for approval, is not scored, and --resume continues it (the task's
+    policy is asked again). --temperature, --max-tokens and -G apply to every model
     call of the agent (over the task's model when no --model is given); the replay model
     (-m replay/RUN_ID) reads its run from --db. Ctrl-C stops cleanly and keeps what
     ran: --resume RUN_ID finishes it later.
 
     Exit codes: 0 success; 1 a task could not run or every sample of it failed (its run
-    is recorded with status error: it measured nothing), or failed samples reached
-    --fail-on-error (by default: any failed sample); 2 usage error (a bad task argument,
-    a task without samples...); 130 interrupted.
+    is recorded with status error: it measured nothing), or failed and stopped samples
+    reached --fail-on-error (by default: any); 2 usage error (a bad task argument, a
+    task without samples...); 4 samples wait for approval (the run's status is waiting:
+    the eval is not finished); 130 interrupted.
 
     \b
     Examples:
@@ -243,22 +248,32 @@ def eval_command(
             interrupted = True
     results = done
     failed = any(r.status == "error" or r.too_many_errors(threshold) for r in results)
-    code = EXIT_INTERRUPTED if interrupted else EXIT_ERROR if failed else EXIT_OK
+    waits = any(r.status == "waiting" for r in results)
+    code = (
+        EXIT_INTERRUPTED
+        if interrupted
+        else EXIT_ERROR
+        if failed
+        else EXIT_WAITING
+        if waits
+        else EXIT_OK
+    )
     if as_json:
         from ..evals._progress import summary_rows
+        from ..model._redact import redact_known
 
-        click.echo(
-            json.dumps(
-                {"tasks": summary_rows(results), "fail_on_error": threshold, "exit_code": code}
-            )
-        )
+        summary = {"tasks": summary_rows(results), "fail_on_error": threshold, "exit_code": code}
+        click.echo(redact_known(json.dumps(summary)))  # (errors redacted: summary_rows)
         return code
     if not quiet:
         _print_tables(results)
     for r in results:  # names, ids and errors are untrusted: made visible, one line each
         task, run_id = brief(r.task, 60), brief(r.run_id or "", 60)
         if r.status == "error":
-            click.echo(f"error: task {task}: {brief(r.error or 'failed', 1000)}", err=True)
+            from ..model._redact import redact
+
+            why = brief(redact(r.error) if r.error else "failed", 1000)
+            click.echo(f"error: task {task}: {why}", err=True)
         elif r.status == "cancelled":
             click.echo(
                 f"interrupted: {r.completed}/{r.total} samples kept in run {run_id}; "
@@ -269,6 +284,18 @@ def eval_command(
             click.echo(
                 f"{r.errors} of {r.total} samples of {task} failed and are not scored "
                 f"(metrics over {r.scored} scored); see `loopwright runs show {run_id}`",
+                err=True,
+            )
+        if r.status in ("success", "waiting") and r.stopped:
+            click.echo(
+                f"{r.stopped} of {r.total} samples of {task} were stopped by a hook (scored "
+                f"as they stood); see `loopwright runs show {run_id}`",
+                err=True,
+            )
+        if r.status == "waiting":
+            click.echo(
+                f"waiting: {r.waiting} of {r.total} samples of {task} wait for approval "
+                f"(not scored); continue them with --resume {run_id}",
                 err=True,
             )
     return code

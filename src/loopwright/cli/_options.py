@@ -26,6 +26,7 @@ __all__ = [
     "EXIT_LIMIT",
     "EXIT_OK",
     "EXIT_USAGE",
+    "EXIT_WAITING",
     "PROTOCOLS",
     "build_model",
     "db_option",
@@ -37,7 +38,14 @@ __all__ = [
     "parse_pairs",
 ]
 
-from ._exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
+from ._exit_codes import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WAITING,
+)
 
 PROTOCOLS = ("native", "react", "json")
 

@@ -137,6 +137,12 @@ def list_command(
     help="With --format otlp: include messages, tool arguments and results (they may "
     "hold personal data).",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --format otlp: the most seconds a request to the endpoint takes, its "
+    "retries included (an endpoint that is down costs about this); default 10.",
+)
 @db_option
 def export_command(
     run: str | None,
@@ -145,6 +151,7 @@ def export_command(
     format_: str = "json",
     endpoint: str | None = None,
     contents: bool = False,
+    timeout: float | None = None,
 ) -> int:
     """Export a run (default: the latest) as JSON, with every event, message and
     sample, to standard output (`loopwright runs export ID > run.json`) or to the file
@@ -163,11 +170,13 @@ def export_command(
         from ..otel._export import send_otlp
 
         with reading(db):
-            trace_id, count = send_otlp(run, db=db, endpoint=endpoint, contents=contents)
+            trace_id, count = send_otlp(
+                run, db=db, endpoint=endpoint, contents=contents, timeout=timeout or 10.0
+            )
         click.echo(f"sent {count} spans, trace {trace_id}", err=True)
         return EXIT_OK
-    if endpoint is not None or contents:
-        raise click.UsageError("--endpoint and --contents go with --format otlp")
+    if endpoint is not None or contents or timeout is not None:
+        raise click.UsageError("--endpoint, --contents and --timeout go with --format otlp")
 
     if output is None or output == "-":
         with reading(db):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._terminal import GUTTER, json_text
+from .._terminal import GUTTER, json_text, shell_word
 from ._options import EXIT_OK, db_option, json_option
 from ._views import cells, console, line, put, reading, result, run_error, short, when
 
@@ -63,7 +63,7 @@ def show_command(
                 "samples": [s.model_dump(mode="json") for s in samples],
                 "messages": [m.model_dump(mode="json") for m in messages],
             }
-            if info.status == "waiting":  # the calls it waits for (deferred approval)
+            if info.status == "waiting" and not samples:  # the calls it waits for
                 from ..log._approvals import deferred_calls
 
                 data["pending"] = [c.model_dump(mode="json") for c in deferred_calls(db, info.id)]
@@ -72,7 +72,12 @@ def show_command(
         failures, tracebacks = _failures(log, sample)
         out = console()
         _header(out, info, detail)
-        if info.status == "waiting":  # deferred approval (cli/_approve.py)
+        if info.status == "waiting" and samples:  # an eval's samples wait (evals/)
+            waiting = sum(1 for s in samples if s.status == "waiting")
+            out.print()
+            out.print(line(("waiting for approval", "bold cyan"), f" ({waiting} samples)"))
+            _put(out, line("  continue them: ", f"loopwright runs resume {shell_word(info.id)}"))
+        elif info.status == "waiting":  # deferred approval (cli/_approve.py)
             _waiting(out, info.id, db)
         if messages:
             out.print()

@@ -158,8 +158,9 @@ def run_error(info: RunInfo) -> str:
 
 
 def _eval_summary(out: dict[str, Any], n: int | None) -> str:
-    """An eval run's stored output (``metrics``, ``scored``, ``total``, ``errors``) in
-    one line of at most ``n`` characters; ``""`` when no sample ran."""
+    """An eval run's stored output (``metrics``, ``scored``, ``total``, ``errors``, and
+    ``stopped`` / ``waiting`` when any) in one line of at most ``n`` characters; ``""``
+    when no sample ran."""
     parts = []
     for scorer, metrics in out["metrics"].items():
         for name, value in (metrics if isinstance(metrics, dict) else {}).items():
@@ -176,6 +177,10 @@ def _eval_summary(out: dict[str, Any], n: int | None) -> str:
         return ""
     tally = f"{scored}/{total} scored" if parts else f"{completed}/{total} ran"
     tally += f", {errors} errors" if errors != 1 else ", 1 error"
+    for key in ("stopped", "waiting"):  # (counted by stores from this version on)
+        count = out.get(key)
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            tally += f", {count} {key}"
     if not text:
         return tally
     room = None if n is None else n - len(tally) - 3

@@ -20,9 +20,8 @@ from ._dataset import (
     FieldSpec,
     RecordToSample,
     as_dataset,
-    csv_dataset,
-    json_dataset,
 )
+from ._dataset_files import csv_dataset, json_dataset
 from ._entry import eval, eval_async
 from ._metrics import Metric, accuracy, mean, stderr
 from ._model_graded import DEFAULT_GRADER_TEMPLATE, model_graded

@@ -1,11 +1,15 @@
-"""Datasets: samples from lists, JSONL/JSON files and CSV files, with field mapping."""
+"""Datasets: samples from lists, or streamed from JSONL and CSV files (read in
+``_dataset_files.py``), with field mapping."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -22,8 +26,6 @@ __all__ = [
     "FieldSpec",
     "RecordToSample",
     "as_dataset",
-    "csv_dataset",
-    "json_dataset",
 ]
 
 
@@ -60,11 +62,27 @@ RecordToSample: TypeAlias = Callable[[Mapping[str, Any]], Sample | Mapping[str, 
 Fields: TypeAlias = FieldSpec | Mapping[str, Any] | RecordToSample | None
 
 
+Reader: TypeAlias = Callable[[int, int], Generator[tuple[int, int, Sample], None, None]]
+"""Reads a file's records from a place (byte offset, line number) where one starts:
+yields each record's place and its sample, in the file's order."""
+
+
 class Dataset(Sequence[Sample]):
     """An ordered collection of samples with unique ids.
 
     Build one with :func:`as_dataset`, :func:`json_dataset` or :func:`csv_dataset`
     (``Task`` accepts a plain list too).
+
+    A JSON Lines or CSV file's dataset is streamed: its samples are made as they are
+    read, each time it is iterated, and only as far as needed (``ds[:10]`` reads ten
+    records; the first record is read when it is made, to check the fields). What it
+    keeps is an index (the byte offset and line of each record read, 16 bytes each) and
+    the ids read (to refuse one that appears twice), never the texts: ``ds[i]`` reads
+    one record again at its offset, ``len(ds)`` reads the file through once. A record
+    that is not a valid sample is an error when it is read; the file must not change
+    meanwhile (a ``DatasetError`` says so). A slice or :meth:`filter` is a dataset in
+    memory, and so is what an eval plans to run: ``limit=10`` takes ``ds[:10]``, ten
+    records read; an eval of the whole file holds all its samples while it runs.
 
     Attributes:
         name: A name for listings (the file's stem for file datasets).
@@ -78,26 +96,46 @@ class Dataset(Sequence[Sample]):
         name: str | None = None,
         location: str | None = None,
     ) -> None:
-        self.samples = list(samples)
+        self._list: list[Sample] | None = list(samples)
+        self._stream: _Stream | None = None
         self.name = name
         self.location = location
         seen: set[str] = set()
-        for i, s in enumerate(self.samples, start=1):
-            if s.id is None:
-                s.id = i
-            key = str(s.id)
-            if key in seen:
-                raise DatasetError(
-                    f"dataset {name or ''!r}: sample id {key!r} appears twice; ids must be "
-                    "unique (they identify samples in the run store and for --resume)"
-                )
-            seen.add(key)
+        for i, s in enumerate(self._list, start=1):
+            _number(s, i, seen, name)
+
+    @classmethod
+    def _streamed(
+        cls, read: Reader, start: tuple[int, int], *, name: str, location: str
+    ) -> Dataset:
+        """A dataset whose samples ``read`` makes from the file, from ``start`` (the place
+        of the first record); the first record is read now."""
+        ds = cls([], name=name, location=location)
+        ds._list, ds._stream = None, _Stream(read, start, name)
+        bool(ds)
+        return ds
+
+    @property
+    def samples(self) -> Sequence[Sample]:
+        """The samples: a list for a dataset in memory, the dataset itself if streamed."""
+        return self if self._list is None else self._list
 
     def __repr__(self) -> str:
-        return f"Dataset({self.name!r}, {len(self.samples)} samples)"
+        if self._stream is not None and not self._stream.complete:
+            return f"Dataset({self.name!r}, streamed from {self.location!r})"
+        return f"Dataset({self.name!r}, {len(self)} samples)"
 
     def __len__(self) -> int:
-        return len(self.samples)
+        if self._list is not None:
+            return len(self._list)
+        assert self._stream is not None
+        return self._stream.count()
+
+    def __bool__(self) -> bool:
+        if self._list is not None:
+            return bool(self._list)
+        assert self._stream is not None
+        return self._stream.known > 0 or next(self._stream.produce(0), None) is not None
 
     @overload
     def __getitem__(self, index: int) -> Sample: ...
@@ -105,17 +143,104 @@ class Dataset(Sequence[Sample]):
     def __getitem__(self, index: slice) -> Dataset: ...
     def __getitem__(self, index: int | slice) -> Sample | Dataset:
         if isinstance(index, slice):
-            return Dataset(self.samples[index], name=self.name, location=self.location)
-        return self.samples[index]
+            return Dataset(self._slice(index), name=self.name, location=self.location)
+        if self._list is not None:
+            return self._list[index]
+        assert self._stream is not None
+        return self._stream.at(index)
+
+    def _slice(self, index: slice) -> list[Sample]:
+        if self._list is not None:
+            return self._list[index]
+        start, stop, step = index.start or 0, index.stop, index.step or 1
+        if start >= 0 and stop is not None and stop >= 0 and step > 0:
+            return list(itertools.islice(self, start, stop, step))  # (read as far as stop)
+        return [self[i] for i in range(*index.indices(len(self)))]
 
     def __iter__(self) -> Iterator[Sample]:
-        return iter(self.samples)
+        if self._list is not None:
+            return iter(self._list)
+        assert self._stream is not None
+        return self._stream.produce(0)
 
     def filter(self, predicate: Callable[[Sample], bool]) -> Dataset:
-        """The samples for which ``predicate(sample)`` is true."""
-        return Dataset(
-            [s for s in self.samples if predicate(s)], name=self.name, location=self.location
+        """The samples for which ``predicate(sample)`` is true (a dataset in memory)."""
+        return Dataset([s for s in self if predicate(s)], name=self.name, location=self.location)
+
+
+def _number(sample: Sample, position: int, seen: set[str], name: str | None) -> None:
+    """Give ``sample`` its position as id if it has none; refuse an id ``seen`` before."""
+    if sample.id is None:
+        sample.id = position
+    key = str(sample.id)
+    if key in seen:
+        raise DatasetError(
+            f"dataset {name or ''!r}: sample id {key!r} appears twice; ids must be "
+            "unique (they identify samples in the run store and for --resume)"
         )
+    seen.add(key)
+
+
+class _Stream:
+    """A streamed dataset's reading: the index of the records read so far (offset and
+    line of each) and their ids."""
+
+    def __init__(self, read: Reader, start: tuple[int, int], name: str) -> None:
+        self.read, self.start, self.name = read, start, name
+        self.offsets, self.lines = array("q"), array("q")
+        self.ids: set[str] = set()
+        self.complete = False
+
+    @property
+    def known(self) -> int:
+        return len(self.offsets)
+
+    def produce(self, first: int) -> Iterator[Sample]:
+        """The samples from number ``first`` (at most :attr:`known`) on, indexing those
+        never read before."""
+        if first < self.known:
+            at, skip = (self.offsets[first], self.lines[first]), 0
+        elif first == 0:
+            at, skip = self.start, 0
+        else:  # (from the last record known, which is read again and skipped)
+            at, skip = (self.offsets[first - 1], self.lines[first - 1]), 1
+        i = first - skip
+        with contextlib.closing(self.read(*at)) as records:
+            for offset, line, sample in records:
+                if i == self.known:
+                    _number(sample, i + 1, self.ids, self.name)
+                    self.offsets.append(offset)
+                    self.lines.append(line)
+                elif sample.id is None:
+                    sample.id = i + 1
+                if skip:
+                    skip, i = 0, i + 1
+                    continue
+                yield sample
+                i += 1
+        if i >= self.known:
+            self.complete = True
+
+    def count(self) -> int:
+        if not self.complete:
+            for _ in self.produce(self.known):
+                pass
+        return self.known
+
+    def at(self, index: int) -> Sample:
+        if index < 0:
+            index += self.count()
+        if 0 <= index < self.known:
+            with contextlib.closing(self.read(self.offsets[index], self.lines[index])) as one:
+                _, _, sample = next(one)
+            if sample.id is None:
+                sample.id = index + 1
+            return sample
+        if index >= 0 and not self.complete:
+            for i, sample in enumerate(self.produce(self.known), start=self.known):
+                if i == index:
+                    return sample
+        raise IndexError(f"dataset {self.name!r}: no sample {index}")
 
 
 def _to_sample(record: Any, fields: Fields, where: str, base: Path | None) -> Sample:
@@ -254,23 +379,6 @@ def as_dataset(
     return Dataset(samples, name=name)
 
 
-def _open(path: str | os.PathLike[str]) -> Path:
-    p = Path(path)
-    if not p.is_file():
-        raise DatasetError(f"no dataset file at {str(p)!r}")
-    return p
-
-
-def _not_utf8(p: Path, ex: UnicodeDecodeError) -> DatasetError:
-    return DatasetError(
-        f"{str(p)!r} is not UTF-8 text (byte {ex.start}: {ex.reason}); save it as UTF-8"
-    )
-
-
-def _too_deep(where: str) -> DatasetError:
-    return DatasetError(f"{where}: JSON nested too deep to read")
-
-
 def _spec(fields: FieldSpec | Mapping[str, Any] | None) -> FieldSpec:
     """``fields`` as a :class:`FieldSpec` (a mapping holds its arguments)."""
     if isinstance(fields, FieldSpec):
@@ -280,125 +388,3 @@ def _spec(fields: FieldSpec | Mapping[str, Any] | None) -> FieldSpec:
     if unknown:
         raise DatasetError(f"fields: unknown names {', '.join(unknown)}; known: {', '.join(known)}")
     return FieldSpec(**(fields or {}))
-
-
-def json_dataset(
-    path: str | os.PathLike[str],
-    *,
-    fields: Fields = None,
-    name: str | None = None,
-) -> Dataset:
-    """Samples from a JSON Lines file (one object per line) or a JSON file holding a list.
-
-    Args:
-        path: The file (``.jsonl`` / ``.ndjson``: lines; otherwise a JSON list, or lines
-            if it does not parse as one document).
-        fields: How records map to samples: a :class:`FieldSpec`, a mapping of its
-            arguments (``{"input": "question", "target": "answer"}``), or a function
-            ``record -> Sample``. Default: fields named ``input``, ``target``, ``id``,
-            ``metadata``-worthy rest, ``files``.
-        name: The dataset's name (default: the file's stem).
-    """
-    p = _open(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # (a byte-order mark is no text)
-    except UnicodeDecodeError as ex:
-        raise _not_utf8(p, ex) from None
-    records: list[tuple[str, Any]] = []
-    lines = p.suffix.lower() in (".jsonl", ".ndjson")
-    if not lines:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            lines = True
-        except RecursionError:
-            raise _too_deep(p.name) from None
-        else:
-            if not isinstance(data, list):
-                raise DatasetError(f"{str(p)!r}: a JSON dataset must hold a list of objects")
-            records = [(f"{p.name} item {i}", r) for i, r in enumerate(data, start=1)]
-    if lines:
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append((f"{p.name} line {n}", json.loads(line)))
-            except json.JSONDecodeError as ex:
-                raise DatasetError(f"{p.name} line {n}: not valid JSON: {ex}") from None
-            except RecursionError:
-                raise _too_deep(f"{p.name} line {n}") from None
-    samples = [_to_sample(r, fields, where, p.parent) for where, r in records]
-    return Dataset(samples, name=name or p.stem, location=str(p))
-
-
-def csv_dataset(
-    path: str | os.PathLike[str],
-    *,
-    fields: Fields = None,
-    name: str | None = None,
-    delimiter: str = ",",
-) -> Dataset:
-    """Samples from a CSV file with a header row (every value is a string).
-
-    A ``target`` cell may hold several acceptable answers as a JSON list
-    (``["4", "four"]``), a ``files`` cell a JSON object. See :func:`json_dataset` for
-    ``fields`` and ``name``.
-    """
-    p = _open(path)
-    try:
-        return _read_csv(p, fields, name, delimiter)
-    except UnicodeDecodeError as ex:
-        raise _not_utf8(p, ex) from None
-
-
-def _read_csv(p: Path, fields: Fields, name: str | None, delimiter: str) -> Dataset:
-    """The samples of a CSV file, read strictly: a quote left open, text after a
-    closing quote, or a row whose field count differs from the header's is an error
-    naming the line where that row starts, not a sample made of whatever followed."""
-    import csv
-
-    samples = []
-    with p.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.reader(f, delimiter=delimiter, strict=True)
-        try:
-            header = next(reader, None)
-        except csv.Error as ex:
-            raise DatasetError(f"{p.name} line 1: not valid CSV: {ex}") from None
-        if not header:
-            raise DatasetError(f"{str(p)!r}: the CSV file has no header row")
-        twice = next((c for i, c in enumerate(header) if c in header[:i]), None)
-        if twice is not None:  # (one value would silently replace the other)
-            raise DatasetError(f"{p.name} line 1: column {twice!r} appears twice")
-        spec = _spec(fields) if isinstance(fields, (FieldSpec, Mapping)) else None
-        spec_target = spec.target if spec is not None else "target"
-        spec_files = spec.files if spec is not None else "files"
-        while True:
-            start = reader.line_num + 1  # the line this row starts on
-            try:
-                row = next(reader, None)
-            except csv.Error as ex:
-                hint = " (a quote left open?)" if "end of data" in str(ex) else ""
-                raise DatasetError(f"{p.name} line {start}: not valid CSV: {ex}{hint}") from None
-            if row is None:
-                break
-            if not row:
-                continue  # a blank line
-            where = f"{p.name} line {start}"
-            if len(row) != len(header):
-                raise DatasetError(
-                    f"{where}: {len(row)} field{'s' if len(row) != 1 else ''} where the "
-                    f"header has {len(header)} "
-                    "(a quote left open, or a stray delimiter?)"
-                )
-            record: dict[str, Any] = dict(zip(header, row, strict=True))
-            for column, kind in ((spec_target, list), (spec_files, dict)):
-                cell = record.get(column)
-                if isinstance(cell, str) and cell.startswith(("[", "{")):
-                    try:
-                        parsed = json.loads(cell)
-                    except json.JSONDecodeError:
-                        parsed = None
-                    if isinstance(parsed, kind):
-                        record[column] = parsed
-            samples.append(_to_sample(record, fields, where, p.parent))
-    return Dataset(samples, name=name or p.stem, location=str(p))

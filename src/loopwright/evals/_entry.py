@@ -165,7 +165,10 @@ async def eval_async(
 
     Returns:
         One :class:`EvalResult` per task: its metrics are over the samples scored
-        (``result.scored``); those that failed (``result.errors``) are not in them.
+        (``result.scored``: those a hook stopped among them, ``result.stopped``); those
+        that failed (``result.errors``) and those waiting for approval
+        (``result.waiting``; the result's status is then ``waiting``, and ``resume=``
+        continues them) are not in them.
 
     Raises:
         TaskError: A task cannot be found or built: an unknown or badly typed task

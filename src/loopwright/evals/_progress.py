@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._terminal import visible
-from ._results import EvalResult, SampleResult
+from ._results import SCORED, EvalResult, SampleResult
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -136,7 +136,7 @@ class RichProgress:
         if result.status == "error":
             self._errors += 1
         score = result.scores.get(self._first) if self._first is not None else None
-        if score is not None and result.status in ("success", "limit"):
+        if score is not None and result.status in SCORED:
             self._score_sum += score.value
             self._scored += 1
 
@@ -219,9 +219,7 @@ def metrics_table(result: EvalResult) -> Table:
     for name in names:
         table.add_column(Text(brief(name, 40)), justify="right")
     for scorer, metrics in result.metrics.items():
-        scored = sum(
-            1 for s in result.samples if s.status in ("success", "limit") and scorer in s.scores
-        )
+        scored = sum(1 for s in result.samples if s.status in SCORED and scorer in s.scores)
         table.add_row(
             Text(brief(scorer, 60)),
             f"{scored}/{result.total}",
@@ -257,21 +255,56 @@ def result_view(result: EvalResult) -> RenderableType:
             parts.append(Quoted(failure))  # (a row it wraps onto begins with the gutter)
         if len(failed) > SHOWN_FAILURES:
             parts.append(Text(f"  … and {len(failed) - SHOWN_FAILURES} more"))
+    if result.waiting:
+        parts.append(
+            Text(
+                f"{result.waiting} of {result.total} samples wait for approval (an approval "
+                "policy deferred their calls) and are not scored: the eval is not finished; "
+                f"resume it (--resume {result.run_id or 'RUN_ID'}) to continue them",
+                style="bold cyan",
+            )
+        )
+        parts.extend(_reasons(result, "waiting", Quoted))
+    if result.stopped:
+        parts.append(
+            Text(
+                f"{result.stopped} of {result.total} samples were stopped by a hook before "
+                "they finished (scored as they stood)",
+                style="bold yellow",
+            )
+        )
+        parts.extend(_reasons(result, "stopped", Quoted))
     parts.append(Text(brief(summary_line(result), 1000), style="dim"))
     return Group(*parts)
 
 
+def _reasons(result: EvalResult, status: str, quoted: Any) -> list[RenderableType]:
+    """The first few samples of ``status`` and why, each on a row of its own."""
+    from rich.text import Text
+
+    these = [s for s in result.samples if s.status == status]
+    rows: list[RenderableType] = []
+    for s in these[:SHOWN_FAILURES]:
+        epoch = f" (epoch {s.epoch})" if s.epoch > 1 else ""
+        rows.append(quoted(Text(f"  {brief(s.id, 60)}{epoch}: {brief(s.reason or status)}")))
+    if len(these) > SHOWN_FAILURES:
+        rows.append(Text(f"  … and {len(these) - SHOWN_FAILURES} more"))
+    return rows
+
+
 def summary_line(result: EvalResult) -> str:
-    """A task's counts in one line: samples, scored, errors, limits, tokens, time, and
-    its run id (or that nothing was stored)."""
+    """A task's counts in one line: samples, scored, errors, limits, those stopped and
+    waiting (when any), tokens, time, and its run id (or that nothing was stored)."""
     parts: list[Any] = [
         f"{result.completed}/{result.total} samples",
         f"{result.scored} scored",
         f"{result.errors} errors" if result.errors != 1 else "1 error",
         f"{result.limits} limited",
-        f"{_tokens(result.tokens)} tokens",
-        f"{result.duration:.1f}s",
     ]
+    for n, what in ((result.stopped, "stopped"), (result.waiting, "waiting for approval")):
+        if n:
+            parts.append(f"{n} {what}")
+    parts += [f"{_tokens(result.tokens)} tokens", f"{result.duration:.1f}s"]
     resumed = sum(1 for s in result.samples if s.resumed)
     if resumed:
         parts.append(f"{resumed} resumed from {result.resumed_from}")
@@ -286,7 +319,7 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
     run store keeps them)."""
     from pydantic_core import to_jsonable_python
 
-    from ..model._redact import scrub_secrets
+    from ..model._redact import redact, scrub_secrets
 
     rows = [
         {
@@ -300,13 +333,15 @@ def summary_rows(results: Sequence[EvalResult]) -> list[dict[str, Any]]:
             "scored": r.scored,
             "errors": r.errors,
             "limits": r.limits,
+            "stopped": r.stopped,
+            "waiting": r.waiting,
             "tokens": r.tokens,
             "duration": r.duration,
             "metrics": r.metrics,
             # (made JSON first: a field of an object, a dataclass's api_key, is a key then)
             "params": scrub_secrets(to_jsonable_python(r.params, fallback=repr)),
             "resumed_from": r.resumed_from,
-            "error": r.error,
+            "error": redact(r.error) if r.error else r.error,
         }
         for r in results
     ]

@@ -35,7 +35,7 @@ from .._errors import ConfigurationError, MissingDependencyError
 from ..log import RunStoreError, SampleInfo, default_db_path
 from ..model import GenerateConfig, Model
 from ..runtime import RunScope
-from ._results import SampleResult
+from ._results import DONE, SampleResult
 from ._runner import _TaskRun
 from ._sample import Sample
 from ._shard import Shard, latest_samples
@@ -242,8 +242,9 @@ class RayTaskRun(_TaskRun):
                     self._since[path] = max(self._since.get(path, stamp), stamp)
                 if key not in wanted:
                     continue
-                finished = info.status in ("success", "limit") and (
-                    info.scores is not None or not scored
+                # done, or waiting for approval (its shard's run ended it so): as it is
+                finished = (info.status in DONE and (info.scores is not None or not scored)) or (
+                    info.status == "waiting"
                 )
                 if finished:
                     await self._carry(rec, info, source, mark="ran_in")

@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -14,19 +14,34 @@ from .._errors import ConfigurationError, error_text
 from ..limits import LimitInfo
 from ._score import Score, Scorer
 
+if TYPE_CHECKING:
+    from ..agents import AgentState
+
 __all__ = [
+    "DONE",
+    "SCORED",
     "EvalResult",
     "EvalStatus",
     "SampleResult",
     "SampleStatus",
+    "carried_status",
     "check_fail_on_error",
     "compute_metrics",
     "mark_all_failed",
     "record_metrics",
+    "sample_ending",
 ]
 
-SampleStatus: TypeAlias = Literal["success", "limit", "error", "cancelled"]
-EvalStatus: TypeAlias = Literal["success", "cancelled", "error"]
+SampleStatus: TypeAlias = Literal["success", "limit", "stopped", "waiting", "error", "cancelled"]
+EvalStatus: TypeAlias = Literal["success", "waiting", "cancelled", "error"]
+
+SCORED = ("success", "limit", "stopped")
+"""The statuses of a sample that is scored (with scorers): it ended, its answer as it
+stood. A ``stopped`` sample is scored like a ``limit`` one: a hook that stops the hard
+samples must not leave them out of the mean, lifting it."""
+DONE = frozenset(SCORED)
+"""The statuses of a sample that is done: a resume, a shard run again and a merge carry it
+over rather than run it again (``waiting``: not done, it is continued or run again)."""
 
 
 class SampleResult(BaseModel):
@@ -36,10 +51,17 @@ class SampleResult(BaseModel):
         id: The sample's id.
         epoch: The epoch (from 1).
         status: ``success`` (ran and was scored), ``limit`` (a limit ended it; it is
-            still scored), ``error`` (it failed: not scored), ``cancelled``.
+            still scored), ``stopped`` (a hook raised :class:`~loopwright.StopRun`: it
+            did not finish, and is scored as it stood, like ``limit``; :attr:`reason`
+            says why), ``waiting`` (an approval policy deferred tool calls: it waits for a
+            decision, has not ended and is not scored; a resume of the eval continues
+            it, the task's approval policy asked again), ``error`` (it failed: not
+            scored), ``cancelled``.
         scores: Each scorer's score, by scorer name.
         answer: The agent's final text.
         error: What went wrong, for ``error``.
+        reason: Why it did not finish, for ``stopped`` (the hook's reason) and
+            ``waiting`` (the deferred calls).
         limit: The limit that ended it, for ``limit``.
         tokens: Tokens its model calls used (the grader's included).
         time: Seconds it took.
@@ -54,6 +76,7 @@ class SampleResult(BaseModel):
     scores: dict[str, Score] = Field(default_factory=dict)
     answer: str | None = None
     error: str | None = None
+    reason: str | None = None
     limit: LimitInfo | None = None
     tokens: int = 0
     time: float = 0.0
@@ -73,6 +96,8 @@ class EvalResult(BaseModel):
         db: The run store file (``None`` when nothing was stored).
         model: The model evaluated.
         status: ``success`` (every sample ran, some may have failed but not all),
+            ``waiting`` (every sample ran, none failed all, but some wait for approval:
+            the eval is not finished, its metrics are over the others; resume it),
             ``cancelled`` (stopped early: the samples that ran are kept), ``error``
             (the evaluation itself failed, or every sample that ran failed: it
             measured nothing; :attr:`error` says which). The run store records the
@@ -107,14 +132,15 @@ class EvalResult(BaseModel):
 
     @property
     def completed(self) -> int:
-        """Samples that ran to an end (scored or failed)."""
-        return sum(1 for s in self.samples if s.status != "cancelled")
+        """Samples that ran to an end (scored or failed; not those waiting for approval
+        or cancelled)."""
+        return sum(1 for s in self.samples if s.status not in ("cancelled", "waiting"))
 
     @property
     def scored(self) -> int:
-        """Samples that were scored: the ones the metrics are over (``success`` and
-        ``limit`` samples of a task with scorers)."""
-        return sum(1 for s in self.samples if s.status in ("success", "limit") and s.scores)
+        """Samples that were scored: the ones the metrics are over (``success``,
+        ``limit`` and ``stopped`` samples of a task with scorers)."""
+        return sum(1 for s in self.samples if s.status in SCORED and s.scores)
 
     @property
     def errors(self) -> int:
@@ -127,25 +153,63 @@ class EvalResult(BaseModel):
         return sum(1 for s in self.samples if s.status == "limit")
 
     @property
+    def stopped(self) -> int:
+        """Samples a hook stopped (``lw.StopRun``): scored as they stood, and counted
+        with the failed ones by :meth:`too_many_errors`."""
+        return sum(1 for s in self.samples if s.status == "stopped")
+
+    @property
+    def waiting(self) -> int:
+        """Samples waiting for approval (an approval policy deferred calls): not scored,
+        not finished; a resume of the eval continues them."""
+        return sum(1 for s in self.samples if s.status == "waiting")
+
+    @property
     def tokens(self) -> int:
         """Tokens used by the samples run (not those resumed)."""
         return sum(s.tokens for s in self.samples if not s.resumed)
 
     def too_many_errors(self, fail_on_error: bool | float = True) -> bool:
-        """Whether the failed samples reach the threshold ``fail_on_error`` (as in
-        ``loopwright eval --fail-on-error``): ``True`` (the default) any error, ``False``
-        never, a number between 0 and 1 a share of the planned samples (``0.1``: 10% or
-        more failed), a whole number from 1 up a count (``5``: five or more failed).
+        """Whether the failed samples, with those a hook stopped (they did not finish
+        their task either, as ``loopwright run`` exits 1 for a stopped run), reach the
+        threshold ``fail_on_error`` (as in ``loopwright eval --fail-on-error``): ``True``
+        (the default) any, ``False`` never, a number between 0 and 1 a share of the
+        planned samples (``0.1``: 10% or more), a whole number from 1 up a count (``5``:
+        five or more).
 
         Raises:
             ConfigurationError: Any other ``fail_on_error``.
         """
         threshold = check_fail_on_error(fail_on_error)
+        failed = self.errors + self.stopped
         if threshold is True or threshold is False:
-            return threshold and self.errors > 0
+            return threshold and failed > 0
         if threshold < 1:
-            return self.errors > 0 and self.errors >= threshold * self.total
-        return self.errors >= threshold
+            return failed > 0 and failed >= threshold * self.total
+        return failed >= threshold
+
+
+def carried_status(status: str) -> SampleStatus:
+    """The status a sample carried from another run keeps (done, or ``waiting``)."""
+    for known in ("limit", "stopped", "waiting"):
+        if status == known:
+            return known
+    return "success"
+
+
+def sample_ending(state: AgentState) -> tuple[SampleStatus, str | None]:
+    """How a sample whose run returned ``state`` ended, and why it did not finish: a
+    limit, a hook's :class:`~loopwright.StopRun` (its reason), an approval policy's
+    deferred calls (named, bounded), or ``success``."""
+    if state.limit is not None:
+        return "limit", None
+    if state.completed == "stopped":
+        return "stopped", state.error or "stopped by a hook"
+    if state.completed == "waiting":
+        calls = ", ".join(f"{p.call.function} ({p.call.id})" for p in state.pending[:10])
+        more = f" and {len(state.pending) - 10} more" if len(state.pending) > 10 else ""
+        return "waiting", f"waiting for approval of {calls or 'its calls'}{more}"[:1000]
+    return "success", None
 
 
 def check_fail_on_error(value: bool | float) -> bool | float:
@@ -179,7 +243,7 @@ def compute_metrics(
         per_sample: dict[str, list[float]] = defaultdict(list)
         for s in samples:
             score = s.scores.get(scorer.name)
-            if score is not None and s.status in ("success", "limit"):
+            if score is not None and s.status in SCORED:
                 per_sample[s.id].append(score.value)
         values = [math.fsum(v) / len(v) for v in per_sample.values()]
         out[scorer.name] = row = {}
@@ -211,8 +275,13 @@ def record_metrics(scorers: Sequence[Scorer], result: EvalResult) -> None:
 
 def mark_all_failed(result: EvalResult) -> None:
     """An evaluation whose samples all failed measured nothing: it ends as ``error``
-    (in the run store too), saying so and quoting the first failure."""
-    if result.status != "success" or not result.errors or result.errors < result.completed:
+    (in the run store too), saying so and quoting the first failure. One that failed
+    not all, with samples waiting for approval, ends as ``waiting``: it is not finished."""
+    if result.status != "success":
+        return
+    if not result.errors or any(s.status not in ("error", "cancelled") for s in result.samples):
+        if result.waiting:
+            result.status = "waiting"
         return
     first = next(s for s in result.samples if s.status == "error")
     result.status = "error"

@@ -6,7 +6,11 @@ they are cut into batches, one Ray task each; a batch runs in a worker process, 
 inputs ``max_concurrency`` at a time, and a batch whose worker dies is run again on
 another (``max_retries``). The states come back in the order of the inputs. A run that
 fails is an :class:`AgentState` with its error in ``state.error`` (the others go on),
-so one bad input never loses the rest.
+so one bad input never loses the rest. A run that did not finish says how, here and on
+Ray alike: ``state.completed == "stopped"`` (a hook raised ``lw.StopRun``; its reason in
+``state.error``), ``"waiting"`` (the ``approval`` policy deferred calls: ``state.pending``;
+with ``db`` a path the run waits in the run store, for ``lw.approve`` and ``lw.resume``),
+``"limit"``; a failed one has ``state.completed`` ``None``.
 
 On Ray the agent travels by pickling (Ray's cloudpickle), and the model goes by name:
 an agent holding API clients or keys is refused by Ray's pickling, or would carry the
@@ -17,13 +21,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigurationError, error_text
 from ..agents import Agent, AgentState
 from ..limits import Limit
 from ..runtime import run
 from ._task import fresh_limits
+
+if TYPE_CHECKING:
+    from ..tools import Approver
 
 __all__ = ["rollouts", "rollouts_async"]
 
@@ -79,6 +86,7 @@ async def rollouts_async(
     max_concurrency: int = 10,
     sandbox: str | None = None,
     db: Literal[False] | str = False,
+    approval: str | Approver | Sequence[Any] | None = None,
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     ray_env: Sequence[str] = (),
@@ -94,6 +102,9 @@ async def rollouts_async(
         max_concurrency: Runs at once (per worker process on Ray).
         sandbox: A sandbox backend for each run (``"bwrap"``, ``"local"``).
         db: ``False`` (default): keep only the states; a path: record each run there.
+        approval: An approval policy for each run's tool calls, as ``run(approval=)``
+            takes it (on Ray: by name, ``"defer"``, ``"ci"``...); a run whose calls it
+            defers comes back ``waiting``.
         backend: ``"local"`` (this process) or ``"ray"``.
         ray_address: The Ray cluster (default: a local Ray started for this call).
         ray_env: Names of environment variables (API keys...) sent to the workers.
@@ -104,6 +115,8 @@ async def rollouts_async(
     if model is not None and not isinstance(model, str):
         raise ConfigurationError("rollouts take the model by name (model='mock', ...)")
     options: dict[str, Any] = {"model": model, "sandbox": sandbox, "db": db}
+    if approval is not None:
+        options["approval"] = approval
     if limits:
         options["limits"] = list(limits)
     items = list(inputs)
@@ -111,6 +124,11 @@ async def rollouts_async(
         return await _batch(agent, items, max_concurrency, options)
     if backend != "ray":
         raise ConfigurationError(f"backend must be 'local' or 'ray', not {backend!r}")
+    if approval is not None and not isinstance(approval, str):
+        raise ConfigurationError(
+            "rollouts on Ray take the approval policy by name (approval='defer', 'ci'...): "
+            "a policy object is not sent to the workers"
+        )
     from ._ray import MAX_RETRIES, forwarded_env, ray_session
 
     env = forwarded_env(ray_env)

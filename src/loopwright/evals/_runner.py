@@ -26,8 +26,17 @@ from ..log._resume_point import ResumePoint, carried, resume_point
 from ..model import Model, UserMessage, default_model, model_hook
 from ..runtime import RunScope, recording, run
 from ..runtime._resume import check_not_running, continue_sample
+from ._continued import with_earlier_step
 from ._follow import EvalProgress, TokenCounter
-from ._results import EvalResult, SampleResult, mark_all_failed, record_metrics
+from ._results import (
+    DONE,
+    EvalResult,
+    SampleResult,
+    carried_status,
+    mark_all_failed,
+    record_metrics,
+    sample_ending,
+)
 from ._sample import Sample
 from ._sandbox import sample_agent
 from ._score import Score
@@ -183,9 +192,9 @@ class _TaskRun:
             self.result.resumed_from = info.id
             in_flight: dict[tuple[str, int], SampleInfo] = {}
             for s in log.samples:
-                if s.status in ("success", "limit") and (s.scores is not None or not scored):
+                if s.status in DONE and (s.scores is not None or not scored):
                     found[(s.id, s.epoch)] = (s, info.id)
-                elif s.status in ("running", "cancelled"):  # in flight when it stopped
+                elif s.status in ("running", "cancelled", "waiting"):  # not done: go on
                     in_flight[(s.id, s.epoch)] = s
         taken = [s for k, s in in_flight.items() if k not in found]
         for s in taken:  # taken by another resume (whose process is alive)?
@@ -277,6 +286,8 @@ class _TaskRun:
             "scored": r.scored,
             "errors": r.errors,
             "limits": r.limits,
+            "stopped": r.stopped,
+            "waiting": r.waiting,
             "tokens": r.tokens,
         }
 
@@ -300,10 +311,14 @@ class _TaskRun:
     async def _carry(
         self, rec: RunScope, info: SampleInfo, source: str, mark: str = "resumed_from"
     ) -> None:
-        """Copy a finished sample of an earlier run (``source``, named in the sample's
-        metadata under ``mark``) into this run."""
+        """Copy a sample of an earlier run (``source``, named in the sample's metadata
+        under ``mark``) into this run, as it ended: done (:data:`DONE`), or ``waiting``
+        (a shard's, on Ray)."""
         scores = {k: Score.model_validate(v) for k, v in (info.scores or {}).items()}
         limit = LimitInfo.model_validate(info.limit) if info.limit else None
+        status = carried_status(info.status)
+        reason = info.error if status in ("stopped", "waiting") else None
+        stored = None if status == "waiting" else {k: v.model_dump() for k, v in scores.items()}
         async with rec.sample(
             info.id,
             epoch=info.epoch,
@@ -313,17 +328,19 @@ class _TaskRun:
         ) as srec:
             srec.finish(
                 output=info.output,
-                scores={k: v.model_dump() for k, v in scores.items()},
+                scores=stored,
                 limit=limit,
-                status="limit" if info.status == "limit" else "success",
+                status=status,
+                reason=reason,
             )
         self.result.samples.append(
             SampleResult(
                 id=info.id,
                 epoch=info.epoch,
-                status="limit" if info.status == "limit" else "success",
+                status=status,
                 scores=scores,
                 answer=_answer_of(info.output),
+                reason=reason,
                 limit=limit,
                 resumed=True,
             )
@@ -335,7 +352,8 @@ class _TaskRun:
         if key is None or self.resume is None:
             return None
         db = self.db if self.db is not False else None
-        return resume_point(self.result.resumed_from or self.resume, db, sample=key)
+        point = resume_point(self.result.resumed_from or self.resume, db, sample=key)
+        return with_earlier_step(point, db)  # (it waited again: its step is the part's before)
 
     async def _run_sample(self, rec: RunScope, sample: Sample, epoch: int) -> None:
         task = self.task
@@ -372,7 +390,9 @@ class _TaskRun:
                         approval=task.approval,
                         sandbox=task.sandbox,
                     )
-                    scores = {s.name: await s(state, sample) for s in task.scorer}
+                    # a sample waiting for approval has no answer yet: it is not scored
+                    waits = state.completed == "waiting"
+                    scores = {} if waits else {s.name: await s(state, sample) for s in task.scorer}
                 except RunStoreError:
                     raise  # the store failed, not the sample: the eval stops (see _work)
                 except asyncio.CancelledError as ex:
@@ -388,12 +408,14 @@ class _TaskRun:
                     srec.finish(output=state.output, messages=state.messages, error=ex)
                 else:
                     out.scores, out.limit = scores, state.limit
-                    out.status = "limit" if state.limit is not None else "success"
+                    out.status, out.reason = sample_ending(state)
                     srec.finish(
                         output=state.output,
                         messages=state.messages,
-                        scores={k: v.model_dump() for k, v in scores.items()},
+                        scores=None if waits else {k: v.model_dump() for k, v in scores.items()},
                         limit=state.limit,
+                        status=out.status,
+                        reason=out.reason,
                     )
         out.answer = state.text if state.output is not None else None
         out.tokens, out.time = counter.total, time.monotonic() - t0

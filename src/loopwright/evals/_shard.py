@@ -8,9 +8,10 @@ into three disjoint parts that cover it and differ in size by one at most, whate
 runs them: a shell loop, a Slurm or Kubernetes job array, Ray. (Adding samples to the
 dataset deals the units anew: run all shards of one dataset.) Each shard writes its own
 run store; running a shard again carries over the samples it already finished and runs
-the rest. ``merge=`` (the CLI's ``--merge STORE``) makes one eval of the shards: the
-finished samples of every run of the task found in those stores are carried into one
-run, the missing ones are run, and the metrics are computed over all of them.
+the rest (a sample ``waiting`` for approval is not finished: it runs again). ``merge=``
+(the CLI's ``--merge STORE``) makes one eval of the shards: the finished samples of
+every run of the task found in those stores are carried into one run, the missing ones
+are run, and the metrics are computed over all of them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .._errors import ConfigurationError
 from ..log import RunStoreError, SampleInfo, list_runs, load_run
 from ..log._info import DAMAGED
 from ..model._redact import scrub_secrets
+from ._results import DONE
 
 __all__ = ["Shard", "finished_samples", "recorded_params"]
 
@@ -138,8 +140,10 @@ def finished_samples(
     shard: Shard | None = None,
     scored: bool = True,
 ) -> dict[tuple[str, int], tuple[SampleInfo, str]]:
-    """The samples of :func:`latest_samples` that finished (``success`` or ``limit``,
-    and, when ``scored``, with scores), in the latest run that finished them."""
+    """The samples of :func:`latest_samples` that are done (``success``, ``limit`` or
+    ``stopped``: :data:`~loopwright.evals._results.DONE`; when ``scored``, with scores),
+    in the latest run that did them. One ``waiting`` for approval is not done: it runs
+    again (from its start: continuing from its last step is a resume's)."""
     stores = list(stores)
     for store in stores:
         if shard is None and not Path(store).exists():  # a store named to merge must be
@@ -147,6 +151,6 @@ def finished_samples(
     found: dict[tuple[str, int], tuple[SampleInfo, str]] = {}
     for store in stores:
         for key, (s, run) in latest_samples([store], task=task, params=params, shard=shard).items():
-            if s.status in ("success", "limit") and (s.scores is not None or not scored):
+            if s.status in DONE and (s.scores is not None or not scored):
                 found[key] = (s, run)
     return found

@@ -114,7 +114,7 @@ class Task:
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.dataset = as_dataset(dataset)
-        if not len(self.dataset):
+        if not self.dataset:  # (a streamed dataset reads its first record only)
             where = self.dataset.location or name or self.dataset.name
             raise TaskError(
                 f"a task needs at least one sample; the dataset{f' {where!r}' if where else ''} "
@@ -151,7 +151,7 @@ class Task:
         self._folder: Path | None = None  # a task file's folder, on sys.path as it runs
 
     def __repr__(self) -> str:
-        return f"Task({self.name!r}, {len(self.dataset)} samples)"
+        return f"Task({self.name!r}, {self.dataset!r})"
 
     def fresh_limits(self) -> list[Limit]:
         """New limits like the task's, for one sample (a limit is used by one scope)."""

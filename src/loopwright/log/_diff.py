@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from .._errors import ConfigurationError
 from ..transcripts import ModelEvent, SpanBegin, ToolEvent
+from ._db import reading
+from ._info import RUN_COLUMNS, RunInfo
 from ._reader import RunLog, load_run
 
 __all__ = ["Divergence", "RunDiff", "Step", "diff_runs"]
@@ -97,11 +99,12 @@ def _result_text(ev: ToolEvent) -> str:
 
 def steps(log: RunLog, sample: str | None = None) -> Iterator[Step]:
     """The top-level steps of a run (or of one of its samples), in order, as they are
-    read."""
+    read: each event's messages read for it and not kept, so that what a diff holds is
+    the step it compares, not every message of two runs."""
     count = 0
     current: dict[str, Any] | None = None
     spans: set[str | None] = {None}
-    for ev in log.events(sample):
+    for ev in log._events(log._sample(sample), keep=False):
         if ev.span_id not in spans:
             continue  # inside a tool call, a subtask or a span's own agents
         if isinstance(ev, SpanBegin):
@@ -171,28 +174,45 @@ def _compare(a: Iterator[Step], b: Iterator[Step]) -> _Compared:
     return c
 
 
-def _one_sample(log: RunLog, sample: str | None) -> None:
+_SHORT = RUN_COLUMNS.replace("messages", "NULL")  # (a run's row but its conversation)
+
+
+def _info(log: RunLog) -> RunInfo:
+    """The run's row (as ``log.info``) without its final conversation: a long run's
+    message ids, which a diff does not show."""
+    row = log._one(f"SELECT {_SHORT} FROM runs WHERE id = ?", (log.run_id,))
+    if row is None:
+        return log.info  # (which says the run is gone)
+    count = log._one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (log.run_id,))[0]
+    with reading(log._where):
+        return RunInfo._from_row(row, count)
+
+
+def _one_sample(info: RunInfo, sample: str | None) -> None:
     """An eval's steps are its samples': without one named, there is nothing to compare."""
-    count = log.info.samples if sample is None else 0
+    count = info.samples if sample is None else 0
     if count:
         raise ConfigurationError(
-            f"run {log.run_id!r} is an eval of {count} sample{'s' if count > 1 else ''}, "
+            f"run {info.id!r} is an eval of {count} sample{'s' if count > 1 else ''}, "
             "whose steps are its samples': say which sample to compare (sample=ID or key; "
             "--sample on the command line)"
         )
 
 
-def _versions(log: RunLog) -> dict[str, str]:
-    recorded = log.info.metadata.get("versions")
+def _versions(info: RunInfo) -> dict[str, str]:
+    recorded = info.metadata.get("versions")
     return {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
 
 
-def _seconds(log: RunLog, sample: str | None) -> float | None:
-    info = next((s for s in log.samples if sample in (s.key, s.id)), None) if sample else None
-    row = info if info is not None else log.info
-    if row.finished is None:
-        return None
-    return (row.finished - row.created).total_seconds()
+def _seconds(log: RunLog, info: RunInfo, sample: str | None) -> float | None:
+    if not sample:
+        return None if info.finished is None else (info.finished - info.created).total_seconds()
+    row = log._one(  # (not log.samples: every sample's row, conversations and all)
+        "SELECT created, finished FROM samples WHERE run_id = ? AND key = ?",
+        (log.run_id, log._sample(sample)),
+    )
+    numbers = row is not None and all(isinstance(t, (int, float)) for t in row)
+    return float(row[1]) - float(row[0]) if numbers else None
 
 
 def diff_runs(
@@ -218,10 +238,11 @@ def diff_runs(
     path_b: str | os.PathLike[str] | None = db_b if db_b is not None else db
     with load_run(a, db=db) as left, load_run(b, db=path_b) as right:
         sb = sample_b if sample_b is not None else sample
-        _one_sample(left, sample)
-        _one_sample(right, sb)
+        info_a, info_b = _info(left), _info(right)
+        _one_sample(info_a, sample)
+        _one_sample(info_b, sb)
         compared = _compare(steps(left, sample), steps(right, sb))
-        va, vb = _versions(left), _versions(right)
+        va, vb = _versions(info_a), _versions(info_b)
         versions = {
             name: (va.get(name), vb.get(name))
             for name in sorted(set(va) | set(vb))
@@ -235,7 +256,7 @@ def diff_runs(
             divergence=compared.divergence,
             tokens_a=compared.tokens_a,
             tokens_b=compared.tokens_b,
-            seconds_a=_seconds(left, sample),
-            seconds_b=_seconds(right, sb),
+            seconds_a=_seconds(left, info_a, sample),
+            seconds_b=_seconds(right, info_b, sb),
             versions=versions,
         )

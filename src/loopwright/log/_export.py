@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..model._redact import redact_known
 from ._db import RunStoreError, connect, reading, resolve_db
 from ._fork import file_locked
 from ._reader import _find_run
@@ -146,6 +147,9 @@ def write_run(run: str | None, file: TextIO, *, db: str | os.PathLike[str] | Non
     Raises:
         RunStoreError: No such run (or store).
     """
+    from ..model._redact import learn_env_secrets
+
+    learn_env_secrets()  # (the secrets learnt are redacted again: see _write)
     where = resolve_db(db)
     conn = connect(where, create=False)
     try:
@@ -169,7 +173,7 @@ def _write(conn: sqlite3.Connection, run_id: str, f: TextIO) -> None:
         (run_id,),
     )
     head["samples"] = [_row(_SAMPLE, r) for r in samples]
-    f.write(_dumps(head)[:-1])
+    f.write(redact_known(_dumps(head))[:-1])
     # messages and events are streamed: a long run need not fit in memory twice
     f.write(',"messages":[')
     cursor = conn.execute(
@@ -179,7 +183,7 @@ def _write(conn: sqlite3.Connection, run_id: str, f: TextIO) -> None:
     for i, (mid, sample, seq, role, data) in enumerate(cursor):
         item = {"id": mid, "sample": sample, "seq": seq, "role": role}
         item["data"] = json.loads(data)
-        f.write(("," if i else "") + _dumps(item))
+        f.write(("," if i else "") + redact_known(_dumps(item)))
     f.write('],"events":[')
     cursor = conn.execute(
         "SELECT seq, id, sample, span_id, type, timestamp, data FROM events "
@@ -192,7 +196,7 @@ def _write(conn: sqlite3.Connection, run_id: str, f: TextIO) -> None:
         item |= {"type": kind, "timestamp": ts, "data": json.loads(data)}
         if kind == "model":
             inline(item["data"])
-        f.write(("," if i else "") + _dumps(item))
+        f.write(("," if i else "") + redact_known(_dumps(item)))
     f.write("]}\n")
 
 

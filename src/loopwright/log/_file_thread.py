@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model._redact import redact_known
+from ..model._redact import redact_known_rows
 from ..transcripts import ModelEvent
 from ._db import connect
 from ._fold import fold as _fold
@@ -226,7 +226,6 @@ class _FileWriter:
                     writer._failed(ex)
                     lost.add(run_id)
                     continue
-                data = redact_known(data)
                 size += len(data)
                 events.append(
                     (run_id, seq, event.id, sample, event.span_id, event.event, stamp, data)
@@ -240,7 +239,6 @@ class _FileWriter:
                     writer._failed(ex)
                     lost.add(run_id)
                     continue
-                text = redact_known(text)
                 size += len(text)
                 messages.append((run_id, message.id, sample, seq, message.role, text))
             elif kind == "flush":
@@ -251,6 +249,13 @@ class _FileWriter:
                 sql.append((item[2], sql_params(item[3])))
         if not (sql or events or messages or lost):
             return stop
+        # the secrets learnt redacted, in every row of the batch at once: one pass of the
+        # gate over them all, and each row only when one may hold a secret
+        texts = redact_known_rows([r[-1] for r in events] + [r[-1] for r in messages])
+        if texts is not None:
+            n = len(events)
+            events = [(*r[:-1], t) for r, t in zip(events, texts[:n], strict=True)]
+            messages = [(*r[:-1], t) for r, t in zip(messages, texts[n:], strict=True)]
         failed: Exception | None = None
         with file_locked():  # (a fork waits for it: see _fork.py)
             try:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..transcripts import Event
-from ._db import connect, reading, resolve_db
+from ._db import RunStoreError, connect, reading, resolve_db
 from ._info import (
     DAMAGED,
     RUN_COLUMNS,
@@ -26,6 +27,7 @@ from ._info import (
 )
 
 if TYPE_CHECKING:
+    from ..model import ChatMessage
     from ._reader import RunLog
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "event_at",
     "event_bounds",
     "event_page",
+    "last_messages",
     "runs_page",
     "samples_page",
     "store_at",
@@ -41,6 +44,10 @@ __all__ = [
 
 MAX_PAGE = 1000
 """The most rows one page reads."""
+
+Damaged = Callable[[RunStoreError], Event]
+"""What stands for an event row that cannot be read, made from why (a page shows it
+instead of failing whole: one damaged row hides no other)."""
 
 
 @dataclass(frozen=True)
@@ -169,10 +176,12 @@ def event_page(
     after: int | None = None,
     before: int | None = None,
     limit: int = 100,
+    damaged: Damaged | None = None,
 ) -> list[EventRow]:
     """Up to ``limit`` events of a run's stream (``sample`` key, ``""`` for the run's
     own), in order: the first ones, or those after the position ``after``, or the last
-    ones before ``before`` (or the very last ones with ``before=-1``)."""
+    ones before ``before`` (or the very last ones with ``before=-1``). A row that cannot
+    be read raises its ``RunStoreError``, or with ``damaged`` is what it makes."""
     limit = _bound(limit)
     params: tuple[Any, ...]
     if before is not None:
@@ -188,15 +197,25 @@ def event_page(
             "ORDER BY seq LIMIT ?",
             (log.run_id, sample, -1 if after is None else int(after), limit),
         )
-    return [EventRow(seq, key, log._event(data)) for seq, key, data in rows]
+    return [EventRow(seq, key, _event(log, data, damaged)) for seq, key, data in rows]
 
 
-def event_at(log: RunLog, id: str) -> EventRow | None:
-    """The event with this id, or ``None``."""
+def _event(log: RunLog, data: str | bytes, damaged: Damaged | None) -> Event:
+    try:
+        return log._event(data)
+    except RunStoreError as ex:
+        if damaged is None:
+            raise
+        return damaged(ex)
+
+
+def event_at(log: RunLog, id: str, damaged: Damaged | None = None) -> EventRow | None:
+    """The event with this id, or ``None`` (a row that cannot be read: as in
+    :func:`event_page`)."""
     row = log._one(
         "SELECT seq, sample, data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id)
     )
-    return None if row is None else EventRow(row[0], row[1], log._event(row[2]))
+    return None if row is None else EventRow(row[0], row[1], _event(log, row[2], damaged))
 
 
 def event_bounds(log: RunLog, sample: str = "") -> tuple[int, int] | None:
@@ -253,3 +272,57 @@ def store_at(log: RunLog, sample: str = "", upto: int | None = None) -> dict[str
             except StoreError as ex:  # (rows changed, or out of order: a damaged store)
                 raise log._damaged(f"store event {ev.id!r}", text, ex) from ex
     return data
+
+
+def last_messages(log: RunLog, sample: str = "") -> list[ChatMessage]:
+    """The conversation of a stream that has not recorded its final messages (a run
+    still going), as :meth:`RunLog.messages` makes it (its last top-level model call's
+    input and output, then the tool results after it), read from the end: the model
+    events from the last one back to the first at the top level, and the tool events
+    after it, never the whole stream."""
+    from ..transcripts import ModelEvent, SpanBegin, ToolEvent
+
+    known: dict[str, bool] = {}  # a container's id -> are the events in it top-level?
+
+    def top_level(span_id: str | None) -> bool:
+        # (as RunLog.messages reads a stream: within spans only, not a tool call or subtask)
+        chain: list[str] = []
+        answer = True
+        while span_id is not None:
+            if span_id in known:
+                answer = known[span_id]
+                break
+            chain.append(span_id)
+            row = event_at(log, span_id)
+            if row is None or not isinstance(row.event, SpanBegin) or len(chain) > 1000:
+                answer = False
+                break
+            span_id = row.event.span_id
+        for id in chain:
+            known[id] = answer
+        return answer
+
+    last: tuple[int, ModelEvent] | None = None
+    for seq, data in log._stream(
+        "SELECT seq, data FROM events WHERE run_id = ? AND sample = ? AND type = 'model' "
+        "ORDER BY seq DESC",
+        (log.run_id, sample),
+    ):
+        ev = log._event(data)
+        if isinstance(ev, ModelEvent) and ev.output is not None and top_level(ev.span_id):
+            last = (seq, ev)
+            break
+    if last is None or last[1].output is None:
+        return []
+    tools = [
+        ev.result
+        for _, data in log._stream(
+            "SELECT seq, data FROM events WHERE run_id = ? AND sample = ? AND type = 'tool' "
+            "AND seq > ? ORDER BY seq",
+            (log.run_id, sample, last[0]),
+        )
+        if isinstance(ev := log._event(data), ToolEvent)
+        and ev.result is not None
+        and top_level(ev.span_id)
+    ]
+    return [*log.model_input(last[1]), last[1].output.message, *tools]

@@ -29,7 +29,7 @@ from ._info import (
     message_ids,
     text_or_bytes,
 )
-from ._serialize import load_event, load_message
+from ._serialize import MessageLookup, load_event, load_message
 
 if TYPE_CHECKING:
     import sqlite3
@@ -266,14 +266,15 @@ class RunLog:
             RunStoreError: The run has no such message.
         """
         msg = self._messages.get(id)
-        if msg is None:
-            data = self._data("messages", id, f"{self._run} has no message {id!r}")
-            try:
-                msg = load_message(data)
-            except (ValueError, RecursionError) as ex:  # (ValidationError; too deep)
-                raise self._damaged(f"message {id!r}", data, ex) from ex
-            self._messages[id] = msg
-        return msg
+        return msg if msg is not None else self._messages.setdefault(id, self._read_message(id))
+
+    def _read_message(self, id: str) -> ChatMessage:
+        """The message with this id, read from the store (not kept)."""
+        data = self._data("messages", id, f"{self._run} has no message {id!r}")
+        try:
+            return load_message(data)
+        except (ValueError, RecursionError) as ex:  # (ValidationError; too deep)
+            raise self._damaged(f"message {id!r}", data, ex) from ex
 
     def _data(self, table: str, id: str, missing: str) -> Any:
         """The ``data`` of this run's row ``id`` in ``table`` (messages, tool sets)."""
@@ -297,10 +298,10 @@ class RunLog:
             raise self._damaged(f"tool set {id!r}", text, ValueError("not a list"))
         return tools
 
-    def _event(self, data: str | bytes) -> Event:
-        """An event row, or a clear error naming the run when the row is damaged."""
+    def _event(self, data: str | bytes, message: MessageLookup | None = None) -> Event:
+        """An event row (its messages by ``message``), or a clear error if it is damaged."""
         try:
-            return load_event(data, self.message, self._tool_set)
+            return load_event(data, message or self.message, self._tool_set)
         except (ValueError, RecursionError) as ex:  # (JSON nested too deep)
             raise self._damaged("an event", data, ex) from ex
 
@@ -350,13 +351,15 @@ class RunLog:
         still pending when read show ``pending=True``."""
         return self._events(self._sample(sample))
 
-    def _events(self, key: str) -> Iterator[Event]:
+    def _events(self, key: str, keep: bool = True) -> Iterator[Event]:
+        # keep=False (diff_runs): an event's messages are read for it, none kept (nor it)
+        message = self.message if keep else self._read_message
         for (data,) in self._stream(
             "SELECT data FROM events WHERE run_id = ? AND sample = ? ORDER BY seq",
             (self.run_id, key),
         ):
-            ev = self._event(data)
-            if isinstance(ev, ModelEvent):
+            ev = self._event(data, message)
+            if keep and isinstance(ev, ModelEvent):
                 self._remember(ev)
             yield ev
 

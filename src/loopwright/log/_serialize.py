@@ -208,7 +208,7 @@ def sql_params(params: tuple[Any, ...]) -> tuple[Any, ...]:
     the secrets learnt redacted (a row holds JSON and plain text: both ways), a lone
     surrogate (in plain text, e.g. an error quoting a dataset) as ``\\udXXX``."""
     return tuple(
-        redact_known(redact_known(p), plain=True).encode("utf-8", "backslashreplace").decode()
+        redact_known(p, plain=True).encode("utf-8", "backslashreplace").decode()
         if isinstance(p, str)
         else p
         for p in params

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopwright._patterns import PatternUnchecked, bounded_patterns
+from loopwright._patterns import PatternUnchecked
 from loopwright.mcp._connection import (
     Connection,
     MCPServerError,
@@ -180,11 +180,10 @@ class MCPServer:
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {conn.gone_message()}")
         try:
             # the SDK checks structured content against the tool's output schema, the
-            # server's patterns included: matched in bounded time (the task race() makes
-            # for the call takes this context, so this block)
-            with bounded_patterns():
-                async with asyncio.timeout(timeout or self.timeout):
-                    return await conn.race(getattr(session, fn)(*args, **kwargs))
+            # server's patterns included: matched in bounded time, off the event loop
+            # when slow (_session.py), a PatternUnchecked when they cannot be
+            async with asyncio.timeout(timeout or self.timeout):
+                return await conn.race(getattr(session, fn)(*args, **kwargs))
         except MCPServerError as ex:
             await self._drop(conn)
             raise MCPServerError(f"MCP server {self.name!r}: {what} failed: {ex}") from None

@@ -158,7 +158,7 @@ class Connection:
         on_message: Callable[[Any], Awaitable[None]],
         startup_timeout: float,
     ) -> None:
-        from mcp import ClientSession
+        from loopwright.mcp._session import session_class
 
         try:
             async with AsyncExitStack() as stack:
@@ -167,7 +167,7 @@ class Connection:
                     self._stderr.writer.close()
                     self._group = _group_of(self._stderr.holder())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, message_handler=on_message)  # type: ignore[arg-type]
+                    session_class()(read, write, message_handler=on_message)  # type: ignore[arg-type]
                 )
                 async with asyncio.timeout(startup_timeout):
                     await session.initialize()

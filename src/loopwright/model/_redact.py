@@ -28,8 +28,12 @@ Two layers use this:
   goes through :func:`error_summary` (redacted and bounded), whatever the provider.
 - **The last line.** Every secret learnt (:func:`learn_model_secrets` when a model is
   called while recording, :func:`learn_named_secrets`, :func:`learn_env_secrets`) is
-  redacted by the run store's writer from every row (:func:`redact_known`), as it is and
-  as JSON writes it, so the rows stay valid JSON. Only those exact values: the shapes
+  redacted by the run store's writer from every row (:func:`redact_known`), and so by
+  the OpenTelemetry export and the approval digests, in every form it may take there:
+  as it is and as JSON writes it (so the rows stay valid JSON), and encoded (base64 at
+  any offset, hex and percent- or ``\\u``-escaped in any case: a tool that prints
+  ``base64(key)``, a server echoing a ``Basic`` header), at a cost that does not grow
+  with the number of secrets (``_secret_forms.py``). Only those values: the shapes
   are matched in error text alone, as a model's or tool's text may hold ``token=...``
   that is no secret, and the record must say what the model saw.
 
@@ -42,15 +46,16 @@ credentials, query and fragment of URLs), so no length or exact value matters th
 from __future__ import annotations
 
 import base64
-import json
+import functools
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._errors import error_text
+from ._secret_forms import JSON, PLAIN, Forms, replace
 
 if TYPE_CHECKING:
     from ._api import ModelAPI
@@ -69,6 +74,7 @@ __all__ = [
     "learn_secrets",
     "redact",
     "redact_known",
+    "redact_known_rows",
     "redact_url",
     "scrub_secrets",
     "secret_name",
@@ -110,24 +116,19 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
 # --- the secrets learnt: redacted from every run store row --------------------------------
 _lock = threading.Lock()
 # what is known, as given (a set, for the cheap "seen it" test of every model call); and
-# the forms to look for, as they are (plain text) and as JSON writes them, longest first
-# so that a secret containing another is replaced whole; the tuples are replaced whole
-# under the lock, so readers take them without it
+# their forms (plain, JSON, encoded: ``_secret_forms.py``); both are replaced whole under
+# the lock, so readers take them without it
 _known: frozenset[str] = frozenset()
-_plain_forms: tuple[str, ...] = ()
-_json_forms: tuple[str, ...] = ()
+_forms = Forms()
 _env_done = False
-
-
-def _longest_first(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(set(values), key=len, reverse=True))
 
 
 def learn_secrets(values: Iterable[object]) -> None:
     """Redact each of ``values`` (the strings of :data:`MIN_LENGTH` characters or more)
-    from every run store row written from now on, as it is and as it appears inside
-    JSON text. Cheap for values already known."""
-    global _known, _plain_forms, _json_forms
+    from every run store row written from now on, in every form it may take there
+    (as it is, as JSON writes it, encoded: :mod:`~loopwright.model._secret_forms`).
+    Cheap for values already known."""
+    global _known, _forms
     new = [
         v
         for v in values
@@ -136,14 +137,10 @@ def learn_secrets(values: Iterable[object]) -> None:
     if not new:
         return
     with _lock:
-        new = [v for v in new if v not in _known]
+        new = list(dict.fromkeys(v for v in new if v not in _known))
         if not new:
             return
-        forms = {
-            f for v in new for f in (json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1])
-        }
-        _json_forms = _longest_first([*_json_forms, *forms])
-        _plain_forms = _longest_first([*_plain_forms, *new])
+        _forms = _forms.adding(new)
         _known = _known | set(new)
 
 
@@ -240,13 +237,26 @@ def secret_name(name: str) -> bool:
 
 def redact_known(text: str, *, plain: bool = False) -> str:
     """``text`` (JSON, or ``plain`` text) with every secret learnt replaced by
-    :data:`REDACTED`: linear in its size for each secret; nothing is copied when none
-    occurs. In JSON the secrets are looked for as JSON writes them, so the text stays
-    valid JSON."""
-    for secret in _plain_forms if plain else _json_forms:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+    :data:`REDACTED`, in every form it may take (:mod:`~loopwright.model._secret_forms`:
+    as it is, base64, hex, percent- and ``\\u``-escaped); ``text`` itself when none
+    occurs. In JSON the forms are looked for as JSON writes them, so the text stays valid
+    JSON; in plain text, both ways (a row's plain text column may hold JSON). The cost is
+    a pass or three over ``text``'s bytes whatever the number of secrets."""
+    forms = _forms
+    return replace(text, ((forms, JSON | PLAIN if plain else JSON),), REDACTED) if forms else text
+
+
+def redact_known_rows(texts: list[str]) -> list[str] | None:
+    """Each of ``texts`` (JSON) as :func:`redact_known` makes it, or ``None`` when none
+    changes: the rows of a batch are looked at in one pass (one gate over them all,
+    ``_secret_forms.py``), then only if a form may be in one, each row."""
+    forms = _forms
+    if not forms or not texts:
+        return None
+    # (a form in a row is in the rows joined: the gate over them all misses none)
+    if not forms.candidates("\0".join(texts), JSON):
+        return None
+    return [replace(t, ((forms, JSON),), REDACTED) for t in texts]
 
 
 # --- error text ------------------------------------------------------------------------------
@@ -254,31 +264,23 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with each of ``secrets`` and of the secrets learnt (of :data:`MIN_LENGTH`
     characters or more) and everything shaped like a secret (``sk-...`` keys,
     ``Bearer ...`` / ``Basic ...`` credentials, ``api_key=...``-style values, a URL's
-    ``user:password@``) replaced by :data:`REDACTED`; each of ``secrets`` also as a
-    server may echo it encoded (percent-encoded, base64). For error text, not for a
-    model's or a tool's (see the module documentation)."""
+    ``user:password@``) replaced by :data:`REDACTED`; the secrets in every form they may
+    take (encoded too: :mod:`~loopwright.model._secret_forms`). For error text, not for
+    a model's or a tool's (see the module documentation)."""
     learn_env_secrets()
-    given = [s for s in secrets if s and len(s) >= MIN_LENGTH]
-    # (a server may echo them encoded: percent-encoded, in base64)
-    given = [*(s for s in given if s not in _known), *(f for s in given for f in _encoded(s))]
-    for secret in _longest_first([*given, *_plain_forms]) if given else _plain_forms:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+    # (the secrets given that were not learnt: a model that is not recorded)
+    given = tuple(sorted({s for s in secrets if s and len(s) >= MIN_LENGTH} - _known))
+    found = [(_forms, PLAIN | JSON), *([(_given_forms(given), PLAIN | JSON)] if given else [])]
+    text = replace(text, found, REDACTED)
     text = _USERINFO.sub(r"\1" + REDACTED + "@", text)
     for pattern, replacement in _SHAPES:
         text = pattern.sub(replacement, text)
     return text
 
 
-def _encoded(secret: str) -> set[str]:
-    """How a server may echo ``secret`` encoded: percent-encoded, and in base64
-    (standard or URL-safe, padded or not)."""
-    raw = secret.encode("utf-8", "surrogatepass")
-    b64 = base64.b64encode(raw).decode("ascii")
-    url_safe = base64.urlsafe_b64encode(raw).decode("ascii")
-    forms = {quote(secret, safe=""), b64, b64.rstrip("="), url_safe, url_safe.rstrip("=")}
-    forms.discard(secret)
-    return forms
+@functools.lru_cache(maxsize=16)
+def _given_forms(secrets: tuple[str, ...]) -> Forms:
+    return Forms().adding(secrets)
 
 
 def error_summary(

@@ -12,12 +12,13 @@ run recorded earlier (:func:`export_spans`). See :func:`instrument` for the span
 
 from typing import TYPE_CHECKING
 
-from ._instrument import ENV, Instrumentation, cli_tracing, instrument
+from ._cli import EXIT_ENV, cli_tracing
+from ._instrument import ENV, Instrumentation, instrument
 
 if TYPE_CHECKING:
     from ._export import export_spans
 
-__all__ = ["ENV", "Instrumentation", "cli_tracing", "export_spans", "instrument"]
+__all__ = ["ENV", "EXIT_ENV", "Instrumentation", "cli_tracing", "export_spans", "instrument"]
 
 
 def __getattr__(name: str) -> object:

@@ -16,8 +16,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .._terminal import one_line
 from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
 from ..model._redact import redact_known
+from ..model.providers._wire_text import valid_text
 
 __all__ = [
     "AGENT_NAME",
@@ -25,6 +27,8 @@ __all__ = [
     "ERROR_TYPE",
     "INPUT_MESSAGES",
     "INPUT_TOKENS",
+    "LABELS",
+    "MAX_LABEL",
     "OPERATION",
     "OUTPUT_MESSAGES",
     "OUTPUT_TOKENS",
@@ -40,6 +44,7 @@ __all__ = [
     "finish_reason",
     "input_messages",
     "json_value",
+    "label",
     "output_messages",
     "redacted",
     "split_model",
@@ -64,6 +69,17 @@ INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 ERROR_TYPE = "error.type"
 RUN_ID = "loopwright.run.id"
+SAMPLE_ID = "loopwright.sample.id"
+
+LABELS = frozenset(
+    {
+        AGENT_NAME, PROVIDER, SYSTEM, REQUEST_MODEL, RESPONSE_MODEL, TOOL_NAME, TOOL_CALL_ID,
+        ERROR_TYPE, SAMPLE_ID, "exception.type", "loopwright.span.type",
+        "loopwright.subtask.type", "loopwright.limit.type", "loopwright.approval.decision",
+        "source", "level", "logger", "decision", "approver",
+    }
+)  # fmt: skip
+"""The attributes that name or identify (not contents): each value through :func:`label`."""
 
 CONTENTS_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The environment variable the OpenTelemetry GenAI instrumentations read to record
@@ -89,7 +105,7 @@ _SLACK = 4096  # characters redacted beyond a cut: more than any secret
 def redacted(text: str) -> str:
     """``text`` with every secret learnt redacted, as plain text and as JSON writes it
     (as the run store redacts its rows: ``model/_redact.py``)."""
-    return redact_known(redact_known(text, plain=True))
+    return redact_known(text, plain=True)
 
 
 def bounded(text: str, limit: int) -> str:
@@ -98,6 +114,24 @@ def bounded(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{redacted(text[: limit + _SLACK])[:limit]}...[{len(text) - limit} characters cut]"
+
+
+MAX_LABEL = 200
+"""The most characters of a name or an id in a span's name or attribute: a task's name, a
+sample's id (a dataset's), a tool's name (a model's choice, an MCP server's), a span's."""
+
+
+def label(value: str, limit: int = MAX_LABEL) -> str:
+    """A name or an id as a span may show it: one line, every control, bidi or
+    invisible character escaped as ``_terminal.one_line`` shows it (``\\x1b``,
+    ``\\u202e``, ``\\n``: nothing acts on a viewer or hides, and two names that differ
+    still look different), a lone surrogate U+FFFD (as :func:`~._common.text` has it),
+    the secrets learnt redacted, and past ``limit`` characters cut, saying how long it
+    was. The work is bounded by ``limit``, whatever the length of ``value``."""
+    shown = one_line(valid_text(redacted(value[: limit + _SLACK])))
+    if len(shown) <= limit and len(value) <= limit + _SLACK:
+        return shown
+    return f"{shown[:limit]}...[{len(value):,} characters, cut]"
 
 
 def _json_text(value: Any) -> str:

@@ -63,9 +63,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Options", "TraceBuilder", "ns"]
 
-MAX_NAME = 200
-"""The most characters of a tool's name in a span's name and ``gen_ai.tool.name``."""
-
 SETTLE_NS = 1_000_000_000
 """How long after a recorded call's end an event may still be within it: a call's end is
 its start plus its duration, two clocks, which drift apart a little during a call."""
@@ -113,7 +110,7 @@ class TraceBuilder:
         """The root is the run ``name`` (an agent's run, unless :meth:`name_eval`)."""
         self.named = True
         root = self.root
-        root.update_name(text(f"invoke_agent {name}"))
+        root.update_name(text(f"invoke_agent {a.label(name)}"))
         put(root, a.AGENT_NAME, name)
         if model:
             provider, model_name = a.split_model(model)
@@ -123,18 +120,19 @@ class TraceBuilder:
     def name_eval(self, name: str) -> None:
         """The root is an eval (its samples' spans are within it)."""
         if self.root.is_recording():
-            self.root.update_name(text(f"invoke_workflow {name}"))
+            self.root.update_name(text(f"invoke_workflow {a.label(name)}"))
             self.root.set_attribute(a.OPERATION, "invoke_workflow")
 
     def name_sample(self, name: str, id: str | None = None, epoch: int | None = None) -> None:
         """The root is a sample of the eval ``name``."""
         self.named = True
         root = self.root
-        root.update_name(text(f"invoke_agent {name}" + (f" sample {id}" if id is not None else "")))
+        sample = f" sample {a.label(id)}" if id is not None else ""
+        root.update_name(text(f"invoke_agent {a.label(name)}{sample}"))
         put(root, a.AGENT_NAME, name)
         root.set_attribute("loopwright.eval.sample", True)
         if id is not None:
-            put(root, "loopwright.sample.id", id)
+            put(root, a.SAMPLE_ID, id)
         if epoch is not None:
             put(root, "loopwright.eval.epoch", epoch)
 
@@ -319,10 +317,10 @@ class TraceBuilder:
 
     def _tool(self, ev: ToolEvent) -> None:
         if ev.id not in self._spans:
-            name = ev.call.function[:MAX_NAME]  # the model's choice: maybe no tool's name
+            name = ev.call.function  # the model's choice: maybe no tool's name
             attributes: dict[str, Any] = {
                 a.OPERATION: "execute_tool",
-                a.TOOL_NAME: name,
+                a.TOOL_NAME: name,  # (labelled: _start, a.LABELS)
                 a.TOOL_CALL_ID: ev.call.id,
                 a.TOOL_TYPE: "function",
             }
@@ -330,7 +328,7 @@ class TraceBuilder:
                 attributes[a.TOOL_ARGUMENTS] = a.json_value(
                     ev.call.arguments, self.options.max_content
                 )
-            self._start(ev, f"execute_tool {name}", attributes)
+            self._start(ev, f"execute_tool {a.label(name)}", attributes)
             self._agents.add(ev.id)  # an agent used as a tool runs its steps in the call
         if ev.pending:
             return
@@ -357,10 +355,10 @@ class TraceBuilder:
         if ev.type == "run":  # a run inside a run (an agent used as a tool)
             self._agents.add(ev.id)
             attributes = {a.OPERATION: "invoke_agent", a.AGENT_NAME: ev.name}
-            self._start(ev, f"invoke_agent {ev.name}", attributes)
+            self._start(ev, f"invoke_agent {a.label(ev.name)}", attributes)
         else:
             attributes = {"loopwright.span.type": ev.type} if ev.type else {}
-            self._start(ev, ev.name, attributes)
+            self._start(ev, a.label(ev.name), attributes)
 
     def _span_end(self, ev: SpanEnd) -> None:
         end = ns(ev.timestamp)
@@ -380,7 +378,7 @@ class TraceBuilder:
                 attributes["loopwright.subtask.input"] = a.json_value(
                     ev.input, self.options.max_content
                 )
-            self._start(ev, f"{ev.type} {ev.name}", attributes)
+            self._start(ev, f"{a.label(ev.type)} {a.label(ev.name)}", attributes)
         if ev.pending:
             return
         end = self._end(ev)

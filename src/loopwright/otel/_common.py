@@ -34,6 +34,7 @@ __all__ = [
     "chat_request",
     "chat_result",
     "clean",
+    "clean_as",
     "cleaned",
     "end_ns",
     "error_kind",
@@ -49,6 +50,8 @@ MAX_NS = 2**64 - 1
 """The latest time OTLP carries (a fixed64 of nanoseconds since the epoch)."""
 _MAX_SECONDS = MAX_NS / 1e9
 _INT64 = 2**63
+MAX_MESSAGE = 16_000
+"""The most characters of an error's message and of its stack trace."""
 
 
 def _ns(seconds: float) -> int:
@@ -94,14 +97,22 @@ def clean(value: Any) -> Any:
     return value
 
 
+def clean_as(key: str, value: Any) -> Any:
+    """An attribute's value through :func:`clean`, or :func:`~._attributes.label` for
+    a name or id (:data:`~._attributes.LABELS`)."""
+    if key in a.LABELS and isinstance(value, str):
+        return a.label(value)
+    return clean(value)
+
+
 def cleaned(attributes: dict[str, Any]) -> dict[str, Any]:
-    """Every value of ``attributes`` through :func:`clean`."""
-    return {k: clean(v) for k, v in attributes.items()}
+    """Every value of ``attributes`` through :func:`clean_as`."""
+    return {k: clean_as(k, v) for k, v in attributes.items()}
 
 
 def put(span: Span, key: str, value: Any) -> None:
-    """``span.set_attribute(key, value)``, the value through :func:`clean`."""
-    span.set_attribute(key, clean(value))
+    """``span.set_attribute(key, value)``, the value through :func:`clean_as`."""
+    span.set_attribute(key, clean_as(key, value))
 
 
 class Options:
@@ -117,10 +128,10 @@ class Options:
 
 def set_error(span: Span, kind: str, message: str, stacktrace: str | None = None) -> None:
     """An error on ``span``: the error status, ``error.type`` and an exception event."""
-    kind, message = text(kind), text(message)
+    kind, message = a.label(kind), text(a.bounded(message, MAX_MESSAGE))
     attributes = {"exception.type": kind, "exception.message": message}
     if stacktrace:
-        attributes["exception.stacktrace"] = text(stacktrace)
+        attributes["exception.stacktrace"] = text(a.bounded(stacktrace, MAX_MESSAGE))
     span.add_event("exception", attributes)
     span.set_attribute(a.ERROR_TYPE, kind)
     span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}"[:1000]))
@@ -180,7 +191,7 @@ def chat_request(ev: ModelEvent) -> tuple[str, dict[str, Any]]:
         attributes["gen_ai.request.temperature"] = config.temperature
     if config.top_p is not None:
         attributes["gen_ai.request.top_p"] = config.top_p
-    return f"chat {model}", attributes
+    return f"chat {a.label(model)}", attributes
 
 
 def chat_result(span: Span, ev: ModelEvent) -> None:

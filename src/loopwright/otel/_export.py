@@ -6,6 +6,7 @@ import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from .._errors import ConfigurationError
 from ..log import RunLog, SampleInfo, load_run
 from . import _attributes as a
 from ._builder import Options, TraceBuilder, ns
@@ -102,16 +103,20 @@ def send_otlp(
     """Send a recorded run's spans over OTLP/HTTP to ``endpoint`` (the traces URL;
     default: the standard ``OTEL_EXPORTER_OTLP_*`` variables, else
     ``http://localhost:4318/v1/traces``), :data:`BATCH` spans a request, as they end.
+    Each request (its retries included) takes at most ``timeout`` seconds, and nothing
+    more is sent after one failed: an endpoint that is down costs about ``timeout``.
     Returns the trace id and the number of spans.
 
     Raises:
-        ConnectionError: The endpoint did not take the spans (nothing more is sent after
-            the first request it refused).
+        ConnectionError: The endpoint did not take the spans; the message names it by
+            scheme, host and port only, and says why (the error's type or HTTP status).
     """
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from ._exit import endpoint_from_env, quiet_exporter, where
 
     class Batches(SpanProcessor):
         """Sends the spans ended, a batch at a time, on this thread."""
@@ -133,17 +138,25 @@ def send_otlp(
                 self.failed = exporter.export(spans) is not SpanExportResult.SUCCESS
                 self.sent += 0 if self.failed else len(spans)
 
+    if not timeout > 0:
+        raise ConfigurationError(f"send_otlp: timeout must be > 0 seconds, not {timeout!r}")
     service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": service}), shutdown_on_exit=False
+    )
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
     batches = Batches()
     provider.add_span_processor(batches)
-    try:
-        trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
-        batches.send()
-    finally:
-        exporter.shutdown()  # type: ignore[no-untyped-call]
+    with quiet_exporter() as failure:
+        try:
+            trace_id = export_spans(run, db=db, tracer_provider=provider, contents=contents)
+            batches.send()
+        finally:
+            exporter.shutdown()  # type: ignore[no-untyped-call]
     if batches.failed:
-        where = endpoint or "the OTLP endpoint ($OTEL_EXPORTER_OTLP_ENDPOINT)"
-        raise ConnectionError(f"{where} did not take the spans (see the log above)")
+        why = f" ({failure.reason})" if failure.reason else ""
+        raise ConnectionError(
+            f"{where(endpoint or endpoint_from_env())} did not take the spans{why} within "
+            f"{timeout:g} s; {batches.sent} sent before"
+        )
     return trace_id, batches.sent

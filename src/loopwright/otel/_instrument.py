@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import weakref
-from collections.abc import Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError, MissingDependencyError
 from ..transcripts import Transcript, on_transcript_open
@@ -20,7 +17,7 @@ if TYPE_CHECKING:
     from ..transcripts import Event
     from ._builder import TraceBuilder
 
-__all__ = ["ENV", "Instrumentation", "cli_tracing", "instrument", "tracer"]
+__all__ = ["ENV", "Instrumentation", "instrument", "tracer"]
 
 ENV = "LOOPWRIGHT_OTEL"
 """The command line traces its runs when set: ``1`` / ``otlp`` (OTLP over HTTP, set up
@@ -192,51 +189,3 @@ def instrument(
         _active.uninstrument()
     _active = Instrumentation(tracer_provider, _contents(contents), max_content)
     return _active
-
-
-@contextlib.contextmanager
-def cli_tracing(value: str | None = None) -> Iterator[Any]:
-    """For the command line: with ``$LOOPWRIGHT_OTEL`` set (or ``value``), trace its runs
-    to the exporter it names (``1``/``otlp``: OTLP over HTTP; ``console``), and send
-    what is left on leaving."""
-    value = (value if value is not None else os.environ.get(ENV, "")).strip().lower()
-    if value in ("", "0", "false", "no"):
-        yield None
-        return
-    if value not in ("1", "true", "yes", "otlp", "console"):
-        raise ConfigurationError(f"${ENV} must be 1, otlp or console, not {value!r}")
-    _import()
-    provider = _provider(value)
-    instrumentation = instrument(tracer_provider=provider)
-    try:
-        yield instrumentation
-    finally:
-        instrumentation.uninstrument()
-        with contextlib.suppress(Exception):
-            provider.shutdown()  # sends the spans still batched
-
-
-def _provider(kind: str) -> Any:
-    """An SDK tracer provider exporting to OTLP over HTTP (or the console)."""
-    try:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import (
-            BatchSpanProcessor,
-            ConsoleSpanExporter,
-            SimpleSpanProcessor,
-        )
-    except ImportError as ex:
-        raise MissingDependencyError(
-            "tracing needs the OpenTelemetry SDK: pip install 'loopwright[otel]'"
-        ) from ex
-    service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    if kind == "console":
-        # on stderr: stdout is the command's answer
-        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return provider

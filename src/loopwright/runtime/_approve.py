@@ -49,10 +49,15 @@ __all__ = [
 
 async def park(scope: RunScope, state: AgentState) -> None:
     """Keep the calls the run waits for in the run store (before its row says so)."""
+    if scope.nested and scope.within is not None:
+        # an eval sample's run: the sample ends ``waiting`` (evals/_runner.py), its calls
+        # in its transcript; a resume of the eval asks the task's policy again. No
+        # decisions are kept for a sample (the approvals table is per run)
+        return
     if scope.nested:
         raise ConfigurationError(
             "an approval policy deferred a call in a run inside another (an agent used as "
-            "a tool, or an eval's sample): deferred approval works for a run of its own "
+            "a tool): deferred approval works for a run of its own (or an eval's sample) "
             "only, which can wait and be continued"
         )
     ids = [p.call.id for p in state.pending]
@@ -84,6 +89,12 @@ def _run_id(run: str, db: str | os.PathLike[str] | None, *, waiting: bool = Fals
         info = log.info
     if waiting and info.status != "waiting":
         raise not_waiting(info.id, info.status)
+    if info.status == "waiting" and info.metadata.get("kind") == "eval":
+        raise ApprovalRefused(
+            f"run {info.id} is an eval whose samples wait for approval: decisions about an "
+            "eval's samples are not kept; resume the eval (`loopwright runs resume` or "
+            "lw.eval(..., resume=)) with an approval policy that decides their calls"
+        )
     return info.id
 
 

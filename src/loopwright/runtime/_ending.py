@@ -105,9 +105,12 @@ class ScopeEnding:
         messages: Sequence[ChatMessage] | None,
         error: BaseException | str | None,
         limit: LimitInfo | LimitExceededError | None,
+        reason: str | None = None,
     ) -> None:
         """Say how the scope ended: record the limit's and the error's events (unless a
-        scope inside recorded them), the final messages, and the row values."""
+        scope inside recorded them), the final messages, and the row values (``reason``:
+        the ``error`` column of a scope that ended with no error, ``stopped`` or
+        ``waiting``, saying why; no event)."""
         limit_json = None
         if limit is not None:
             info = limit.info if isinstance(limit, LimitExceededError) else limit
@@ -128,6 +131,8 @@ class ScopeEnding:
                 t._record(_error_event(error))
             self.said = [*self._said(), error]
             error_text = error_summary(error)
+        elif reason is not None:
+            error_text = error_summary(reason)
         ids = None
         if messages is not None:
             t.add_messages(messages)

@@ -302,10 +302,12 @@ class RunScope:
         limit: LimitInfo | LimitExceededError | None = None,
         status: RunStatus | None = None,
         scores: Mapping[str, Any] | None = None,
+        reason: str | None = None,
     ) -> None:
         """Say how the run (or sample) ended (else leaving the ``async with`` block
         decides: an exception makes it ``error``/``limit``/``cancelled``, none
-        ``success``).
+        ``success``). ``reason``: why a ``stopped``/``waiting`` one did not finish, kept
+        in its row's ``error`` column (redacted, bounded) with no ``ErrorEvent``.
 
         Records a ``LimitEvent``/``ErrorEvent`` for ``limit``/``error`` (unless a scope
         inside this one recorded that very one), stores the final ``messages`` (each
@@ -323,6 +325,7 @@ class RunScope:
             messages=messages,
             error=error,
             limit=limit,
+            reason=reason,
         )
 
     def owns(self, error: LimitExceededError) -> bool:

@@ -92,7 +92,17 @@ def report(
 
 
 def _abbreviate(text: str) -> str:
+    """``text`` cut to its first and last ~1000 characters; each end with the secrets
+    learnt redacted before it is cut, so none is cut in two and half of it kept (the
+    run store redacts a whole secret, not a half)."""
     if len(text) <= _EVENT_TEXT:
         return text
+    from ..model._redact import redact_known
+
     half = _EVENT_TEXT // 2
-    return f"{text[:half]}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{text[-half:]}"
+    head = redact_known(text[: half + _SLACK], plain=True)[:half]
+    tail = redact_known(text[-(half + _SLACK) :], plain=True)[-half:]
+    return f"{head}\n[... {len(text) - _EVENT_TEXT} characters ...]\n{tail}"
+
+
+_SLACK = 4096  # characters redacted beyond a cut: more than any secret's longest form

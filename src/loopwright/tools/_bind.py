@@ -46,6 +46,11 @@ class Validator(Protocol):
         """The names of the parameters passed by position."""
         ...
 
+    @property
+    def patterns(self) -> bool:
+        """Whether a check may match the schema's patterns (``loopwright._patterns``)."""
+        ...
+
     def bind(self, tool_name: str, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """Validate; return the positional and keyword arguments to call with."""
         ...

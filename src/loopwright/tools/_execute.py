@@ -9,6 +9,7 @@ from collections.abc import Generator, Sequence
 from typing import Any, Protocol
 
 from .._errors import ConfigurationError
+from .._patterns import reply_patterns
 from .._timers import deadline
 from ..model import (
     DEFAULT_MAX_TOOL_OUTPUT,
@@ -22,6 +23,7 @@ from ..model import (
 from ..model.protocols import FORMAT_ERROR_FUNCTION
 from ._answer import current_answer
 from ._approval import Approval, current_approver
+from ._bind_call import bind_call
 from ._error_text import exception_text, os_error_text, unknown_tool
 from ._errors import (
     OutputLimitExceededError,
@@ -98,9 +100,10 @@ async def execute_tools(
       ``defer`` raises :class:`ToolDeferred` once the calls beside it finished (the
       calls after it are not run).
     - Expected failures become ``ToolMessage.error`` and the run goes on: an unknown
-      tool, unparseable or invalid arguments, a :class:`ToolError`, a timeout,
-      ``PermissionError``, ``FileNotFoundError``, an output limit, an exception the
-      tool lists in ``errors_to_model``.
+      tool, unparseable or invalid arguments (or arguments whose schema's patterns
+      could not be matched in time: the calls share 2 s, see ``_bind_call``), a
+      :class:`ToolError`, a timeout, ``PermissionError``, ``FileNotFoundError``, an
+      output limit, an exception the tool lists in ``errors_to_model``.
     - Any other exception is a bug: the other calls are cancelled and it propagates,
       with a note naming the tool and the call id.
     - Output longer than ``max_output`` bytes is cut in the middle (see
@@ -141,15 +144,16 @@ async def execute_tools(
         raise ConfigurationError(f"max_parallel must be >= 1, got {max_parallel}.")
     run = _Run(by_name, max_output, messages, max_parallel, gate)
     results: list[ToolMessage] = []
-    for batch in _batches(calls, by_name):
-        try:
-            if len(batch) == 1:
-                results.append(await _Alone(batch[0], run))
-            else:
-                results.extend(await _run_batch(batch, run))
-        except (ToolTerminated, ToolDeferred) as ex:
-            ex.messages = results + ex.messages
-            raise
+    with reply_patterns():  # the calls' pattern matching: 2 s for all (_bind_call.py)
+        for batch in _batches(calls, by_name):
+            try:
+                if len(batch) == 1:
+                    results.append(await _Alone(batch[0], run))
+                else:
+                    results.extend(await _run_batch(batch, run))
+            except (ToolTerminated, ToolDeferred) as ex:
+                ex.messages = results + ex.messages
+                raise
     return results
 
 
@@ -342,7 +346,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
     if tool is None:
         return _error(ex, "unknown_tool", unknown_tool(call.function, run.tools), run)
     try:
-        args, kwargs = tool._bind(call.arguments)
+        args, kwargs = await bind_call(tool, call.arguments)
     except ToolArgumentsError as err:
         return _error(ex, "validation", err.message, run)
 
@@ -389,7 +393,7 @@ async def _produce(ex: ToolExecution, run: _Run) -> ToolMessage:
                     "redirect a call to another tool, but not to a terminal one."
                 )
             try:
-                args, kwargs = tool._bind(modified.arguments)
+                args, kwargs = await bind_call(tool, modified.arguments)
             except ToolArgumentsError as err:
                 return _error(ex, "validation", err.message, run)
 

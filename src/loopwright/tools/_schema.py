@@ -18,7 +18,7 @@ import inspect
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, ClassVar, get_args, get_origin
 
 from pydantic_core import ValidationError
 
@@ -201,6 +201,8 @@ class FunctionSpec:
     params: tuple[_Param, ...]
     parameters: dict[str, Any]
     description: str
+    # pydantic matches a ``pattern`` with Rust's regex crate, in linear time
+    patterns: ClassVar[bool] = False
     # (name, field) of each parameter when all are passed by keyword (the usual case)
     _keywords: tuple[tuple[str, str], ...] | None = field(init=False, repr=False)
 

@@ -9,8 +9,9 @@ nowhere or back to itself without end (a schema from elsewhere, an MCP server's)
 error for the model on the values that reach it. So is a value that cannot be checked
 against a ``pattern`` (or a ``patternProperties`` key) in bounded time: the patterns are
 matched by :mod:`loopwright._patterns` (``regex``, with a timeout shared by the call's
-matches; a pattern too long, too large once compiled or not valid, a string too long),
-never by ``re``, which can backtrack for minutes with the event loop stopped. No
+matches, and by all the calls of a model reply in ``execute_tools``; a pattern too long,
+too large once compiled or not valid, a string too long), never by ``re``, which can
+backtrack for minutes with the event loop stopped. No
 reference to a URL is ever fetched: a ``$ref`` out of the schema is refused when the
 tool is made, and the validator's registry is empty, so a ``$dynamicRef`` to one
 resolves to nothing.
@@ -109,13 +110,15 @@ class SchemaSpec:
 
     Attributes:
         parameters: The JSON schema the arguments are checked against.
+        patterns: Whether it holds a pattern (a check may take long: ``_bind_call``).
     """
 
     def __init__(self, fn: Callable[..., Any], tool_name: str, parameters: dict[str, Any]) -> None:
         from jsonschema.exceptions import SchemaError
 
         # patterns are matched in bounded time (see the module's docstring)
-        self._bounded = bounded_patterns if _local_refs_only(parameters, tool_name) else None
+        self.patterns = _local_refs_only(parameters, tool_name)
+        self._bounded = bounded_patterns if self.patterns else None
         cls = _validator_class(parameters)
         try:
             cls.check_schema(parameters)

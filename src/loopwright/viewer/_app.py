@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-import math
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from ..log import (
     event_at,
     event_bounds,
     event_page,
+    last_messages,
     load_run,
     runs_page,
     samples_page,
@@ -30,7 +31,16 @@ from ..log import (
     usage_totals,
 )
 from ..transcripts import ModelEvent
-from ._data import Depths, event_json, message_json, pending_json, run_json, sample_json
+from ._bounds import Cut, finite
+from ._data import (
+    Depths,
+    damaged_event,
+    event_json,
+    message_json,
+    pending_json,
+    run_json,
+    sample_json,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -42,11 +52,17 @@ __all__ = ["STATIC", "create_app"]
 STATIC = Path(__file__).parent / "static"
 
 _CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _PAGE = 100
 _MAX_REFRESH = 100
+_MAX_INPUT = 200  # a model call's input messages sent at a time
+_MAX_CACHED = 4096  # runs' totals kept
+_MAX_INT = 1 << 62  # (SQLite's integers are 64-bit)
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+"""The names a request without a token may give in its Host header: this machine's own
+(any other is a page elsewhere whose DNS name was pointed at 127.0.0.1)."""
 
 
 class _BadRequest(Exception):
@@ -58,15 +74,20 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise _BadRequest(f"{name} must be a whole number") from None
+    if not -_MAX_INT <= number <= _MAX_INT:
+        raise _BadRequest(f"{name} is out of range")
+    return number
 
 
 def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starlette:
     """The viewer for the run store ``db``. With ``token``, every request must carry it
     (``?token=``, which the page then keeps as a cookie, or an ``Authorization: Bearer``
-    header)."""
+    header); without, every request must name this machine (``LOOPBACK_NAMES``) as its
+    ``Host``: another site's page cannot read the runs by pointing its name at 127.0.0.1
+    (DNS rebinding)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.base import BaseHTTPMiddleware
@@ -75,7 +96,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
     from starlette.staticfiles import StaticFiles
 
     path = Path(db)
-    stats_cache: dict[tuple[str, str], dict[str, int]] = {}
+    stats_cache: dict[tuple[str, str, str, str | None, int], dict[str, int]] = {}
+    cache_lock = threading.Lock()
 
     @contextlib.contextmanager
     def opened(run_id: str) -> Iterator[RunLog]:
@@ -85,14 +107,13 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
                 raise RunStoreError(f"no run {run_id!r}")
             yield log
 
-    def api(fn: Callable[[Request], Any]) -> Callable[[Request], Response]:
+    def api(fn: Callable[[Request], Any], download: str = "") -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
+            headers = {"Cache-Control": "no-store"}
+            if download:  # (the whole of an item a page cut: a file, never shown in it)
+                headers["Content-Disposition"] = f'attachment; filename="{download}.json"'
             try:
-                return Response(
-                    _dumps(fn(request)),
-                    media_type="application/json",
-                    headers={"Cache-Control": "no-store"},
-                )
+                return Response(_dumps(fn(request)), media_type="application/json", headers=headers)
             except _BadRequest as ex:
                 return JSONResponse({"error": str(ex)}, status_code=400)
             except RunStoreError as ex:
@@ -139,14 +160,23 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
 
     def stats(request: Request) -> Any:
         run_id, sample = request.path_params["run"], request.query_params.get("sample", "")
-        hit = stats_cache.get((run_id, sample))
-        if hit is not None:
-            return hit
         with opened(run_id) as log:
+            info = log.info
+            # a run's totals change while it runs, and again if it is resumed (its row then
+            # says so: running, then another end and another count of resumes)
+            key = (run_id, sample, info.status, _time(info.finished), info.resumes)
+            hit = stats_cache.get(key)
+            if hit is not None:
+                return hit
+            if sample and not samples_page(log, limit=1, key=sample):
+                raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
             steps, tokens = usage_totals(log, sample or None)
             result = {"model_calls": steps, "tokens": tokens}
-            if log.info.status not in ("running",):  # a finished run no longer changes
-                stats_cache[(run_id, sample)] = result
+            if info.status != "running":  # a run that ended changes no more (till resumed)
+                with cache_lock:  # (handlers run in a thread pool)
+                    while len(stats_cache) >= _MAX_CACHED:
+                        del stats_cache[next(iter(stats_cache))]
+                    stats_cache[key] = result
             return result
 
     def samples(request: Request) -> Any:
@@ -179,21 +209,25 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             around = q.get("event")
             after, before = _int(request, "after"), _int(request, "before")
             if around:  # the page that holds this event, from a few events before it
-                row = event_at(log, around)
+                row = event_at(log, around, damaged_event)
                 if row is None:
                     raise RunStoreError(f"run {log.run_id!r} has no event {around!r}")
                 sample = row.sample
                 bounds = event_bounds(log, sample)
-                rows = event_page(log, sample, before=row.seq, limit=5)
-                rows += event_page(log, sample, after=row.seq - 1, limit=limit - len(rows))
+                rows = event_page(log, sample, before=row.seq, limit=5, damaged=damaged_event)
+                rows += event_page(
+                    log, sample, after=row.seq - 1, limit=limit - len(rows), damaged=damaged_event
+                )
             else:
                 bounds = event_bounds(log, sample)
-                rows = event_page(log, sample, after=after, before=before, limit=limit)
+                rows = event_page(
+                    log, sample, after=after, before=before, limit=limit, damaged=damaged_event
+                )
             depths = Depths(log)
             page = [event_json(log, r, depths) for r in rows]
             refreshed = []
             for id in (q.get("refresh") or "").split(",")[:_MAX_REFRESH]:
-                found = event_at(log, id) if id else None
+                found = event_at(log, id, damaged_event) if id else None
                 if found is not None:
                     refreshed.append(event_json(log, found, depths))
             return {
@@ -210,24 +244,54 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             row = event_at(log, request.path_params["event"])
             if row is None or not isinstance(row.event, ModelEvent):
                 raise RunStoreError(f"run {log.run_id!r} has no model event there")
-            return {"messages": [message_json(m) for m in log.model_input(row.event)]}
+            ids = log.model_input_ids(row.event)
+            offset = max(0, _int(request, "offset", 0) or 0)
+            page = ids[offset : offset + _MAX_INPUT]  # (a page of them: a call may have many)
+            return {
+                "messages": [message_json(log.message(i)) for i in page],
+                "offset": offset,
+                "total": len(ids),
+            }
+
+    def whole_event(request: Request) -> Any:
+        with opened(request.path_params["run"]) as log:
+            row = event_at(log, request.path_params["event"])
+            if row is None:
+                raise RunStoreError(f"run {log.run_id!r} has no event there")
+            return event_json(log, row, Depths(log), whole=True)
+
+    def whole_message(request: Request) -> Any:
+        with opened(request.path_params["run"]) as log:
+            return message_json(log.message(request.path_params["message"]), whole=True)
 
     def conversation(request: Request) -> Any:
         sample = request.query_params.get("sample", "")
-        offset = _int(request, "offset", 0) or 0
-        limit = min(_int(request, "limit", 200) or 200, 500)
+        offset = max(0, _int(request, "offset", 0) or 0)
+        limit = max(1, min(_int(request, "limit", 200) or 200, 500))
         with opened(request.path_params["run"]) as log:
-            messages = log.messages(sample or None)
+            ids = log.info.message_ids
+            if sample:
+                found = samples_page(log, limit=1, key=sample)
+                if not found:
+                    raise RunStoreError(f"run {log.run_id!r} has no sample {sample!r}")
+                ids = found[0].message_ids
+            if ids is not None:  # the messages it ended with: read only this page's
+                total, page = len(ids), [log.message(i) for i in ids[offset : offset + limit]]
+            else:  # (a run still going: its last model call's, read from the stream's end)
+                messages = last_messages(log, sample)
+                total, page = len(messages), messages[offset : offset + limit]
             return {
-                "messages": [message_json(m) for m in messages[offset : offset + limit]],
+                "messages": [message_json(m) for m in page],
                 "offset": offset,
-                "total": len(messages),
+                "total": total,
             }
 
     def store(request: Request) -> Any:
         sample = request.query_params.get("sample", "")
         with opened(request.path_params["run"]) as log:
-            return {"store": store_at(log, sample, _int(request, "upto"))}
+            cut = Cut()
+            data = cut(store_at(log, sample, _int(request, "upto")))
+            return {"store": data, "cut": cut.cut}
 
     def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
@@ -236,6 +300,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         async def dispatch(
             self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
         ) -> Response:
+            if token is None and request.url.hostname not in LOOPBACK_NAMES:
+                return PlainTextResponse("this viewer answers to 127.0.0.1 only", 403)
             given = request.query_params.get("token") or request.cookies.get("lw_token")
             auth = request.headers.get("authorization", "")
             if auth.startswith("Bearer "):
@@ -248,6 +314,7 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
             response.headers["Content-Security-Policy"] = _CSP
             response.headers["X-Content-Type-Options"] = "nosniff"
             response.headers["Referrer-Policy"] = "no-referrer"
+            response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
             if token is not None and request.query_params.get("token"):
                 response.set_cookie("lw_token", token, httponly=True, samesite="strict")
             return response
@@ -260,6 +327,8 @@ def create_app(db: str | os.PathLike[str], *, token: str | None = None) -> Starl
         Route("/api/runs/{run}/samples", api(samples)),
         Route("/api/runs/{run}/events", api(events)),
         Route("/api/runs/{run}/events/{event}/input", api(model_input)),
+        Route("/api/runs/{run}/events/{event}/whole", api(whole_event, "event")),
+        Route("/api/runs/{run}/messages/{message}/whole", api(whole_message, "message")),
         Route("/api/runs/{run}/conversation", api(conversation)),
         Route("/api/runs/{run}/store", api(store)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -276,17 +345,11 @@ def _dumps(content: Any) -> bytes:
     try:
         return json.dumps(content, ensure_ascii=True, allow_nan=False).encode()
     except ValueError:
-        return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False).encode()
+        return json.dumps(finite(content), ensure_ascii=True, allow_nan=False).encode()
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def _exact(run_id: str) -> str:

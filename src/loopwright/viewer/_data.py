@@ -2,24 +2,34 @@
 
 Everything here is data for the page, which puts it in the document as text; the one
 piece of HTML made here is an info event's markdown, rendered by markdown-it with raw
-HTML off and only safe link schemes (``javascript:`` and the like are refused).
+HTML off, no images, and only safe link schemes (``javascript:`` and the like are
+refused).
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._terminal import as_typed, cut_middle, one_line
-from ..log import EventRow, RunInfo, RunLog, SampleInfo, event_at
+from .._terminal import as_typed, cut_middle, one_line, shell_word
+from ..log import EventRow, RunInfo, RunLog, RunStoreError, SampleInfo, event_at
 from ..model import ChatMessage
 from ..transcripts import InfoEvent, ModelEvent, event_data
+from ._bounds import MAX_TEXT, Cut
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-__all__ = ["event_json", "markdown_html", "message_json", "run_json", "sample_json"]
+__all__ = [
+    "damaged_event",
+    "event_json",
+    "markdown_html",
+    "message_json",
+    "run_json",
+    "sample_json",
+]
 
 MAX_DEPTH = 64
 """How far up the chain of containers an event's depth is looked for."""
@@ -30,8 +40,22 @@ def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     # commonmark with "html": False: raw HTML in the text is shown as text; links with
-    # javascript:, vbscript:, file: or data: (except images) are not made links
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # javascript:, vbscript:, file: or data: (except images) are not made links; no
+    # images (a picture could pass for a part of the page, a button or a status): their
+    # markdown stays text
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    return md.disable("image")
+
+
+_SCHEME = re.compile(r"^\s*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+
+
+def _safe_link(url: str) -> bool:
+    """A link the page may hold: a web or mail address, or one without a scheme (no
+    ``data:``, ``javascript:``, ``file:``...)."""
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower() in ("http", "https", "mailto")
 
 
 def markdown_html(text: str) -> str:
@@ -44,7 +68,20 @@ def _time(value: Any) -> str | None:
 
 
 def run_json(info: RunInfo) -> dict[str, Any]:
-    """A run's row, for the runs list and a run's header."""
+    """A run's row, for the runs list and a run's header, cut to a page's bounds
+    (``cut`` says whether it was)."""
+    return _bounded(_run_json(info))
+
+
+def _bounded(data: dict[str, Any]) -> dict[str, Any]:
+    cut = Cut()
+    out: dict[str, Any] = cut(data)
+    if cut.cut:
+        out["cut"] = True
+    return out
+
+
+def _run_json(info: RunInfo) -> dict[str, Any]:
     duration = (info.finished - info.created).total_seconds() if info.finished else None
     output = info.output
     metrics = output.get("metrics") if isinstance(output, dict) and info.samples else None
@@ -73,15 +110,17 @@ def run_json(info: RunInfo) -> dict[str, Any]:
 
 
 def sample_json(sample: SampleInfo) -> dict[str, Any]:
-    """A sample of an eval, as its table row."""
+    """A sample of an eval, as its table row, cut to a page's bounds."""
     data = sample.model_dump(mode="json", exclude={"message_ids"})
     data["messages"] = len(sample.message_ids) if sample.message_ids is not None else None
-    return data
+    return _bounded(data)
 
 
-def message_json(message: ChatMessage) -> dict[str, Any]:
-    """A chat message."""
-    return message.model_dump(mode="json", exclude_none=True)
+def message_json(message: ChatMessage, *, whole: bool = False) -> dict[str, Any]:
+    """A chat message, cut to a page's bounds (``cut`` says whether it was) unless
+    ``whole``."""
+    data = message.model_dump(mode="json", exclude_none=True)
+    return data if whole else _bounded(data)
 
 
 class Depths:
@@ -98,7 +137,7 @@ class Depths:
         current = span_id
         while current is not None and current not in self._parents and len(chain) < MAX_DEPTH:
             chain.append(current)
-            row = event_at(self._log, current)
+            row = event_at(self._log, current, damaged_event)
             current = row.event.span_id if row is not None else None
         found = list(self._parents.get(current, [])) if current is not None else []
         if current is not None and current in self._parents:
@@ -109,22 +148,41 @@ class Depths:
         return found
 
 
-def event_json(log: RunLog, row: EventRow, depths: Depths) -> dict[str, Any]:
+def event_json(
+    log: RunLog, row: EventRow, depths: Depths, *, whole: bool = False
+) -> dict[str, Any]:
     """An event as the transcript shows it: its fields (nested events apart), where it
-    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's new input
-    messages, a tool call's result, an info entry's markdown)."""
+    is (``seq``, ``parents``, ``depth``), and what it refers to resolved (a model call's
+    new input messages, a tool call's result, an info entry's markdown); cut to a page's
+    bounds (``cut`` says whether it was) unless ``whole`` (then without the markdown)."""
     ev = row.event
     data = event_data(ev, exclude={"events", "tools"})
+    if isinstance(ev, ModelEvent):
+        data["tools"] = [t.name for t in ev.tools]
+        data["input_messages"] = [message_json(log.message(i), whole=True) for i in ev.input]
+    if not whole:
+        data = _bounded(data)
+    # where it is, never cut (the page places the event by these)
     data["seq"] = row.seq
     data["sample"] = row.sample
     data["parents"] = depths.parents(ev.span_id)
     data["depth"] = len(data["parents"])
-    if isinstance(ev, ModelEvent):
-        data["tools"] = [t.name for t in ev.tools]
-        data["input_messages"] = [message_json(log.message(i)) for i in ev.input]
-    elif isinstance(ev, InfoEvent) and isinstance(ev.data, str):
-        data["html"] = markdown_html(ev.data)
+    if whole:
+        return data
+    if isinstance(ev, InfoEvent) and isinstance(ev.data, str):
+        # from the text as sent (cut), never by cutting HTML
+        text = ev.data if len(ev.data) <= MAX_TEXT else data["data"]
+        data["html"] = markdown_html(text)
     return data
+
+
+DAMAGED = "viewer: an event that cannot be read"
+
+
+def damaged_event(ex: RunStoreError) -> InfoEvent:
+    """What a page shows for an event row that cannot be read: why, in its place (the
+    page's other events are shown)."""
+    return InfoEvent(source=DAMAGED, data={"error": cut_middle(str(ex), 2_000)})
 
 
 MAX_PENDING = 50
@@ -142,32 +200,27 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     person approves from this page's words, so they are the listing's: ``more`` says
     that the page does not list every call, ``tools`` how many calls of each tool
     wait (every one, those past the page's list too), the rarest first; the commands
-    are quoted for a shell (``approval/_shown.py``'s ``shell_word``)."""
+    are quoted for a shell (``_terminal.shell_word``)."""
     from ..approval._shown import (
         MAX_NAME,
         MAX_SHOWN,
         arguments_text,
         notes,
-        shell_quote,
-        shell_word,
         shown_whole,
         tools_summary,
-        typed_word,
     )
     from ..log._approvals import deferred_calls, deferred_tools
 
     found = deferred_calls(path, run_id, states=("pending", "decided"), limit=MAX_PENDING + 1)
-    # (the commands are pasted into a shell: every word quoted, so an id runs nothing)
-    command = f"loopwright runs approve {shell_word(run_id)}"
+    command = f"loopwright runs approve {shell_word(run_id)}"  # (quoted for a shell)
     calls = []
     for c in found[:MAX_PENDING]:
-        typed = as_typed(c.call_id, MAX_NAME)
-        read = f"{command} --whole {shell_word(c.call_id)}"
-        pinned = shell_quote(f"{typed_word(c.call_id)}={typed_word(c.arguments_hash, 100)}")
+        typed = as_typed(c.call_id, MAX_NAME)  # (read; in a command: quoted for a shell)
+        whole_command = f"{command} --whole {shell_word(c.call_id, MAX_NAME)}"
         # (a template of the page's own: an id's braces are text, never a field)
         marker = (
             "\n[... {cut} characters not shown: "
-            + read.replace("{", "{{").replace("}", "}}")
+            + whole_command.replace("{", "{{").replace("}", "}}")
             + " shows them all ...]\n"
         )
         text = arguments_text(c.call)
@@ -179,7 +232,12 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
                 "arguments": cut_middle(text, MAX_SHOWN, marker=marker),
                 "notes": notes(text),
                 "whole": whole,
-                "approve": f"{command} --approve {pinned}" if whole else read,
+                "approve": (
+                    f"{command} --approve "
+                    + shell_word(f"{c.call_id}={c.arguments_hash}", MAX_NAME + 65)
+                    if whole
+                    else whole_command
+                ),
                 "hash": one_line(c.arguments_hash, 100),
                 "approver": one_line(c.approver or "", 200),
                 "explanation": one_line(c.explanation or "", 1000),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,8 +243,12 @@ def build_segment(schema: dict[str, Any], suffix: str, parses: Any) -> str | Non
     return gbnf if gbnf is not None and parses(gbnf) else None
 
 
-def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
-    """Why ``text`` is not JSON following ``schema``, or None when it is."""
+def schema_problem(
+    text: str, schema: dict[str, Any], cancel: threading.Event | None = None
+) -> str | None:
+    """Why ``text`` is not JSON following ``schema``, or None when it is; its patterns'
+    matching is stopped once ``cancel`` (a ``threading.Event``: the call was cancelled)
+    is set."""
     import jsonschema
     from referencing import Registry
     from referencing.exceptions import Unresolvable
@@ -258,7 +263,8 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
         # (an empty registry: a $ref out of the schema is never fetched, jsonschema's
         # default would open its URL)
         validator = jsonschema.Draft202012Validator(schema, registry=Registry())
-        with bounded_patterns():  # a tool's schema from elsewhere may hold any pattern
+        # a tool's schema from elsewhere may hold any pattern
+        with bounded_patterns(cancel=cancel):
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     except jsonschema.exceptions.SchemaError as ex:
         return f"the schema is not valid JSON Schema ({ex.message[:200]})"

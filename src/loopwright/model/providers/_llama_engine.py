@@ -369,7 +369,7 @@ class LlamaEngine:
             finish = "context"
         problem = None
         if loosened and schema is not None and finish == "stop":
-            problem = _grammar.schema_problem(text, schema)
+            problem = _grammar.schema_problem(text, schema, cancel)
             if problem is not None:
                 problem = (
                     f"the reply does not follow the response_schema: {problem} (the "

@@ -18,12 +18,15 @@ function el(tag, attrs, ...kids) {
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     e.append(kid instanceof Node ? kid : String(kid));
   }
   return e;
 }
+
+// untrusted text in a line of the page's own, isolated: a bidi override cannot reorder what follows
+const u = (v) => (v === null || v === undefined || v === "" ? "" : el("bdi", {}, String(v)));
 
 function link(route, params, ...kids) {
   const q = new URLSearchParams();
@@ -39,18 +42,29 @@ async function api(path, params) {
   for (const [k, v] of Object.entries(params || {})) if (v !== null && v !== undefined && v !== "") q.set(k, v);
   const url = "/api/" + path + (q.toString() ? "?" + q : "");
   const r = await fetch(url, { headers: { Accept: "application/json" } });
-  const data = await r.json();
-  if (!r.ok) throw new Error(data.error || r.statusText);
-  return data;
+  if (!r.ok) {
+    const text = (await r.text()).slice(0, 2000); let why = text || r.statusText;
+    try { why = JSON.parse(text).error || why; } catch (err) { /* the guard's: plain text */ }
+    throw new Error(why);
+  }
+  return r.json();
 }
 
 const json = (v) => el("pre", { class: "json" }, JSON.stringify(v, null, 2));
+// an item the server cut to a page's bounds (a 50 MB answer): its whole is a download
+function whole(run, item, kind) {
+  if (!item || !item.cut || !item.id) return null;
+  const href = `/api/runs/${encodeURIComponent(run.id)}/${kind}s/${encodeURIComponent(item.id)}/whole`;
+  return el("div", { class: "cut muted" }, `cut to fit the page: `, el("a", { href, download: "" }, `the whole ${kind} (JSON)`));
+}
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 // a cost: "$0.0123"; "≥$0.0123" when some calls had no known price; "unknown" when none had
 const fmtCost = (c, unpriced) => (typeof c !== "number" ? (unpriced ? "unknown" : "")
   : (unpriced ? "≥" : "") + "$" + (c < 100 ? c.toFixed(4) : c.toFixed(2)));
 const fmtDur = (s) => (s === null || s === undefined ? "" : s < 1 ? (s * 1000).toFixed(0) + " ms" : s.toFixed(2) + " s");
-const status = (s) => el("span", { class: "status status-" + s, "data-status": s }, s === "waiting" ? "waiting for approval" : s);
+const STATUSES = new Set(["running", "success", "error", "limit", "cancelled", "interrupted", "waiting", "stopped", "damaged"]);
+const status = (s) => el("span", { class: "status status-" + (STATUSES.has(s) ? s : "other"), "data-status": s },
+  s === "waiting" ? "waiting for approval" : u(s));
 // a run resumed after it stopped unfinished (lw.resume): one run, in parts
 const resumed = (r) => r.resumes ? el("span", { class: "resumed muted", title: "resumed after it stopped unfinished; the transcript marks each part" }, ` resumed ${r.resumes}x`) : null;
 
@@ -132,14 +146,14 @@ async function runView(id, params, gen) {
   const sample = params.sample || "";
   const run = await api(`runs/${encodeURIComponent(id)}`, { sample });
   if (gen !== generation) return;
-  where.replaceChildren(link("/", {}, "runs"), " / ", run.name || run.id, sample ? " / sample " + sample : "");
+  where.replaceChildren(link("/", {}, "runs"), " / ", u(run.name || run.id), sample ? [" / sample ", u(sample)] : "");
   const isEval = run.samples > 0 && !sample;
   const tab = params.tab || (params.event ? "transcript" : isEval ? "samples" : "conversation");
   const tabs = (isEval ? ["samples", "transcript", "store", "config"] : ["conversation", "transcript", "store", "config"]);
   const base = `/run/${encodeURIComponent(id)}`;
   const head = el("div", { class: "runhead" },
-    el("h2", {}, run.name || run.id, " ", status(run.status), resumed(run)),
-    el("div", { class: "muted" }, run.model || "", " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", run.id),
+    el("h2", {}, u(run.name || run.id), " ", status(run.status), resumed(run)),
+    el("div", { class: "muted" }, u(run.model), " · started ", fmtTime(run.created), " · ", fmtDur(run.duration), " · id ", u(run.id)),
     run.error ? el("pre", { class: "error" }, run.error) : null,
     run.metrics ? metricsView(run.metrics) : null,
     run.pending ? pendingView(run) : null,
@@ -158,26 +172,6 @@ async function runView(id, params, gen) {
     liveBadge.textContent = "● live";
     setTimeout(() => { if (gen === generation) route(); }, 2000);
   }
-}
-
-// the calls a run waits for (deferred approval): text nodes only, bounded and escaped
-// by the server as `loopwright runs approve` shows them (a bidi override, a zero-width
-// character arrive as \u202e, \u200b); a call cut is never approved by --all
-function pendingView(run) {
-  const p = run.pending;
-  return el("div", { class: "pending" },
-    el("b", {}, "waiting for approval: ", `${p.command}`),
-    el("div", { class: "pending-tools" }, `calls waiting: ${p.tools}`,
-      p.more ? ` and more not listed here: ${p.command} lists them all` : ""),
-    p.calls.map((c) => el("div", { class: "pending-call" },
-      el("div", {}, "call ", el("code", {}, c.id), " · tool ", el("code", {}, c.tool),
-        " · deferred by ", c.approver, c.decision ? ` · decided: ${c.decision}` : ""),
-      c.explanation ? el("div", { class: "muted" }, c.explanation) : null,
-      el("pre", {}, c.arguments),
-      c.notes.map((n) => el("div", { class: "pending-note" }, "note: ", n)),
-      el("div", { class: "muted" }, "arguments hash ", c.hash),
-      c.state === "pending" ? el("div", { class: "pending-approve" },
-        c.whole ? "approve it: " : "cut: read it whole first: ", el("code", {}, c.approve)) : null)));
 }
 
 function metricsView(metrics) {
@@ -205,7 +199,7 @@ async function samplesView(run, body, params, gen) {
     go(base, { tab: "samples", ...Object.fromEntries(new FormData(form)) });
   } }, select, el("input", { name: "score", placeholder: "score (e.g. 1)", value: params.score || "" }), el("button", {}, "Filter"));
   const rows = data.samples.map((s) => el("tr", { class: "sample-row", "data-key": s.key },
-    el("td", {}, link(base, { sample: s.key }, s.id), s.epoch > 1 ? ` (epoch ${s.epoch})` : ""),
+    el("td", {}, link(base, { sample: s.key }, u(s.id)), s.epoch > 1 ? ` (epoch ${s.epoch})` : ""),
     el("td", {}, status(s.status)), el("td", {}, textOf(s.input).slice(0, 300)), el("td", {}, textOf(s.target).slice(0, 200)),
     el("td", {}, textOf(s.output).slice(0, 300)),
     el("td", {}, s.scores ? Object.entries(s.scores).map(([k, v]) => `${k}: ${v.value}`).join(", ") : s.error || "")));
@@ -236,13 +230,14 @@ async function conversationView(run, body, params, gen) {
       shown.add(c.id);
       const res = results.get(c.id);
       return el("details", { class: "call", "data-call": c.id },
-        el("summary", {}, "tool call ", el("b", {}, c.function), res && res.error ? " (error)" : ""),
+        el("summary", {}, "tool call ", el("b", {}, u(c.function)), res && res.error ? " (error)" : ""),
         el("div", { class: "muted" }, "arguments"), json(c.arguments),
         el("div", { class: "muted" }, "result"),
         res ? el("pre", { class: "result" }, textOf(res.content)) : el("p", { class: "muted" }, "no result"),
+        whole(run, res, "message"),
         res && res.error ? el("pre", { class: "error" }, JSON.stringify(res.error)) : null);
     });
-    items.push(el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content), calls));
+    items.push(el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content), calls, whole(run, m, "message")));
   }
   const base = `/run/${encodeURIComponent(run.id)}`;
   const pager = el("div", { class: "pager" },
@@ -255,34 +250,39 @@ async function conversationView(run, body, params, gen) {
 // --- the transcript -------------------------------------------------------------------
 function summaryOf(e) {
   switch (e.event) {
-    case "model": return [e.model, e.output && e.output.model && e.output.model !== e.model ? ` → ${e.output.model}` : "",
+    case "model": return [u(e.model), e.output && e.output.model && e.output.model !== e.model ? [" → ", u(e.output.model)] : "",
       e.usage ? ` · ${e.usage.total_tokens} tokens` : "", typeof e.cost === "number" ? ` · ${fmtCost(e.cost, 0)}` : "", " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : ""];
-    case "tool": return [e.call.function, " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : "", e.failure ? " · failed" : ""];
-    case "span_begin": return [e.name, e.type ? ` (${e.type})` : ""];
-    case "span_end": return ["end", e.error ? " · " + e.error : ""];
-    case "subtask": return [e.name, ` (${e.type})`, " · ", fmtDur(e.duration), e.pending ? " · pending" : ""];
+    case "tool": return [u(e.call.function), " · ", fmtDur(e.duration), e.pending ? " · pending" : "", e.error ? " · error" : "", e.failure ? " · failed" : ""];
+    case "span_begin": return [u(e.name), e.type ? [" (", u(e.type), ")"] : ""];
+    case "span_end": return ["end", e.error ? [" · ", u(e.error)] : ""];
+    case "subtask": return [u(e.name), " (", u(e.type), ")", " · ", fmtDur(e.duration), e.pending ? " · pending" : ""];
     case "store": return [`${e.changes.length} change(s)`];
-    case "info": return [e.source || "", typeof e.data === "string" ? " " + e.data.split("\n")[0].slice(0, 120) : ""];
-    case "logger": return [e.level, " ", e.logger, ": ", e.message.split("\n")[0].slice(0, 160)];
-    case "limit": return [e.message];
-    case "error": return [e.error, ": ", e.message.split("\n")[0].slice(0, 160)];
-    case "sandbox": return [e.action, " ", e.cmd ? JSON.stringify(e.cmd).slice(0, 120) : e.file || ""];
+    case "info": return [u(e.source), typeof e.data === "string" ? [" ", u(e.data.split("\n")[0].slice(0, 120))] : ""];
+    case "logger": return [u(e.level), " ", u(e.logger), ": ", u(e.message.split("\n")[0].slice(0, 160))];
+    case "limit": return [u(e.message)];
+    case "error": return [u(e.error), ": ", u(e.message.split("\n")[0].slice(0, 160))];
+    case "sandbox": return [u(e.action), " ", u(e.cmd ? JSON.stringify(e.cmd).slice(0, 120) : e.file || "")];
     default: return [];
   }
 }
 
 function messageView(m) {
   return el("div", { class: "msg " + m.role }, el("div", { class: "role" }, m.role), contentView(m.content),
-    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, c.function), json(c.arguments))));
+    (m.tool_calls || []).map((c) => el("div", {}, "→ ", el("b", {}, u(c.function)), json(c.arguments))), m.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null);
 }
 
 function detailOf(e, run) {
   const kids = [];
   if (e.event === "model") {
     if (e.input_base_count) {
-      const more = el("button", { onclick: async () => {
-        const d = await api(`runs/${encodeURIComponent(run.id)}/events/${encodeURIComponent(e.id)}/input`);
-        more.replaceWith(el("div", {}, el("div", { class: "muted" }, "full input"), d.messages.map(messageView)));
+      const input = el("div", {}, el("div", { class: "muted" }, "full input"));
+      const more = el("button", { onclick: async () => { // a page of them at a time
+        const shown = input.childElementCount - 1;
+        const d = await api(`runs/${encodeURIComponent(run.id)}/events/${encodeURIComponent(e.id)}/input`, { offset: shown });
+        if (!input.isConnected) more.before(input);
+        input.append(...d.messages.map(messageView));
+        const now = shown + d.messages.length;
+        if (now < d.total) more.textContent = `show more of the input (${now} of ${d.total} shown)`; else more.remove();
       } }, `show the ${e.input_base_count} earlier input messages`);
       kids.push(more);
     }
@@ -317,6 +317,7 @@ function detailOf(e, run) {
     delete rest.depth; delete rest.seq; delete rest.sample;
     kids.push(json(rest));
   }
+  kids.push(whole(run, e, "event"));
   return kids;
 }
 
@@ -421,12 +422,13 @@ function mark(row, e) { if (e.pending) row.dataset.pending = "1"; return row; }
 async function storeView(run, body, params, gen) {
   const data = await api(`runs/${encodeURIComponent(run.id)}/store`, { sample: params.sample });
   if (gen !== generation) return;
-  body.replaceChildren(el("div", { class: "muted" }, "the store as last recorded"), json(data.store));
+  body.replaceChildren(el("div", { class: "muted" }, "the store as last recorded", data.cut ? " (cut to fit the page)" : ""), json(data.store));
 }
 
 async function configView(run, body) {
   const { id, name, model, input, metadata, limit, host, pid, created, finished, output } = run;
-  body.replaceChildren(json({ id, name, model, input, metadata, limit, host, pid, created, finished, output }));
+  body.replaceChildren(el("div", {}, run.cut ? el("div", { class: "cut muted" }, "cut to fit the page") : null,
+    json({ id, name, model, input, metadata, limit, host, pid, created, finished, output })));
 }
 
 window.addEventListener("hashchange", route);
