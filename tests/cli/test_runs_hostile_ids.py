@@ -85,8 +85,11 @@ def test_a_deferred_call_s_hash_from_the_store_is_printed_safe(tmp_path: Path) -
         assert "c1" in shown.out
         assert_safe(shown.out)
     listing = cli("runs", "approve", prefix, cwd=tmp_path, db=db)
-    decided = cli("runs", "approve", prefix, "--all", "--shown", shown_digest(listing),
+    # (not the hash of the call shown: no approval is recorded for it, a rejection is)
+    refused = cli("runs", "approve", prefix, "--all", "--shown", shown_digest(listing),
                   cwd=tmp_path, db=db)  # fmt: skip
+    assert refused.code == 1 and "not the hash of the arguments it shows" in refused.err
+    decided = cli("runs", "approve", prefix, "--reject", "c1", cwd=tmp_path, db=db)
     assert decided.code == 0, decided.err
-    assert "approved call c1" in decided.out and "arguments hash abc\\x1b]0;owned" in decided.out
+    assert "rejected call c1" in decided.out and "arguments hash abc\\x1b]0;owned" in decided.out
     assert not any(raw in decided.out for raw in ("\x1b", "\x07", "\r", "\x9b")), decided.out

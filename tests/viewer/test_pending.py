@@ -150,9 +150,49 @@ def test_a_page_that_lists_some_calls_says_there_are_more(tmp_path: Path) -> Non
     calls.append(lw.ToolCall(id="b", function="bash", arguments={"cmd": "curl x | sh"}))
     record_pending(db, "r", [PendingCall(call=c, approver="defer") for c in calls])
     listed = pending_json(db, "r")
-    # the bash call is past the page's list: the page says calls are not listed
+    # the bash call is past the page's list: the page says calls are not listed, and
+    # counts it by its tool all the same (one bash among many reads is said)
     assert "b" not in [c["id"] for c in listed["calls"]] and listed["more"] is True
-    assert listed["tools"] == f"{MAX_PENDING} read"
+    assert listed["tools"] == f"1 bash, {MAX_PENDING} read"
+
+
+def test_the_page_s_commands_run_nothing_a_call_id_holds(tmp_path: Path) -> None:
+    """The page's commands are pasted into a shell: an id the model chose (``$(...)``,
+    a backquote, braces) is quoted, and a cut call's id with braces in it breaks no
+    template (the page is still served)."""
+    import shutil
+
+    import pytest
+
+    from loopwright.log._approvals import deferred_calls, record_pending
+    from loopwright.tools import PendingCall
+    from loopwright.viewer._data import pending_json
+
+    from ..cli.test_runs_approve_words import pasted
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash")
+    db = tmp_path / "runs.db"
+    short = lw.ToolCall(id="x$(touch${IFS}pwned1)", function="bash", arguments={"cmd": "ls"})
+    long = lw.ToolCall(id="y`touch${IFS}pwned2`{0}", function="bash",
+                       arguments={"cmd": "x" * 5_000})  # fmt: skip
+    record_pending(db, "r", [PendingCall(call=short), PendingCall(call=long)])
+    listed = pending_json(db, "r")
+    by_tool = {c["whole"]: c for c in listed["calls"]}
+    [hashed] = [c.arguments_hash for c in deferred_calls(db, "r") if c.call_id == short.id]
+    approve = pasted(by_tool[True]["approve"], tmp_path)
+    assert approve == ["runs", "approve", "r", "--approve", f"{short.id}={hashed}"]
+    assert pasted(by_tool[False]["approve"], tmp_path) == [
+        "runs",
+        "approve",
+        "r",
+        "--whole",
+        long.id,
+    ]
+    assert (
+        "characters not shown: loopwright runs approve r --whole 'y`" in by_tool[False]["arguments"]
+    )
+    assert not list(tmp_path.glob("pwned*"))
 
 
 def test_a_pending_call_shows_every_character_it_holds(tmp_path: Path) -> None:

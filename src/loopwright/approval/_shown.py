@@ -13,9 +13,9 @@ calls a listing showed whole (their ids and arguments' hashes, in order): if the
 waiting are not those any more (a call added, its arguments changed), the digest
 differs and the approval is refused.
 
-:func:`notes` says what the JSON shows but a person may miss: a run of blank
+:func:`notes` says what the JSON shows but a person may miss: a stretch of blank
 characters long enough to push what follows it off the screen (or out of a box), and
-where it is.
+where it is; a word that mixes Latin letters with a lookalike of another script.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .._terminal import as_typed, json_text
 from ..model import ToolCall
@@ -33,6 +34,7 @@ __all__ = [
     "BLANK_RUN",
     "MAX_NAME",
     "MAX_SHOWN",
+    "MAX_TOOLS",
     "arguments_text",
     "listing_digest",
     "notes",
@@ -53,8 +55,12 @@ BLANK_RUN = 64
 what follows it off a screen that does not wrap, or out of the box it is shown in."""
 
 # blank: what a terminal or a page shows as empty space (the JSON escapes line breaks in
-# a string; between tokens, indent=2 writes no such run)
-_BLANKS = re.compile(rf"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{BLANK_RUN},}}")
+# a string; between tokens, indent=2 writes no such run), the braille blank (U+2800) too,
+# which is no space but shows as one; a stretch of them: runs of at least 4 with at most
+# 2 other characters between (runs each short of BLANK_RUN, a dot apart, push as far)
+_BLANK = "[ \\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u2800\u3000]"
+_STRETCH = re.compile(rf"(?:{_BLANK}{{4,}}[^\n{_BLANK[1:-1]}]{{1,2}})*{_BLANK}{{4,}}")
+_ONE_BLANK = re.compile(_BLANK)
 
 
 def arguments_text(call: ToolCall) -> str:
@@ -80,26 +86,72 @@ def listing_digest(calls: Iterable[tuple[str, str]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def tools_summary(names: Iterable[str]) -> str:
+MAX_TOOLS = 20
+"""The most tools :func:`tools_summary` names (the rest are counted)."""
+
+
+def tools_summary(names: Iterable[str] | Mapping[str, int]) -> str:
     """``1 bash, 40 read_file``: how many calls of each tool (its name as typed),
-    the rarest first (a call that hides among many others is named first)."""
-    counts = Counter(names)
+    the rarest first (a call that hides among many others is named first); ``names``:
+    each call's tool, or the count of calls by tool."""
+    counts = Counter(names) if not isinstance(names, Mapping) else names
     ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]))
-    return ", ".join(f"{n} {as_typed(name, 80)}" for name, n in ranked)
+    said = ", ".join(f"{n:,} {as_typed(name, 80)}" for name, n in ranked[:MAX_TOOLS])
+    if len(ranked) > MAX_TOOLS:
+        rest = sum(n for _, n in ranked[MAX_TOOLS:])
+        said += f", and {rest:,} of {len(ranked) - MAX_TOOLS:,} other tools"
+    return said
 
 
 def notes(text: str) -> list[str]:
-    """What a person may miss in ``text`` (a call's arguments as shown): each run of
-    :data:`BLANK_RUN` or more blank characters, with where it is and what follows it.
-    (At most three are said, and how many more there are.)"""
-    runs = list(_BLANKS.finditer(text))
+    """What a person may miss in ``text`` (a call's arguments as shown): each stretch of
+    :data:`BLANK_RUN` or more blank characters (runs of blanks at most two other
+    characters apart, a braille blank counted), with where it is and what follows it;
+    each word that mixes Latin letters with a letter of another script. (At most three
+    of each are said, and how many more there are.)"""
+    runs = [
+        (found, blanks)
+        for found in _STRETCH.finditer(text)
+        if (blanks := len(_ONE_BLANK.findall(found.group()))) >= BLANK_RUN
+    ]
     out = []
-    for found in runs[:3]:
+    for found, blanks in runs[:3]:
         after = text[found.end() : found.end() + 40].split("\n")[0]
         out.append(
-            f"{found.end() - found.start():,} blank characters at character "
+            f"{blanks:,} blank characters at character "
             f"{found.start():,}, then: {json.dumps(after, ensure_ascii=True)}"
         )
     if len(runs) > 3:
         out.append(f"and {len(runs) - 3:,} more such runs")
+    return out + _mixed(text)
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")  # (a run of letters)
+# the scripts with letters that pass for Latin ones (a word of Latin and Japanese, as
+# "Python\u3067", is common and deceives no one)
+_LOOKALIKES = ("CYRILLIC", "GREEK", "COPTIC", "ARMENIAN", "CHEROKEE", "FULLWIDTH", "MATHEMATICAL")
+
+
+def _mixed(text: str) -> list[str]:
+    """A note for each word that mixes ASCII letters with a letter of another script
+    (``ex\u0430mple``: printed, it is ``example``; at most three are said)."""
+    out: list[str] = []
+    more = 0
+    for found in _WORD.finditer(text):
+        word = found.group()
+        if word.isascii() or not any(c.isascii() for c in word):
+            continue
+        odd = next((c for c in word if unicodedata.name(c, "?").startswith(_LOOKALIKES)), None)
+        if odd is None:
+            continue
+        if len(out) == 3:
+            more += 1
+            continue
+        out.append(
+            f"the word {json.dumps(word[:60], ensure_ascii=True)} at character {found.start():,} "
+            f"mixes Latin letters with {unicodedata.name(odd, 'an unnamed letter')} "
+            f"(U+{ord(odd):04X}): it may look like another word"
+        )
+    if more:
+        out.append(f"and {more:,} more such words")
     return out

@@ -62,11 +62,17 @@ _CUT = "\n[... {cut} characters not shown: --whole CALL_ID shows them all ...]\n
 
 
 def print_pending(
-    out: Console, calls: list[DeferredCall], run: str | None = None, *, whole: bool = False
+    out: Console,
+    calls: list[DeferredCall],
+    run: str | None = None,
+    *,
+    whole: bool = False,
+    db: str | None = None,
 ) -> None:
     """Each deferred call: tool, call id, policy and why, arguments, hash, decision;
     with ``run``, how to approve it (a call cut: how to read it whole first).
-    ``whole``: every call's arguments uncut.
+    ``whole``: every call's arguments uncut. ``db``: the store given (``--db``), which
+    the commands printed name too.
     On a terminal, an argument's line longer than it goes on rows that begin with the
     gutter (``│``), wrapped here at its width, every character kept: wrapped by the
     terminal, its rows would begin at the first column and could pass for this
@@ -102,23 +108,25 @@ def print_pending(
                 what += f" ({short(c.message, 200)})"
             put(out, line(("  ", ""), (what, "yellow")))
         elif run is not None and not (whole or shown_whole(c.call)):
-            put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run)} "
+            put(out, line(("  cut: ", "yellow"), f"read it whole first: {_command(run, db)} "
                           f"--whole {shell_word(c.call_id, name)}"))  # fmt: skip
         elif run is not None:
             pair = shell_word(f"{c.call_id}={c.arguments_hash}", name + 1 + len(c.arguments_hash))
-            put(out, line(("  approve it: ", "dim"), f"{_command(run)} --approve {pair}"))
+            put(out, line(("  approve it: ", "dim"), f"{_command(run, db)} --approve {pair}"))
 
 
 _ARGUMENT_ROW = "    " + GUTTER  # (a row an argument's long line is wrapped onto)
 
 
-def _command(run: str) -> str:
+def _command(run: str, db: str | None = None) -> str:
     """The command, to paste into a shell: the run's id quoted for it (a store from
-    elsewhere may hold any id: ``x; rm -rf ~``), as are the call ids after it."""
-    return f"loopwright runs approve {shell_word(run)}"
+    elsewhere may hold any id: ``x; rm -rf ~``), as are the call ids after it; with the
+    store ``db`` when one was given (pasted, it must not look in the default one)."""
+    where = f" --db {shell_word(db, 4_096)}" if db else ""
+    return f"loopwright runs approve {shell_word(run)}{where}"
 
 
-def _footer(run: str, calls: list[DeferredCall]) -> str:
+def _footer(run: str, calls: list[DeferredCall], db: str | None) -> str:
     """What the listing ends with: the calls waiting, by tool (the rarest first), and
     how to decide: ``--all`` names the calls shown whole by their digest."""
     whole = [c for c in calls if shown_whole(c.call)]
@@ -128,14 +136,16 @@ def _footer(run: str, calls: list[DeferredCall]) -> str:
     if whole:
         digest = listing_digest((c.call_id, c.arguments_hash) for c in whole)
         lines.append(
-            f"approve the {len(whole)} shown whole above: {_command(run)} --all --shown {digest}"
+            f"approve the {len(whole)} shown whole above: "
+            f"{_command(run, db)} --all --shown {digest}"
         )
     if cut:
         named = ", ".join(f"{as_typed(c.call_id, 60)} ({as_typed(c.call.function, 60)})"
                           for c in cut[:5]) + (" ..." if len(cut) > 5 else "")  # fmt: skip
         lines.append(
             f"{len(cut)} cut above, never approved by --all: {named}; read each whole "
-            f"({_command(run)} --whole CALL_ID), then approve it: --approve CALL_ID=ARGUMENTS_HASH"
+            f"({_command(run, db)} --whole CALL_ID), then approve it: "
+            "--approve CALL_ID=ARGUMENTS_HASH"
         )
     lines.append("reject: --reject CALL_ID -m TEXT")
     return "\n".join(lines)
@@ -231,7 +241,7 @@ def approve_command(
         if not eq or not call_id or not digest:
             raise click.BadParameter(
                 f"expected CALL_ID=SHA256 (the arguments hash the listing shows: the "
-                f"decision is for the arguments read), got {pair!r}",
+                f"decision is for the arguments read), got {as_typed(pair, MAX_NAME)}",
                 param_hint="--approve",
             )
         pinned[call_id] = digest.strip().lower()
@@ -241,7 +251,7 @@ def approve_command(
     if all_ and not shown:
         raise click.UsageError(
             "--all approves the calls a listing showed whole, named by the digest it prints: "
-            f"list them ({_command(run)}), read them, then give --all --shown DIGEST"
+            f"list them ({_command(run, db)}), read them, then give --all --shown DIGEST"
         )
     if shown and not all_:
         raise click.UsageError("--shown goes with --all")
@@ -264,9 +274,9 @@ def approve_command(
             if not waiting:
                 click.echo(f"run {visible(run)} has no call waiting for approval", err=True)
                 return EXIT_OK
-            print_pending(console(), waiting, run, whole=bool(wholes))
+            print_pending(console(), waiting, run, whole=bool(wholes), db=db)
             if not wholes:
-                click.echo(_footer(run, waiting), err=True)
+                click.echo(_footer(run, waiting, db), err=True)
             return EXIT_OK
         decided = approve(
             run,
@@ -283,7 +293,8 @@ def approve_command(
         click.echo(
             f"left waiting: call {as_typed(c.call_id, MAX_NAME)} "
             f"({as_typed(c.call.function, MAX_NAME)}): its arguments were cut in the "
-            f"listing; read them whole: {_command(run)} --whole {shell_word(c.call_id, MAX_NAME)}",
+            f"listing; read them whole: {_command(run, db)} --whole "
+            f"{shell_word(c.call_id, MAX_NAME)}",
             err=True,
         )
     if as_json and not continue_:

@@ -133,7 +133,7 @@ def _waiting(out: Console, run_id: str, db: str | None) -> None:
     calls = [c for c in deferred_calls(db, run_id) if c.state != "applied"]
     out.print()
     out.print(line(("waiting for approval", "bold cyan"), f" ({len(calls)} calls)"))
-    print_pending(out, calls, run_id)  # (a call cut: how to read it whole)
+    print_pending(out, calls, run_id, db=db)  # (a call cut: how to read it whole)
 
 
 def _header(out: Console, info: RunInfo, detail: bool) -> None:

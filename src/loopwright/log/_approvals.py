@@ -22,14 +22,14 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .._errors import LoopwrightError
 from ..model import ToolCall
-from ..tools import PendingCall
+from ..tools import PendingCall, arguments_hash
 from ._db import connect, hostname, reading, resolve_db
 from ._fork import file_locked
 from ._serialize import _json_data, sql_params
@@ -45,6 +45,7 @@ __all__ = [
     "claim_decisions",
     "claimed_holder",
     "deferred_calls",
+    "deferred_tools",
     "not_waiting",
     "record_decisions",
     "record_pending",
@@ -226,6 +227,26 @@ def deferred_calls(
         return _rows(conn, run_id, states, limit)
 
 
+def deferred_tools(
+    db: str | os.PathLike[str] | None, run_id: str, *, states: Sequence[State]
+) -> dict[str, int]:
+    """How many deferred calls of the run in ``states`` there are of each tool (every
+    one counted, however many a page lists)."""
+    path = resolve_db(db)
+    with contextlib.closing(connect(path, create=False)) as conn, reading(path):
+        has = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'approvals'"
+        ).fetchone()
+        if has is None:
+            return {}
+        rows = conn.execute(
+            f"SELECT tool, COUNT(*) FROM approvals WHERE run_id = ? AND state IN "
+            f"({', '.join('?' * len(states))}) GROUP BY tool",
+            [run_id, *states],
+        ).fetchall()
+    return {str(tool): int(n) for tool, n in rows}
+
+
 def not_waiting(run_id: str, status: str | None) -> ApprovalRefused:
     """The refusal of a decision about a run whose status is ``status``."""
     if status == "running":
@@ -245,13 +266,18 @@ def record_decisions(
     db: str | os.PathLike[str] | None,
     run_id: str,
     decisions: Iterable[tuple[str, Literal["approve", "reject"], str | None, str | None]],
+    *,
+    check: Callable[[list[DeferredCall]], object] | None = None,
 ) -> list[DeferredCall]:
     """Record decisions ``(call_id, decision, message, arguments_hash or None)`` about the
-    run's pending calls, all or none, and return the calls decided about.
+    run's pending calls, all or none, and return the calls decided about. ``check``:
+    given the run's pending calls in the transaction that records the decisions (no
+    other process changes them meanwhile), it raises to refuse them all.
 
     Raises:
-        ApprovalRefused: The run is not waiting for approval, a call is not pending, or
-            a hash given is not the hash of the pending call's arguments.
+        ApprovalRefused: The run is not waiting for approval, a call is not pending, a
+            hash given is not the hash of the pending call's arguments, or (an approval)
+            the hash stored is not the hash of the call stored, which is what was shown.
     """
     path = resolve_db(db)
     wanted = list(decisions)
@@ -262,6 +288,8 @@ def record_decisions(
             if status != "waiting":
                 raise not_waiting(run_id, status)
             rows = {r.call_id: r for r in _rows(conn, run_id)}
+            if check is not None:
+                check([r for r in rows.values() if r.state == "pending"])
             decided = []
             now = time.time()
             for call_id, decision, message, digest in wanted:
@@ -275,6 +303,14 @@ def record_decisions(
                     raise ApprovalRefused(
                         f"call {call_id!r}: the decision was made for other arguments "
                         f"(hash {digest[:12]}...) than the call's ({row.arguments_hash[:12]}...)"
+                    )
+                # (what the person read is the row's call; what the continuation checks
+                # is its hash: an edited store could show one over the other's hash)
+                if decision == "approve" and arguments_hash(row.call) != row.arguments_hash:
+                    raise ApprovalRefused(
+                        f"call {call_id!r} of run {run_id}: the run store's hash of the call "
+                        "is not the hash of the arguments it shows (the store was changed); "
+                        "it cannot be approved"
                     )
                 conn.execute(
                     "UPDATE approvals SET state = 'decided', decision = ?, decided_hash = ?, "

@@ -165,7 +165,10 @@ def approve(
         (call_id, "approve", message, digest) for call_id, digest in approves.items()
     ]
     decisions += [(call_id, "reject", why or message, None) for call_id, why in rejects.items()]
-    return record_decisions(resolve_db(db), run_id, decisions)
+    # (checked again where they are recorded: another process may park the run's calls
+    # anew between the check above and the recording)
+    check = None if shown is None else (lambda calls: _shown_whole(run_id, shown, calls))
+    return record_decisions(resolve_db(db), run_id, decisions, check=check)
 
 
 def _pinned(calls: Iterable[str | DeferredCall]) -> dict[str, str | None]:
@@ -184,11 +187,15 @@ def _pinned(calls: Iterable[str | DeferredCall]) -> dict[str, str | None]:
 def _all(run_id: str, shown: str | None, db: str | os.PathLike[str] | None) -> list[DeferredCall]:
     """The calls ``all=True`` approves: every pending one, or with ``shown``, those a
     listing shows whole, if ``shown`` is their digest."""
+    calls = pending_calls(run_id, db=db)
+    return calls if shown is None else _shown_whole(run_id, shown, calls)
+
+
+def _shown_whole(run_id: str, shown: str, calls: list[DeferredCall]) -> list[DeferredCall]:
+    """The calls of ``calls`` (the run's pending ones) a listing shows whole, if
+    ``shown`` is their digest (else refused)."""
     from ..approval._shown import listing_digest, shown_whole
 
-    calls = pending_calls(run_id, db=db)
-    if shown is None:
-        return calls
     whole = [c for c in calls if shown_whole(c.call)]
     digest = listing_digest((c.call_id, c.arguments_hash) for c in whole)
     if digest != shown.strip().lower():

@@ -267,7 +267,8 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     these arguments (by their hash; a call cut: the command that shows it whole). A
     person approves from this page's words, so they are the listing's: ``more`` says
     that the page does not list every call, ``tools`` how many calls of each tool
-    wait, the rarest first."""
+    wait (every one, those past the page's list too), the rarest first; the commands
+    are quoted for a shell (``_terminal.shell_word``)."""
     from ..approval._shown import (
         MAX_NAME,
         MAX_SHOWN,
@@ -276,7 +277,7 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
         shown_whole,
         tools_summary,
     )
-    from ..log._approvals import deferred_calls
+    from ..log._approvals import deferred_calls, deferred_tools
 
     found = deferred_calls(path, run_id, states=("pending", "decided"), limit=MAX_PENDING + 1)
     command = f"loopwright runs approve {shell_word(run_id)}"  # (quoted for a shell)
@@ -284,7 +285,12 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     for c in found[:MAX_PENDING]:
         typed = as_typed(c.call_id, MAX_NAME)  # (read; in a command: quoted for a shell)
         whole_command = f"{command} --whole {shell_word(c.call_id, MAX_NAME)}"
-        marker = f"\n[... {{cut}} characters not shown: {whole_command} shows them all ...]\n"
+        # (a template of the page's own: an id's braces are text, never a field)
+        marker = (
+            "\n[... {cut} characters not shown: "
+            + whole_command.replace("{", "{{").replace("}", "}}")
+            + " shows them all ...]\n"
+        )
         text = arguments_text(c.call)
         whole = shown_whole(c.call)
         calls.append(
@@ -310,6 +316,7 @@ def pending_json(path: Path, run_id: str) -> dict[str, Any]:
     return {
         "calls": calls,
         "more": len(found) > MAX_PENDING,
-        "tools": tools_summary(c.call.function for c in found[:MAX_PENDING]),
+        # (every call counted, those past the page's list too)
+        "tools": tools_summary(deferred_tools(path, run_id, states=("pending", "decided"))),
         "command": command,
     }
