@@ -45,6 +45,7 @@ from ..transcripts import ModelEvent, ToolEvent
 from ._db import RunStoreError, reading
 from ._reader import RunLog, load_run
 from ._serialize import load_message
+from ._step_scan import StepScan
 
 __all__ = [
     "FINISHED",
@@ -243,45 +244,6 @@ def _messages(log: RunLog, inputs: dict[str, _Input], last: ModelEvent) -> list[
     return [loaded[i] if i in loaded else log.message(i) for i in ids]
 
 
-class _LastStep:
-    """Which top-level call the run goes on from, as the scan meets them: in each part
-    of the run (before its first resume, and after each), the last answered call marked
-    as the agent loop's step; in a part with no mark at all (recorded before the mark
-    existed, or by a loop that does not mark), the last answered call, unless the part
-    went on from a marked step (``continued``: its resume mark says so): then its
-    unmarked calls are a hook's or a history policy's, never the step. A part with no
-    such call keeps the step before it (a resumed part answers it from the record)."""
-
-    def __init__(self) -> None:
-        self.id: str | None = None
-        self.tools: list[str] = []
-        self._marked = False
-        self.continued = False
-        self._step: tuple[str, list[str]] | None = None  # (marked) call, its tool events
-        self._any: tuple[str, list[str]] | None = None  # any answered call, its tools
-
-    def model(self, id: str, *, marked: bool, answered: bool) -> None:
-        self._marked = self._marked or marked
-        if answered:
-            self._any = (id, [])
-            if marked:
-                self._step = (id, [])
-
-    def tool(self, id: str) -> None:
-        for found in (self._step, self._any):
-            if found is not None:
-                found[1].append(id)
-        if self.id is not None:
-            self.tools.append(id)
-
-    def part_ended(self) -> None:
-        found = self._step if self._marked else None if self.continued else self._any
-        if found is not None:
-            self.id, self.tools = found
-        self._marked, self._step, self._any = False, None, None
-        self.continued = False
-
-
 def _tool_event(log: RunLog, id: str) -> ToolEvent | None:
     row = log._one("SELECT data FROM events WHERE run_id = ? AND id = ?", (log.run_id, id))
     event = log._event(row[0]) if row is not None else None
@@ -320,7 +282,7 @@ def resume_point(
         part_start, part_end = created, created
         spans: set[str | None] = {None}
         inputs: dict[str, _Input] = {}
-        scan = _LastStep()
+        scan = StepScan()
         for row in log._stream(_SCAN, (log.run_id, key)):
             id, span_id, kind, stamp, flag, output, error, used, dollars, waited = row[:10]
             top = span_id in spans
@@ -447,7 +409,7 @@ def resume_mark(point: ResumePoint) -> dict[str, Any]:
         "was": point.status,
         "from_model_event": last.event_id if last is not None else None,
         # the step it goes on from is the agent loop's (marked): the part's unmarked
-        # calls are not steps (_LastStep)
+        # calls are not steps (``_step_scan.py``)
         "step": last.step if last is not None else None,
         "answered_from_record": answered[:100],
         "run_again": again[:100],
