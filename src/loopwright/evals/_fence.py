@@ -52,6 +52,11 @@ class Fence:
         )
 
     @property
+    def labels(self) -> frozenset[str]:
+        """The labels fenced by this call so far (and those of :data:`FENCED`)."""
+        return frozenset(self._labels)
+
+    @property
     def note(self) -> str:
         """The sentence telling the grader how to read the fenced text."""
         n = self.nonce

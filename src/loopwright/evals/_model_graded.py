@@ -47,7 +47,9 @@ DEFAULT_GRADE_PATTERN = r"GRADE\s*:\s*\**\s*([CPI])\b"
 """Finds the grade in the grader's reply: C (correct, 1), P (partial, 0.5), I (0)."""
 
 _VALUES = {"C": 1.0, "P": 0.5, "I": 0.0}
-_GIVEN = {*FENCED, "fence", "fence_note", "metadata", "partial_credit"}
+_UNFENCED = "_unfenced_"  # + a fenced name: the text as it is, for a filter on it
+_GIVEN = {*FENCED, *(_UNFENCED + n for n in FENCED), "fence", "fence_note", "metadata"}
+_GIVEN.add("partial_credit")
 
 
 def _grade(found: str | tuple[str, ...]) -> str:
@@ -62,16 +64,48 @@ def _fenced(fence: Fence, value: Any, label: str) -> Any:
     return fence(value, label)
 
 
-def _compile(template: str) -> jinja2.Template:
+def _compile(template: str, fenced: bool) -> jinja2.Template:
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
     try:
-        return env.from_string(template)
+        tree = env.parse(template)
     except jinja2.TemplateSyntaxError as ex:
         raise ConfigurationError(
             f"model_graded: the template does not parse (line {ex.lineno}): {ex.message}"
         ) from None
+    if fenced:
+        _fence_expressions(tree)
+    return env.from_string(tree)
+
+
+def _fence_expressions(tree: jinja2.nodes.Template) -> None:
+    """Each expression a template writes that filters, slices or calls a method of a
+    fenced text (``{{ answer | truncate(500) }}``, ``{{ answer[:100] }}``) rewritten to
+    fence what it makes of the text as it is (``{{ fence(_unfenced_answer |
+    truncate(500), "answer") }}``): applied to the fenced text, it would cut or change
+    the fence's tags (a fence never closed takes what follows it, the grading
+    instructions, for data)."""
+    from jinja2 import nodes
+
+    for output in tree.find_all(nodes.Output):
+        for i, expression in enumerate(output.nodes):
+            base = expression
+            while isinstance(base, (nodes.Filter, nodes.Getitem, nodes.Getattr, nodes.Call)):
+                if base.node is None:  # (a {% filter %} block's)
+                    break
+                base = base.node
+            if base is expression or not isinstance(base, nodes.Name):
+                continue
+            if base.name not in FENCED or base.ctx != "load":
+                continue
+            label = base.name
+            base.name = _UNFENCED + label
+            call = nodes.Call(
+                nodes.Name("fence", "load"), [expression, nodes.Const(label)], [], None, None
+            )
+            call.set_lineno(expression.lineno)
+            output.nodes[i] = call
 
 
 def model_graded(
@@ -102,9 +136,12 @@ def model_graded(
     ``</NAME-NONCE>`` tags with a random ``NONCE`` drawn for each grading, and every
     tag-like ``<`` inside them written ``&lt;``, so that a text can neither end its fence
     nor imitate one. This holds for a template of your own too: ``{{ answer }}`` is the
-    fenced block. Such a template should say ``{{ fence_note }}`` (the sentence telling
-    the grader that fenced text is data, never instructions) before the fenced parts,
-    and fence any other untrusted text it shows (a metadata field from the dataset) as
+    fenced block, and a filter, slice or method written on it applies to the text
+    inside the fence (``{{ answer | truncate(500) }}`` cuts the answer, not its closing
+    tag); every label the template fences is neutralised in every text. Such a
+    template should say ``{{ fence_note }}`` (the sentence telling the grader that
+    fenced text is data, never instructions) before the fenced parts, and fence any
+    other untrusted text it shows (a metadata field from the dataset) as
     ``{{ fence(metadata.context, "context") }}``. ``fenced=False`` gives it the texts
     as they are, for a template that fences them itself (``{{ fence(answer, "answer")
     }}``) or grades only trusted text.
@@ -123,7 +160,7 @@ def model_graded(
         fenced: Give the template ``question``, ``answer``, ``criterion`` and ``target``
             fenced (the default), or as they are.
     """
-    compiled = _compile(template or DEFAULT_GRADER_TEMPLATE)
+    compiled = _compile(template or DEFAULT_GRADER_TEMPLATE, fenced)
     try:
         grade_re = re.compile(grade_pattern, re.IGNORECASE)
     except re.error as ex:
@@ -159,17 +196,26 @@ def model_graded(
             "criterion": "\n".join(sample.targets),
             "target": sample.target,
         }
-        if fenced:
-            texts = {k: _fenced(fence, v, k) for k, v in texts.items()}
-        try:
-            prompt = compiled.render(
-                **texts,
+
+        def render() -> str:
+            given = dict(texts)
+            if fenced:
+                given = {k: _fenced(fence, v, k) for k, v in texts.items()}
+                given.update({_UNFENCED + k: v for k, v in texts.items()})
+            return compiled.render(
+                **given,
                 fence_note=fence.note,
                 fence=fence,
                 metadata=sample.metadata,
                 partial_credit=partial_credit,
                 **extra,
             )
+
+        try:
+            labels = fence.labels
+            prompt = render()
+            if fence.labels != labels:  # the template fences more: each text knows its labels
+                prompt = render()
         except jinja2.UndefinedError as ex:
             raise ConfigurationError(f"model_graded: the template uses {ex.message}") from None
         grader = grader_model()
