@@ -15,8 +15,11 @@ not instructions.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import secrets
+import unicodedata
 
 from .._errors import ConfigurationError
 
@@ -30,6 +33,22 @@ _LABEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _NONCE_TAG = r"[\w.:-]*-[0-9a-f]{16}(?![0-9a-f])"
 # "<" and what reads as one: fullwidth, small, single guillemet, CJK and math angles
 _OPENERS = "[<\uff1c\ufe64\u2039\u3008\u27e8]"
+
+
+@functools.cache
+def _compatible() -> dict[int, str]:
+    """Each character NFKC makes one ASCII character (fullwidth ``\uff41``,
+    mathematical ``\U0001d41a``, small ``\ufe64``...): that character. Some
+    tokenizers normalise a prompt so, and a reader takes one for the other; a text is
+    matched through this table, one character for one (the places found are the
+    text's)."""
+    table: dict[int, str] = {}
+    blocks = (range(0xA0, 0x3400), range(0xF900, 0x10000), range(0x1D400, 0x1D800))
+    for code in itertools.chain.from_iterable(blocks):
+        shown = unicodedata.normalize("NFKC", chr(code))
+        if len(shown) == 1 and shown.isascii():
+            table[code] = shown
+    return table
 
 
 class Fence:
@@ -83,5 +102,12 @@ class Fence:
 
     def neutralise(self, text: str) -> str:
         """``text`` with the ``<`` (or a look-alike) of everything tag-like written
-        ``&lt;``."""
-        return self._tag_like.sub("&lt;", text)
+        ``&lt;``, its letters, digits and signs read as NFKC reads them (fullwidth
+        ``</answer>`` is ``</answer>``)."""
+        plain = text.translate(_compatible())  # (as long as text: the same places)
+        kept: list[str] = []
+        at = 0
+        for match in self._tag_like.finditer(plain):
+            kept += (text[at : match.start()], "&lt;")
+            at = match.end()
+        return "".join(kept) + text[at:] if kept else text
