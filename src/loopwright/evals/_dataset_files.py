@@ -54,21 +54,29 @@ def _too_deep(where: str) -> DatasetError:
     return DatasetError(f"{where}: JSON nested too deep to read")
 
 
+def _stamp(f: IO[bytes]) -> tuple[int, ...]:
+    """What says an open file is the one read before, as it was: the file (device and
+    inode: not another renamed over it), its size and times, the change time too (which
+    a write sets and nothing sets back: a copy keeping the modification time, ``cp -p``
+    or ``rsync -a``, or a tool setting it back, changes it)."""
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class _File:
     """A dataset file, checked unchanged each time it is opened again: a streamed
     dataset reads it again at the offsets it noted."""
 
     def __init__(self, p: Path) -> None:
         self.p = p
-        st = p.stat()
-        self.stamp = (st.st_size, st.st_mtime_ns)
         with p.open("rb") as f:
+            self.stamp = _stamp(f)
+            self.size = os.fstat(f.fileno()).st_size
             self.data_start = 3 if f.read(3) == codecs.BOM_UTF8 else 0  # (a BOM is no text)
 
     def open(self) -> IO[bytes]:
         f = self.p.open("rb")
-        st = os.fstat(f.fileno())
-        if (st.st_size, st.st_mtime_ns) != self.stamp:
+        if _stamp(f) != self.stamp:
             f.close()
             raise DatasetError(
                 f"{str(self.p)!r} changed since it was first read; a dataset file must "
@@ -173,7 +181,7 @@ def _json_list(file: _File, fields: Fields, name: str) -> Dataset | None:
                 pass
         elif not head.startswith(b"["):
             return None
-        if file.stamp[0] > MAX_JSON_DOCUMENT_BYTES:
+        if file.size > MAX_JSON_DOCUMENT_BYTES:
             raise DatasetError(
                 f"{str(p)!r}: a JSON document larger than {MAX_JSON_DOCUMENT_BYTES} bytes "
                 "(MAX_JSON_DOCUMENT_BYTES) is read whole; write the dataset as JSON Lines "
