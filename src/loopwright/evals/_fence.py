@@ -104,7 +104,8 @@ class Fence:
         """``text`` with the ``<`` (or a look-alike) of everything tag-like written
         ``&lt;``, its letters, digits and signs read as NFKC reads them (fullwidth
         ``</answer>`` is ``</answer>``)."""
-        plain = text.translate(_compatible())  # (as long as text: the same places)
+        # (as long as text: the same places; ~0.2 s a million characters not ASCII)
+        plain = text if text.isascii() else text.translate(_compatible())
         kept: list[str] = []
         at = 0
         for match in self._tag_like.finditer(plain):
