@@ -37,3 +37,19 @@ def test_a_file_changed_with_its_size_and_time_kept_is_an_error(tmp_path: Path, 
     for read in (lambda: ds[1], lambda: list(ds), lambda: len(ds)):
         with pytest.raises(lw.DatasetError, match="changed since it was first read"):
             read()
+
+
+def test_a_csv_file_with_lines_ending_in_a_carriage_return_alone(tmp_path: Path) -> None:
+    """Lines ending in ``\\r`` alone (an old Mac's, Excel's "CSV (Macintosh)"): read as
+    they were before datasets were streamed, each row at its own place."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b'input,target\ra,b\r"c\rd",e\r\r"x ""y""",z\rf,g')
+    ds = lw.csv_dataset(path)
+    rows = [(s.input, s.target) for s in ds]
+    assert rows == [("a", "b"), ("c\rd", "e"), ('x "y"', "z"), ("f", "g")]
+    assert len(ds) == 4
+    assert (ds[3].input, ds[1].input, ds[-2].target) == ("f", "c\rd", "z")
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b'input,target\ra,b\r"open,c\rd,e\r')
+    with pytest.raises(lw.DatasetError, match="line 3"):
+        list(lw.csv_dataset(bad))
