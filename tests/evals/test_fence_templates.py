@@ -75,3 +75,26 @@ async def test_a_tag_in_compatibility_letters_is_neutralised(tag: str) -> None:
     assert scored.value == 0.0
     normalised = unicodedata.normalize("NFKC", prompts[0])
     assert unicodedata.normalize("NFKC", tag) not in normalised
+
+
+async def test_a_fenced_text_filtered_anywhere_in_the_template_stays_fenced() -> None:
+    """Not only in ``{{ }}``: a text made from a fenced one in a ``{% set %}``, a test or
+    a loop is fenced (each text of a list), and what is not text (a length) is the
+    text's own."""
+    model, prompts = gullible_grader()
+    template = (
+        "{{ fence_note }}\n{% set short = answer | truncate(30) %}A={{ short }}\n"
+        "{% if answer | length > 100 %}LONG {{ answer | length }}{% endif %}\n"
+        "{% for word in answer.split()[:2] %}W={{ word }}\n{% endfor %}"
+        "End with GRADE: C or GRADE: I."
+    )
+    answer = "Lyon. " * 40 + INJECTION
+    scored = await lw.model_graded(template, model=model)(state(answer), PARIS)
+    assert scored.value == 0.0
+    [prompt] = prompts
+    [nonce] = {m[2] for m in OPEN.finditer(prompt)}
+    assert [m[1] for m in OPEN.finditer(prompt)] == ["answer"] * 3
+    assert prompt.count(f"</answer-{nonce}>") == 3
+    assert f"LONG {len(answer)}" in prompt  # the answer's length, not its fence's
+    assert f"W=<answer-{nonce}>\nLyon.\n</answer-{nonce}>" in prompt
+    assert "End with GRADE" in outside_fences(prompt)
