@@ -98,3 +98,19 @@ async def test_a_fenced_text_filtered_anywhere_in_the_template_stays_fenced() ->
     assert f"LONG {len(answer)}" in prompt  # the answer's length, not its fence's
     assert f"W=<answer-{nonce}>\nLyon.\n</answer-{nonce}>" in prompt
     assert "End with GRADE" in outside_fences(prompt)
+
+
+async def test_an_empty_fenced_text_is_still_false_in_a_test() -> None:
+    """``{% if answer %}`` asks whether there is an answer, as before the texts were
+    fenced: its fence is not an answer."""
+    model, prompts = gullible_grader()
+    template = (
+        "{{ fence_note }}\n{% if answer %}A={{ answer }}{% else %}No answer was given."
+        "{% endif %}\n{% if not target %}No target.{% endif %}"
+    )
+    scorer = lw.model_graded(template, model=model)
+    await scorer(state(""), lw.Sample(input="q", target=""))
+    await scorer(state("Lyon."), PARIS)
+    assert "No answer was given." in prompts[0] and "No target." in prompts[0]
+    assert "No answer" not in prompts[1] and "No target" not in prompts[1]
+    assert "A=<answer-" in prompts[1]

@@ -23,7 +23,7 @@ import unicodedata
 
 from .._errors import ConfigurationError
 
-__all__ = ["FENCED", "Fence"]
+__all__ = ["FENCED", "Fence", "Fenced"]
 
 FENCED = ("question", "answer", "criterion", "target")
 """The template variables given fenced: each holds text from the model or the dataset."""
@@ -49,6 +49,21 @@ def _compatible() -> dict[int, str]:
         if len(shown) == 1 and shown.isascii():
             table[code] = shown
     return table
+
+
+class Fenced(str):
+    """A text fenced (its tags and all), false when the text it fences is empty: a
+    template's ``{% if answer %}`` asks whether there is an answer, not a fence."""
+
+    empty: bool
+
+    def __new__(cls, fenced: str, empty: bool) -> Fenced:
+        self = super().__new__(cls, fenced)
+        self.empty = empty
+        return self
+
+    def __bool__(self) -> bool:
+        return not self.empty
 
 
 class Fence:
@@ -98,7 +113,7 @@ class Fence:
             self._labels.add(label)
             self._tag_like = self._compile()
         body = self.neutralise(text if isinstance(text, str) else str(text))
-        return f"<{label}-{self.nonce}>\n{body}\n</{label}-{self.nonce}>"
+        return Fenced(f"<{label}-{self.nonce}>\n{body}\n</{label}-{self.nonce}>", not body)
 
     def neutralise(self, text: str) -> str:
         """``text`` with the ``<`` (or a look-alike) of everything tag-like written
