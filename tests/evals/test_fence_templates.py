@@ -114,3 +114,20 @@ async def test_an_empty_fenced_text_is_still_false_in_a_test() -> None:
     assert "No answer was given." in prompts[0] and "No target." in prompts[0]
     assert "No answer" not in prompts[1] and "No target" not in prompts[1]
     assert "A=<answer-" in prompts[1]
+
+
+async def test_fenced_texts_compare_as_their_texts() -> None:
+    """``{% if answer == target %}`` compares the texts, as before they were fenced (two
+    fences of different names are never equal)."""
+    model, prompts = gullible_grader()
+    template = (
+        "{{ fence_note }}\n{% if answer == target %}SAME{% endif %}"
+        '{% if answer | lower == "paris" %} LOWER{% endif %}'
+        '{% if answer in ["Paris", "Lyon"] %} KNOWN{% endif %}'
+        '{% if answer != "Paris" %} OTHER{% endif %}\nA={{ answer }}'
+    )
+    scorer = lw.model_graded(template, model=model)
+    await scorer(state("Paris"), PARIS)
+    await scorer(state("Lyon"), PARIS)
+    assert "SAME LOWER KNOWN\n" in prompts[0]
+    assert "SAME" not in prompts[1] and " KNOWN OTHER\n" in prompts[1]

@@ -52,18 +52,29 @@ def _compatible() -> dict[int, str]:
 
 
 class Fenced(str):
-    """A text fenced (its tags and all), false when the text it fences is empty: a
-    template's ``{% if answer %}`` asks whether there is an answer, not a fence."""
+    """A text fenced (its tags and all), which a template's tests take for the text it
+    fences: false when that is empty (``{% if answer %}`` asks whether there is an
+    answer, not a fence), equal to what that equals (``{% if answer == target %}``
+    compares the texts; two fences of different names never would)."""
 
-    empty: bool
+    text: str
 
-    def __new__(cls, fenced: str, empty: bool) -> Fenced:
+    def __new__(cls, fenced: str, text: str) -> Fenced:
         self = super().__new__(cls, fenced)
-        self.empty = empty
+        self.text = text
         return self
 
     def __bool__(self) -> bool:
-        return not self.empty
+        return bool(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return self.text == (other.text if isinstance(other, Fenced) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.text)
 
 
 class Fence:
@@ -112,8 +123,9 @@ class Fence:
         if label not in self._labels:
             self._labels.add(label)
             self._tag_like = self._compile()
-        body = self.neutralise(text if isinstance(text, str) else str(text))
-        return Fenced(f"<{label}-{self.nonce}>\n{body}\n</{label}-{self.nonce}>", not body)
+        plain = text if isinstance(text, str) else str(text)
+        body = self.neutralise(plain)
+        return Fenced(f"<{label}-{self.nonce}>\n{body}\n</{label}-{self.nonce}>", plain)
 
     def neutralise(self, text: str) -> str:
         """``text`` with the ``<`` (or a look-alike) of everything tag-like written
