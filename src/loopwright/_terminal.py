@@ -60,6 +60,7 @@ __all__ = [
     "terminal_width",
     "unless_asking",
     "visible",
+    "whole_before",
     "wrapped",
 ]
 
@@ -218,6 +219,18 @@ def _whole(text: str, at: int) -> bool:
         return True
     before = ord(text[at - 1])
     return not (_joined(text[at]) or 0xD800 <= before <= 0xDBFF or before == 0x200D)
+
+
+def whole_before(text: str, at: int) -> int:
+    """The place of a cut at ``at`` or a little before it (moving at most a few
+    characters) that leaves the characters on both sides whole, as :func:`split_middle`
+    cuts: no surrogate pair split, no combining mark, joiner or variation selector apart
+    from its character."""
+    for _ in range(_MAX_SHIFT):
+        if _whole(text, at):
+            break
+        at -= 1
+    return at
 
 
 def split_middle(text: str, limit: int) -> tuple[str, int, str]:

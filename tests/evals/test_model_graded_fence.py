@@ -135,7 +135,9 @@ async def test_a_custom_template_gets_the_texts_fenced() -> None:
     assert scored.value == 0.0
     prompt = prompts[0]
     names = [m[1] for m in OPEN.finditer(prompt)]
-    assert names == ["question", "answer", "target", "target", "context"]
+    # (the filter joins the targets, the join is fenced: the tags are not joined)
+    assert names == ["question", "answer", "target", "context"]
+    assert "\nt1,t2\n" in prompt
     assert prompt.endswith("x=<answer>")  # (the scorer's own variables are as given)
     assert "&lt;/context>" in prompt and "&lt;/answer>" in prompt
 

@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import stat
+import threading
 from array import array
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -190,6 +191,8 @@ class _Stream:
         self.offsets, self.lines = array("q"), array("q")
         self.ids: set[str] = set()
         self.complete = False
+        # (two threads reading at once: one indexes a record, the other sees it indexed)
+        self._indexing = threading.Lock()
 
     @property
     def known(self) -> int:
@@ -207,12 +210,13 @@ class _Stream:
         i = first - skip
         with contextlib.closing(self.read(*at)) as records:
             for offset, line, sample in records:
-                if i == self.known:
-                    _number(sample, i + 1, self.ids, self.name)
-                    self.offsets.append(offset)
-                    self.lines.append(line)
-                elif sample.id is None:
-                    sample.id = i + 1
+                with self._indexing:
+                    if i == self.known:
+                        _number(sample, i + 1, self.ids, self.name)
+                        self.offsets.append(offset)
+                        self.lines.append(line)
+                    elif sample.id is None:
+                        sample.id = i + 1
                 if skip:
                     skip, i = 0, i + 1
                     continue

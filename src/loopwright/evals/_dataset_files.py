@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -54,21 +55,29 @@ def _too_deep(where: str) -> DatasetError:
     return DatasetError(f"{where}: JSON nested too deep to read")
 
 
+def _stamp(f: IO[bytes]) -> tuple[int, ...]:
+    """What says an open file is the one read before, as it was: the file (device and
+    inode: not another renamed over it), its size and times, the change time too (which
+    a write sets and nothing sets back: a copy keeping the modification time, ``cp -p``
+    or ``rsync -a``, or a tool setting it back, changes it)."""
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class _File:
     """A dataset file, checked unchanged each time it is opened again: a streamed
     dataset reads it again at the offsets it noted."""
 
     def __init__(self, p: Path) -> None:
         self.p = p
-        st = p.stat()
-        self.stamp = (st.st_size, st.st_mtime_ns)
         with p.open("rb") as f:
+            self.stamp = _stamp(f)
+            self.size = os.fstat(f.fileno()).st_size
             self.data_start = 3 if f.read(3) == codecs.BOM_UTF8 else 0  # (a BOM is no text)
 
     def open(self) -> IO[bytes]:
         f = self.p.open("rb")
-        st = os.fstat(f.fileno())
-        if (st.st_size, st.st_mtime_ns) != self.stamp:
+        if _stamp(f) != self.stamp:
             f.close()
             raise DatasetError(
                 f"{str(self.p)!r} changed since it was first read; a dataset file must "
@@ -76,22 +85,32 @@ class _File:
             )
         return f
 
-    def lines(self, f: IO[bytes], offset: int, line: int) -> Iterator[tuple[int, int, str, int]]:
+    def lines(
+        self, f: IO[bytes], offset: int, line: int, cr: bool = False
+    ) -> Iterator[tuple[int, int, str, int]]:
         """Each line from ``offset`` (line number ``line``): its offset, number, text and
-        the offset after it."""
+        the offset after it. Lines end with ``\n`` (or ``\r\n``); with ``cr``, with a
+        ``\r`` alone too (a CSV file's, as ``open(newline="")`` reads them)."""
         f.seek(offset)
-        while raw := _readline(f):
-            if len(raw) > MAX_RECORD_BYTES:
+        while read := _readline(f):
+            if len(read) > MAX_RECORD_BYTES:
                 raise DatasetError(
                     f"{self.p.name} line {line}: longer than {MAX_RECORD_BYTES} bytes "
                     "(MAX_RECORD_BYTES); a record is read whole, so it is bounded"
                 )
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as ex:
-                raise _not_utf8(self.p, ex, offset, line) from None
-            yield offset, line, text, offset + len(raw)
-            offset, line = offset + len(raw), line + 1
+            pieces = _CR.split(read) if cr and b"\r" in read[:-2] else (read,)
+            for raw in pieces:
+                if not raw:
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as ex:
+                    raise _not_utf8(self.p, ex, offset, line) from None
+                yield offset, line, text, offset + len(raw)
+                offset, line = offset + len(raw), line + 1
+
+
+_CR = re.compile(rb"(?<=\r)(?!\n)")  # after a \r ending a line alone
 
 
 def _readline(f: IO[bytes], chunk: int = 1 << 20) -> bytes | bytearray:
@@ -173,7 +192,7 @@ def _json_list(file: _File, fields: Fields, name: str) -> Dataset | None:
                 pass
         elif not head.startswith(b"["):
             return None
-        if file.stamp[0] > MAX_JSON_DOCUMENT_BYTES:
+        if file.size > MAX_JSON_DOCUMENT_BYTES:
             raise DatasetError(
                 f"{str(p)!r}: a JSON document larger than {MAX_JSON_DOCUMENT_BYTES} bytes "
                 "(MAX_JSON_DOCUMENT_BYTES) is read whole; write the dataset as JSON Lines "
@@ -208,9 +227,11 @@ def csv_dataset(
 
     The file is streamed (see :class:`Dataset`): its samples are read as they are used,
     and a record (its lines together) is at most :data:`MAX_RECORD_BYTES`; the header is
-    read at once. Lines end with ``\\n`` or ``\\r\\n``. A ``target`` cell may hold several
-    acceptable answers as a JSON list (``["4", "four"]``), a ``files`` cell a JSON
-    object. See :func:`json_dataset` for ``fields`` and ``name``.
+    read at once. Lines end with ``\\n``, ``\\r\\n`` or ``\\r`` (an old Mac's; such a
+    file reads a record again from its place up to the next ``\\n``, up to
+    :data:`MAX_RECORD_BYTES`: save a large one with ``\\n`` line ends). A ``target``
+    cell may hold several acceptable answers as a JSON list (``["4", "four"]``), a
+    ``files`` cell a JSON object. See :func:`json_dataset` for ``fields`` and ``name``.
 
     It is read strictly: a quote left open, text after a closing quote, or a row whose
     field count differs from the header's is an error naming the line where that row
@@ -258,7 +279,7 @@ class _Rows:
         self.row_start: _Place = self.at
 
     def _feed(self, f: IO[bytes]) -> Iterator[str]:
-        for _, line, text, end in self.file.lines(f, *self.at):
+        for _, line, text, end in self.file.lines(f, *self.at, cr=True):
             if end - self.row_start[0] > MAX_RECORD_BYTES:
                 raise DatasetError(
                     f"{self.file.p.name} line {self.row_start[1]}: a record longer than "

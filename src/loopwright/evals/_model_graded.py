@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,9 @@ DEFAULT_GRADE_PATTERN = r"GRADE\s*:\s*\**\s*([CPI])\b"
 """Finds the grade in the grader's reply: C (correct, 1), P (partial, 0.5), I (0)."""
 
 _VALUES = {"C": 1.0, "P": 0.5, "I": 0.0}
-_GIVEN = {*FENCED, "fence", "fence_note", "metadata", "partial_credit"}
+_UNFENCED = "_unfenced_"  # + a fenced name: the text as it is, for a filter on it
+_GIVEN = {*FENCED, *(_UNFENCED + n for n in FENCED), "fence", "fence_note", "metadata"}
+_GIVEN |= {"partial_credit", "_fence_value"}
 
 
 def _grade(found: str | tuple[str, ...]) -> str:
@@ -62,16 +65,69 @@ def _fenced(fence: Fence, value: Any, label: str) -> Any:
     return fence(value, label)
 
 
-def _compile(template: str) -> jinja2.Template:
+def _compile(template: str, fenced: bool) -> jinja2.Template:
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
     try:
-        return env.from_string(template)
+        tree = env.parse(template)
     except jinja2.TemplateSyntaxError as ex:
         raise ConfigurationError(
             f"model_graded: the template does not parse (line {ex.lineno}): {ex.message}"
         ) from None
+    if fenced:
+        _fence_expressions(tree)
+    return env.from_string(tree)
+
+
+def _fence_expressions(tree: jinja2.nodes.Template) -> None:
+    """Each expression of a template that filters, slices or calls a method of a fenced
+    text (``answer | truncate(500)``, ``answer[:100]``, ``answer.split()``), wherever
+    it is (``{{ }}``, ``{% set %}``, a test, a loop), rewritten to apply to the text as
+    it is and fence what it makes (``_fence_value(_unfenced_answer | truncate(500),
+    "answer")``: a text fenced, each text of a list, anything else, a length, as it is).
+    Applied to the fenced text, it would cut or change the fence's tags (a fence never
+    closed takes what follows it, the grading instructions, for data)."""
+    from jinja2 import nodes
+    from jinja2.visitor import NodeTransformer
+
+    chain = (nodes.Filter, nodes.Getitem, nodes.Getattr, nodes.Call)
+
+    class Fencer(NodeTransformer):
+        def generic_visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(node, chain):
+                base: Any = node
+                while isinstance(base, chain) and base.node is not None:  # (None: a block)
+                    base = base.node
+                if (
+                    base is not node
+                    and isinstance(base, nodes.Name)
+                    and base.name in FENCED
+                    and base.ctx == "load"
+                ):
+                    label = base.name
+                    base.name = _UNFENCED + label
+                    call = nodes.Call(
+                        nodes.Name("_fence_value", "load"),
+                        [node, nodes.Const(label)],
+                        [],
+                        None,
+                        None,
+                    )
+                    call.set_lineno(node.lineno)
+                    return call
+            return super().generic_visit(node, *args, **kwargs)
+
+    Fencer().visit(tree)
+
+
+def _fence_value(fence: Fence, value: Any, label: str) -> Any:
+    """What a template made of a fenced text: fenced if a text, each text of a list."""
+    if isinstance(value, str):
+        return fence(value, label)
+    if isinstance(value, (list, tuple)):
+        return [fence(v, label) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def model_graded(
@@ -102,9 +158,14 @@ def model_graded(
     ``</NAME-NONCE>`` tags with a random ``NONCE`` drawn for each grading, and every
     tag-like ``<`` inside them written ``&lt;``, so that a text can neither end its fence
     nor imitate one. This holds for a template of your own too: ``{{ answer }}`` is the
-    fenced block. Such a template should say ``{{ fence_note }}`` (the sentence telling
-    the grader that fenced text is data, never instructions) before the fenced parts,
-    and fence any other untrusted text it shows (a metadata field from the dataset) as
+    fenced block, and a filter, slice or method written on it, anywhere in the
+    template, applies to the text, and what it makes is fenced (``{{ answer |
+    truncate(500) }}`` cuts the answer, not its closing tag; ``answer.split()`` is a
+    list of fenced words; ``answer | length`` the answer's length); every label the
+    template fences is neutralised in every text. Such a
+    template should say ``{{ fence_note }}`` (the sentence telling the grader that
+    fenced text is data, never instructions) before the fenced parts, and fence any
+    other untrusted text it shows (a metadata field from the dataset) as
     ``{{ fence(metadata.context, "context") }}``. ``fenced=False`` gives it the texts
     as they are, for a template that fences them itself (``{{ fence(answer, "answer")
     }}``) or grades only trusted text.
@@ -123,7 +184,7 @@ def model_graded(
         fenced: Give the template ``question``, ``answer``, ``criterion`` and ``target``
             fenced (the default), or as they are.
     """
-    compiled = _compile(template or DEFAULT_GRADER_TEMPLATE)
+    compiled = _compile(template or DEFAULT_GRADER_TEMPLATE, fenced)
     try:
         grade_re = re.compile(grade_pattern, re.IGNORECASE)
     except re.error as ex:
@@ -159,17 +220,27 @@ def model_graded(
             "criterion": "\n".join(sample.targets),
             "target": sample.target,
         }
-        if fenced:
-            texts = {k: _fenced(fence, v, k) for k, v in texts.items()}
-        try:
-            prompt = compiled.render(
-                **texts,
+
+        def render() -> str:
+            given = dict(texts)
+            if fenced:
+                given = {k: _fenced(fence, v, k) for k, v in texts.items()}
+                given.update({_UNFENCED + k: v for k, v in texts.items()})
+                given["_fence_value"] = functools.partial(_fence_value, fence)
+            return compiled.render(
+                **given,
                 fence_note=fence.note,
                 fence=fence,
                 metadata=sample.metadata,
                 partial_credit=partial_credit,
                 **extra,
             )
+
+        try:
+            labels = fence.labels
+            prompt = render()
+            if fence.labels != labels:  # the template fences more: each text knows its labels
+                prompt = render()
         except jinja2.UndefinedError as ex:
             raise ConfigurationError(f"model_graded: the template uses {ex.message}") from None
         grader = grader_model()

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .._terminal import one_line
+from .._terminal import one_line, whole_before
 from ..model import AssistantMessage, ChatMessage, ModelOutput, ToolMessage
 from ..model._redact import redact_known
 from ..model.providers._wire_text import valid_text
@@ -108,12 +108,33 @@ def redacted(text: str) -> str:
     return redact_known(text, plain=True)
 
 
+def _redacted_start(text: str, limit: int) -> str:
+    """The start of ``text``, the secrets learnt redacted, which may be cut anywhere in
+    its first ``limit`` characters: the text read is bounded (``limit`` and
+    :data:`_SLACK`), and a secret it ends in the middle of (not redacted: not whole)
+    is in the last :data:`_SLACK` characters, which are dropped (the window read grows,
+    up to eight times, while what is left is shorter than ``limit``). (Cutting the redacted
+    text at ``limit`` alone would not do: the secrets redacted before shrink it, and
+    bring the end of what was read, a secret's first part, within ``limit``.)"""
+    size = limit + _SLACK
+    for _ in range(4):  # (a wider window while the secrets redacted leave too little)
+        window = text[:size]
+        shown = redacted(window)
+        if len(window) == len(text):
+            return shown
+        shown = shown[: max(0, len(shown) - _SLACK)]
+        if len(shown) >= limit:
+            break
+        size *= 2
+    return shown
+
+
 def bounded(text: str, limit: int) -> str:
     """``text`` cut to about ``limit`` characters, saying how much was cut; the secrets
-    learnt are redacted before the cut, so none is cut in two and half of it kept."""
+    learnt are redacted before the cut, so none is cut in two and part of it kept."""
     if len(text) <= limit:
         return text
-    return f"{redacted(text[: limit + _SLACK])[:limit]}...[{len(text) - limit} characters cut]"
+    return f"{_redacted_start(text, limit)[:limit]}...[{len(text) - limit} characters cut]"
 
 
 MAX_LABEL = 200
@@ -127,11 +148,20 @@ def label(value: str, limit: int = MAX_LABEL) -> str:
     ``\\u202e``, ``\\n``: nothing acts on a viewer or hides, and two names that differ
     still look different), a lone surrogate U+FFFD (as :func:`~._common.text` has it),
     the secrets learnt redacted, and past ``limit`` characters cut, saying how long it
-    was. The work is bounded by ``limit``, whatever the length of ``value``."""
-    shown = one_line(valid_text(redacted(value[: limit + _SLACK])))
+    was: the cut keeps whole escapes and characters (never ``\\x1`` of ``\\x1b``, nor
+    a letter without its combining mark). The work is bounded by ``limit``, whatever
+    the length of ``value``."""
+    text = valid_text(_redacted_start(value, limit))
+    shown = one_line(text)
     if len(shown) <= limit and len(value) <= limit + _SLACK:
         return shown
-    return f"{shown[:limit]}...[{len(value):,} characters, cut]"
+    end = size = 0
+    for char in text[:limit]:  # (each character escaped alone as one_line escapes it)
+        size += len(one_line(char))
+        if size > limit:
+            break
+        end += 1
+    return f"{one_line(text[: whole_before(text, end)])}...[{len(value):,} characters, cut]"
 
 
 def _json_text(value: Any) -> str:
