@@ -90,6 +90,18 @@ def _b64_cores(raw: bytes) -> list[tuple[str, bool, bool]]:
     return out
 
 
+def _raw_bytes(secret: str) -> list[bytes]:
+    """The bytes a secret stands for: UTF-8, and for one with lone surrogates (an
+    environment variable that is not UTF-8, decoded with ``surrogateescape``) the bytes
+    it held as well (the last of the list: those a URL or a tool encodes)."""
+    raws = [secret.encode("utf-8", "surrogatepass")]
+    try:
+        held = secret.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # (a surrogate that stands for no byte)
+        return raws
+    return raws if held == raws[0] else [*raws, held]
+
+
 def _escape_all(value: str) -> str:
     """Every character as ``\\uXXXX`` (UTF-16 units: a pair for one past U+FFFF)."""
     units = value.encode("utf-16-be", "surrogatepass")
@@ -99,14 +111,14 @@ def _escape_all(value: str) -> str:
 def literal_forms(secret: str) -> list[tuple[str, bool, bool, bool]]:
     """The forms of ``secret`` in plain text: ``(text, hex_case, left, right)`` (see the
     module documentation)."""
-    raw = secret.encode("utf-8", "surrogatepass")
     forms = [(secret, False, False, False)]
-    forms += [(core, False, left, right) for core, left, right in _b64_cores(raw)]
-    forms.append((raw.hex(), True, False, False))
-    forms.append(("".join(f"%{b:02x}" for b in raw), True, False, False))
+    for raw in _raw_bytes(secret):
+        forms += [(core, False, left, right) for core, left, right in _b64_cores(raw)]
+        forms.append((raw.hex(), True, False, False))
+        forms.append(("".join(f"%{b:02x}" for b in raw), True, False, False))
     escaped = _escape_all(secret)  # (and as JSON text holds it: a tool printing JSON)
     forms += [(escaped, True, False, False), (escaped.replace("\\", "\\\\"), True, False, False)]
-    url = quote(secret, safe="")
+    url = quote(raw, safe="")  # (bytes: a lone surrogate is no str quote encodes)
     if url != secret:
         lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), url)
         forms += [(url, False, False, False), (lower, False, False, False)]
