@@ -244,6 +244,13 @@ class Forms:
                     a -= 1
                 if form.right and b < len(text) and ord(text[b]) in _B64:
                     b += 1
+                # (never half an escape: the character taken before a base64 form, or
+                # a form found from the middle of one, may end ``\n`` or ``\u00e9``,
+                # and a JSON row cut there no longer loads)
+                if (e := _escape_at(text, a)) is not None:
+                    a = e[0]
+                if (e := _escape_at(text, b)) is not None:
+                    b = e[1]
                 spans.append((a, b))
         return spans
 
@@ -268,6 +275,27 @@ def replace(text: str, found: Iterable[tuple[Forms, int]], replacement: str) -> 
         at = b
     parts.append(text[at:])
     return "".join(parts)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _escape_at(text: str, i: int) -> tuple[int, int] | None:
+    """The span of the backslash escape (``\\x``, ``\\uXXXX``) that ``text[i]`` lies
+    inside of, not as its first character; None when it lies in none."""
+    for j in range(i - 1, max(i - 6, -1), -1):
+        if text[j] != "\\":
+            continue
+        run = j
+        while run > 0 and text[run - 1] == "\\":
+            run -= 1
+        if (j - run) % 2:  # (an escaped backslash: no escape starts at j)
+            return None
+        end = j + 2
+        if text[j + 1 : j + 2] == "u" and all(c in _HEX for c in text[j + 2 : j + 6]):
+            end = j + 6
+        return (j, end) if i < end else None
+    return None
 
 
 @functools.lru_cache(maxsize=256)
