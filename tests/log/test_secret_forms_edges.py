@@ -60,9 +60,7 @@ async def test_a_row_holding_an_encoded_secret_after_a_newline_still_loads(
     still loads, its text redacted."""
     _redact.learn_secrets([SECRET])
     db = tmp_path / "runs.db"
-    model = lw.get_model(
-        "mock", outputs=[lw.ModelOutput.for_tool_call("print_blob", {}), "done."]
-    )
+    model = lw.get_model("mock", outputs=[lw.ModelOutput.for_tool_call("print_blob", {}), "done."])
     await lw.run(lw.react(tools=[print_blob], submit=False), "go", model=model, db=db)
     [info] = lw.list_runs(db)
     with lw.load_run(info.id, db=db) as log:

@@ -36,6 +36,10 @@ gate at once (``redact_known_rows``).
 
 Every occurrence of every form is found in the text as it is, the spans are merged and
 replaced in one pass, so two secrets that overlap, or a secret inside another, go whole.
+A span never ends inside a backslash escape (``\\n``, ``\\u00e9``: the base64 character
+taken before a form, a form found from an escape's middle): it takes the whole escape,
+so a JSON row stays JSON. A secret holding lone surrogates (an environment variable
+that is not UTF-8) is encoded as the bytes it stands for too.
 """
 
 from __future__ import annotations
