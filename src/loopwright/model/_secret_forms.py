@@ -36,6 +36,10 @@ gate at once (``redact_known_rows``).
 
 Every occurrence of every form is found in the text as it is, the spans are merged and
 replaced in one pass, so two secrets that overlap, or a secret inside another, go whole.
+A span never ends inside a backslash escape (``\\n``, ``\\u00e9``: the base64 character
+taken before a form, a form found from an escape's middle): it takes the whole escape,
+so a JSON row stays JSON. A secret holding lone surrogates (an environment variable
+that is not UTF-8) is encoded as the bytes it stands for too.
 """
 
 from __future__ import annotations
@@ -90,6 +94,18 @@ def _b64_cores(raw: bytes) -> list[tuple[str, bool, bool]]:
     return out
 
 
+def _raw_bytes(secret: str) -> list[bytes]:
+    """The bytes a secret stands for: UTF-8, and for one with lone surrogates (an
+    environment variable that is not UTF-8, decoded with ``surrogateescape``) the bytes
+    it held as well (the last of the list: those a URL or a tool encodes)."""
+    raws = [secret.encode("utf-8", "surrogatepass")]
+    try:
+        held = secret.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # (a surrogate that stands for no byte)
+        return raws
+    return raws if held == raws[0] else [*raws, held]
+
+
 def _escape_all(value: str) -> str:
     """Every character as ``\\uXXXX`` (UTF-16 units: a pair for one past U+FFFF)."""
     units = value.encode("utf-16-be", "surrogatepass")
@@ -99,14 +115,14 @@ def _escape_all(value: str) -> str:
 def literal_forms(secret: str) -> list[tuple[str, bool, bool, bool]]:
     """The forms of ``secret`` in plain text: ``(text, hex_case, left, right)`` (see the
     module documentation)."""
-    raw = secret.encode("utf-8", "surrogatepass")
     forms = [(secret, False, False, False)]
-    forms += [(core, False, left, right) for core, left, right in _b64_cores(raw)]
-    forms.append((raw.hex(), True, False, False))
-    forms.append(("".join(f"%{b:02x}" for b in raw), True, False, False))
+    for raw in _raw_bytes(secret):
+        forms += [(core, False, left, right) for core, left, right in _b64_cores(raw)]
+        forms.append((raw.hex(), True, False, False))
+        forms.append(("".join(f"%{b:02x}" for b in raw), True, False, False))
     escaped = _escape_all(secret)  # (and as JSON text holds it: a tool printing JSON)
     forms += [(escaped, True, False, False), (escaped.replace("\\", "\\\\"), True, False, False)]
-    url = quote(secret, safe="")
+    url = quote(raw, safe="")  # (bytes: a lone surrogate is no str quote encodes)
     if url != secret:
         lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), url)
         forms += [(url, False, False, False), (lower, False, False, False)]
@@ -232,6 +248,13 @@ class Forms:
                     a -= 1
                 if form.right and b < len(text) and ord(text[b]) in _B64:
                     b += 1
+                # (never half an escape: the character taken before a base64 form, or
+                # a form found from the middle of one, may end ``\n`` or ``\u00e9``,
+                # and a JSON row cut there no longer loads)
+                if (e := _escape_at(text, a)) is not None:
+                    a = e[0]
+                if (e := _escape_at(text, b)) is not None:
+                    b = e[1]
                 spans.append((a, b))
         return spans
 
@@ -256,6 +279,27 @@ def replace(text: str, found: Iterable[tuple[Forms, int]], replacement: str) -> 
         at = b
     parts.append(text[at:])
     return "".join(parts)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _escape_at(text: str, i: int) -> tuple[int, int] | None:
+    """The span of the backslash escape (``\\x``, ``\\uXXXX``) that ``text[i]`` lies
+    inside of, not as its first character; None when it lies in none."""
+    for j in range(i - 1, max(i - 6, -1), -1):
+        if text[j] != "\\":
+            continue
+        run = j
+        while run > 0 and text[run - 1] == "\\":
+            run -= 1
+        if (j - run) % 2:  # (an escaped backslash: no escape starts at j)
+            return None
+        end = j + 2
+        if text[j + 1 : j + 2] == "u" and all(c in _HEX for c in text[j + 2 : j + 6]):
+            end = j + 6
+        return (j, end) if i < end else None
+    return None
 
 
 @functools.lru_cache(maxsize=256)
