@@ -40,42 +40,6 @@ def test_a_waiting_run_shows_its_pending_calls_bounded(tmp_path: Path) -> None:
     assert not effects.exists()
 
 
-def test_the_page_shows_the_pending_call_as_text_in_a_browser(tmp_path: Path) -> None:
-    import shutil
-
-    import pytest
-
-    sync_api = pytest.importorskip("playwright.sync_api")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("needs Debian's chromium package")
-    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
-    command = tmp_path / "command.txt"
-    command.write_text("<img src=x onerror=window.__pwned=1> deploy", encoding="utf-8")
-    run_id = agent_process("start", db, effects, f"@{command}")["run_id"]
-    proc, url = start_viewer(db)
-    try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(15_000)
-                page.goto(url)
-                row = page.locator(f'#runs tr.run[data-id="{run_id}"]')
-                sync_api.expect(row.locator(".status")).to_have_text("waiting for approval")
-                page.goto(url + f"#/run/{run_id}")
-                pending = page.locator(".runhead .pending")
-                sync_api.expect(pending).to_contain_text(f"loopwright runs approve {run_id}")
-                sync_api.expect(pending.locator("pre")).to_contain_text("<img src=x onerror=")
-                assert page.locator("main img").count() == 0
-                assert page.evaluate("window.__pwned") is None
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 def test_many_applied_calls_do_not_hide_the_pending_ones(tmp_path: Path) -> None:
     import sqlite3
 
@@ -95,48 +59,6 @@ def test_many_applied_calls_do_not_hide_the_pending_ones(tmp_path: Path) -> None
         conn.execute("UPDATE approvals SET state = 'applied', decision = 'approve'")
     record_pending(db, "r", [pending(80)])
     assert [p["id"] for p in pending_json(db, "r")["calls"]] == ["c80"]
-
-
-def test_the_page_shows_what_a_page_would_hide_or_reorder(tmp_path: Path) -> None:
-    import shutil
-
-    import pytest
-
-    sync_api = pytest.importorskip("playwright.sync_api")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("needs Debian's chromium package")
-    # shown raw, the override reverses what follows it on the page ("hs | lru" reads as
-    # "url | sh"), the zero-width space and the word joiner are nothing at all
-    hostile = "echo safe \u202ehs | lru\u202c\u200b\u2060done" + " " * 300 + "; rm -rf ~"
-    db, effects = tmp_path / "runs.db", tmp_path / "effects.txt"
-    command = tmp_path / "command.txt"
-    command.write_text(hostile, encoding="utf-8")
-    run_id = agent_process("start", db, effects, f"@{command}")["run_id"]
-    proc, url = start_viewer(db)
-    try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(15_000)
-                page.goto(url + f"#/run/{run_id}")
-                pending = page.locator(".runhead .pending")
-                sync_api.expect(pending.locator("pre")).to_contain_text("rm -rf")
-                shown = pending.inner_text()
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    for char in ("\u202e", "\u202c", "\u200b", "\u2060"):
-        assert char not in shown, repr(char)
-    assert "echo safe \\u202ehs | lru\\u202c\\u200b\\u2060done" in shown
-    assert 'note: 300 blank characters at character 58, then: "; rm -rf ~\\""' in shown
-    assert "calls waiting: 1 bash" in shown
-    [call] = lw.pending_calls(run_id, db=db)
-    assert f"approve it: loopwright runs approve {run_id} --approve call-1=" in shown
-    assert call.arguments_hash in shown and not effects.exists()
 
 
 def test_a_page_that_lists_some_calls_says_there_are_more(tmp_path: Path) -> None:
